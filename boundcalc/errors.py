@@ -1,0 +1,12 @@
+"""Errors raised for bad user input (exit code 2 at the command line)."""
+
+
+class InputError(ValueError):
+    """A user-supplied value is not allowed. The message names the parameter and what is allowed."""
+
+    def __init__(self, parameter: str, allowed: str, got=None):
+        self.parameter = parameter
+        self.allowed = allowed
+        self.got = got
+        shown = "" if got is None else f" (got {got!r})"
+        super().__init__(f"--{parameter}: {allowed}{shown}")

@@ -1,0 +1,111 @@
+"""Parameter specifications: names, defaults, allowed ranges and validation of user input.
+
+Every value a user gives (command line or Python) passes through :func:`ParamSpec.parse`; nothing
+is ever handed to ``eval``/``sympify``. Strings are parsed with ``float``/``int`` only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One named parameter of a problem or privacy model.
+
+    kind: ``"int"`` (integer, may be given as 1e6), ``"float"``, or ``"choice"``.
+    ``allow_inf``: the string ``inf`` (or float infinity) is allowed (e.g. k = ∞).
+    Range: ``low``/``high`` with ``low_open``/``high_open`` for strict inequalities.
+    """
+
+    name: str
+    kind: str
+    default: object
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_inf: bool = False
+    choices: tuple = ()
+    structural: bool = False  # fixes the shape of the formulas (e.g. k, model): not vectorised
+
+    def allowed(self) -> str:
+        if self.kind == "choice":
+            return "one of " + ", ".join(map(str, self.choices))
+        what = {"int": "an integer", "float": "a number"}[self.kind]
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {_fmt(self.low)}")
+        if self.high is not None:
+            parts.append(f"{'<' if self.high_open else '<='} {_fmt(self.high)}")
+        text = what + (" " + " and ".join(parts) if parts else "")
+        if self.allow_inf:
+            text += " (or inf)"
+        return f"must be {text}"
+
+    def parse(self, value):
+        """Return the validated value (int, float or str) or raise :class:`InputError`."""
+        if self.kind == "choice":
+            v = str(value).strip().lower()
+            if v not in self.choices:
+                raise InputError(self.name, self.allowed(), value)
+            return v
+        if isinstance(value, bool):
+            raise InputError(self.name, self.allowed(), value)
+        if isinstance(value, str):
+            text = value.strip().lower()
+            if text in ("inf", "+inf", "infinity", "∞") and self.allow_inf:
+                return math.inf
+            try:
+                x = float(text)
+            except ValueError:
+                raise InputError(self.name, self.allowed(), value) from None
+        else:
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                raise InputError(self.name, self.allowed(), value) from None
+        if math.isnan(x):
+            raise InputError(self.name, self.allowed(), value)
+        if math.isinf(x):
+            if x > 0 and self.allow_inf:
+                return math.inf
+            raise InputError(self.name, self.allowed(), value)
+        if self.kind == "int":
+            if x != math.floor(x):
+                raise InputError(self.name, self.allowed(), value)
+            x = int(x)
+        if self.low is not None and (x < self.low or (self.low_open and x == self.low)):
+            raise InputError(self.name, self.allowed(), value)
+        if self.high is not None and (x > self.high or (self.high_open and x == self.high)):
+            raise InputError(self.name, self.allowed(), value)
+        return x
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+# Parameters shared by many problems (the contract's defaults).
+N = ParamSpec("n", "int", 1000, "sample size", low=1, high=1e18)
+D = ParamSpec("d", "int", 1, "dimension", low=1, high=1e6)
+R = ParamSpec("r", "float", 1.0, "moment radius r (E||X||^k <= r^k)", low=0, low_open=True, high=1e150)
+K_MOMENT = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]", low=2, high=1e6, allow_inf=True,
+                     structural=True)
+
+
+@dataclass
+class ParamSet:
+    """Validated parameter values plus which were left at their default."""
+
+    values: dict
+    defaults_used: set = field(default_factory=set)
+
+    def __getitem__(self, key):
+        return self.values[key]
+
+    def get(self, key, default=None):
+        return self.values.get(key, default)

@@ -1,0 +1,75 @@
+"""Privacy models, their level parameters, and validation (THEOREMS.md §0).
+
+One CLI flag ``--eps`` carries the level of the chosen model (ε for pure/smooth/approx/local, α for
+tv/kl; ``--alpha`` is an alias). ``--delta`` belongs to ``approx`` only.
+Relations between models (e.g. the TV level implied by (ε,δ)-DP) live in :mod:`boundcalc.relations`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InputError
+from .params import ParamSpec
+
+
+@dataclass(frozen=True)
+class PrivacyModel:
+    name: str
+    title: str
+    level_name: str  # "eps" or "alpha": what the paper calls the level
+    level: ParamSpec | None
+    uses_delta: bool = False
+    central: bool = True
+
+    def params(self) -> list[ParamSpec]:
+        out = [] if self.level is None else [self.level]
+        if self.uses_delta:
+            out.append(DELTA)
+        return out
+
+
+EPS = ParamSpec("eps", "float", 1.0, "privacy level ε", low=0, low_open=True, high=1e4)
+DELTA = ParamSpec("delta", "float", 1e-6, "δ of (ε,δ)-DP", low=0, high=1, low_open=True, high_open=True)
+TV_LEVEL = ParamSpec("eps", "float", 0.5, "TV-privacy level α (--eps or --alpha)", low=0, high=1,
+                     low_open=True, high_open=True)
+KL_LEVEL = ParamSpec("eps", "float", 1.0, "KL-privacy level α (--eps or --alpha)", low=0, low_open=True,
+                     high=1e4)
+
+MODELS: dict[str, PrivacyModel] = {
+    "none": PrivacyModel("none", "no privacy", "eps", None),
+    "pure": PrivacyModel("pure", "ε-differential privacy", "eps", EPS),
+    "smooth": PrivacyModel("smooth", "ε-smooth differential privacy", "eps", EPS),
+    "approx": PrivacyModel("approx", "(ε,δ)-differential privacy", "eps", EPS, uses_delta=True),
+    "tv": PrivacyModel("tv", "α-total-variation privacy", "alpha", TV_LEVEL),
+    "kl": PrivacyModel("kl", "α-KL privacy", "alpha", KL_LEVEL),
+    "local": PrivacyModel("local", "ε-local differential privacy", "eps", EPS, central=False),
+}
+
+
+def get_model(name) -> PrivacyModel:
+    key = str(name).strip().lower()
+    if key not in MODELS:
+        raise InputError("privacy", "must be one of " + ", ".join(MODELS), name)
+    return MODELS[key]
+
+
+def validate_privacy_values(model: PrivacyModel, given: dict) -> dict:
+    """Validate eps/delta for ``model``. ``given`` holds user values (None = not given).
+
+    Returns {"eps": ..., "delta": ...} with defaults filled in for the parameters the model uses.
+    A δ given to a model without δ is an error (it would silently not be used).
+    """
+    out = {}
+    eps, delta = given.get("eps"), given.get("delta")
+    if model.level is None:
+        if eps is not None:
+            # accepted for convenience (tables loop over models) but unused
+            EPS.parse(eps)
+    else:
+        out["eps"] = model.level.parse(model.level.default if eps is None else eps)
+    if model.uses_delta:
+        out["delta"] = DELTA.parse(DELTA.default if delta is None else delta)
+    elif delta is not None:
+        raise InputError("delta", f"is only used with --privacy approx, not with --privacy {model.name}",
+                         delta)
+    return out
