@@ -1,0 +1,184 @@
+"""The Python API: :func:`rate`, :func:`resolve`, :func:`evaluate_curve`, :func:`list_problems`.
+
+One path from a problem to its numbers: registry entry -> validated values -> bounds -> solver.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from . import bounds as registry
+from .errors import InputError
+from .privacy import get_model, validate_privacy_values
+from .result import BoundValue, RateResult, finite_or_none
+from .solver import optimise
+
+
+def resolve(problem, privacy, given: dict) -> tuple[registry.Entry, dict]:
+    """Validate user parameters for (problem, privacy); fill in defaults.
+
+    Returns the registry entry and the values dict (parameter name -> value, plus "problem" and
+    "privacy"). Raises :class:`InputError` naming the parameter on bad input.
+    """
+    given = {k: v for k, v in given.items() if v is not None}
+    if "alpha" in given:
+        if "eps" in given:
+            raise InputError("alpha", "is an alias of --eps: give one of them", given["alpha"])
+        given["eps"] = given.pop("alpha")
+    entry = registry.get_entry(problem, privacy)
+    model = get_model(privacy)
+    values = {}
+    for spec in entry.params:
+        values[spec.name] = spec.parse(given.pop(spec.name) if spec.name in given else spec.default)
+    priv_given = {"eps": given.pop("eps", None), "delta": given.pop("delta", None)}
+    values.update(validate_privacy_values(model, priv_given))
+    if given:
+        name = sorted(given)[0]
+        allowed = ", ".join(["--" + s.name for s in registry.param_specs(entry)])
+        raise InputError(name, f"is not a parameter of --problem {entry.problem} --privacy {model.name} "
+                               f"(allowed: {allowed})", given[name])
+    values["problem"] = entry.problem
+    values["privacy"] = model.name
+    if entry.validate is not None:
+        entry.validate(values)
+    return entry, values
+
+
+def _with_derived(entry, values):
+    v = dict(values)
+    if entry.derived is not None:
+        v.update(entry.derived(values))
+    return v
+
+
+def evaluate_bound(bound, values) -> BoundValue:
+    failed = bound.holds(values)
+    conds = [c.text for c in bound.conditions]
+    if failed:
+        return BoundValue(bound.side, bound.name, bound.label, None, bound.certified, bound.expr, bound.source,
+                          bound.derivation, {}, conds, failed, reason="conditions fail")
+    sol = optimise(bound, values)
+    value = finite_or_none(sol.value)
+    if value is not None and sol.free:
+        # final value recomputed at the optimum with the mpmath fallback enabled
+        value = finite_or_none(float(bound.evaluate(values, sol.free)))
+    reason = None
+    if value is None:
+        reason = "not finite at these parameters"
+    elif value <= 0:
+        reason = "vacuous (zero) at these parameters"
+    return BoundValue(bound.side, bound.name, bound.label, value, bound.certified, bound.expr, bound.source,
+                      bound.derivation, sol.free, conds, [], reason)
+
+
+def _term_values(terms, values):
+    out = {}
+    for label, term in terms:
+        f = sp.lambdify(sorted(term.free_symbols, key=lambda s: s.name), term, modules=["scipy", "numpy"])
+        from .bounds import _symbol_values
+
+        sv = _symbol_values(values, None)
+        with np.errstate(all="ignore"):
+            out[label] = float(f(*[sv[s.name] for s in sorted(term.free_symbols, key=lambda s: s.name)]))
+    return out
+
+
+def _display_value(v):
+    return v
+
+
+def rate(problem, privacy="pure", **params) -> RateResult:
+    """Minimax rate and certified lower/upper bounds for ``problem`` under ``privacy``.
+
+    Parameters are the problem's (e.g. ``n, d, r, k`` for ``mean``) and the privacy model's
+    (``eps``; ``delta`` for approx; ``alpha`` is an alias of ``eps``). Missing ones take their
+    documented defaults.
+    """
+    entry, values = resolve(problem, privacy, params)
+    v = _with_derived(entry, values)
+    evaluated = [evaluate_bound(b, v) for b in entry.bounds(v)]
+    lowers = [b for b in evaluated if b.side == "lower"]
+    uppers = [b for b in evaluated if b.side == "upper"]
+
+    terms = entry.rate(v)
+    rate_expr = sp.Add(*[t for _, t in terms])
+    rate_lower = entry.lower_rate(v) if entry.lower_rate is not None else None
+    term_vals = _term_values(terms, v)
+    regime = _regime(term_vals)
+
+    nonprivate = None
+    info = registry.resolve_problem(entry.problem)
+    if "none" in info.entries:
+        if values["privacy"] == "none":
+            cands = [b.value for b in uppers if b.certified and b.usable]
+        else:
+            ne = info.entries["none"]
+            nv = {k: val for k, val in values.items() if k not in ("eps", "delta")}
+            nv["privacy"] = "none"
+            nv = _with_derived(ne, nv)
+            cands = [evaluate_bound(b, nv).value for b in ne.bounds(nv) if b.side == "upper" and b.certified]
+            cands = [c for c in cands if c is not None and c > 0]
+        nonprivate = min(cands) if cands else None
+
+    shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
+    return RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
+                      nonprivate, regime, term_vals, list(entry.notes))
+
+
+def _regime(term_vals: dict) -> str:
+    finite = {k: v for k, v in term_vals.items() if v is not None and math.isfinite(v)}
+    if not finite:
+        return "unknown"
+    top = max(finite, key=finite.get)
+    if len(finite) == 1:
+        return f"{top} (the only term)"
+    rest = sorted(((v, k) for k, v in finite.items() if k != top), reverse=True)
+    ratio = finite[top] / rest[0][0] if rest[0][0] > 0 else math.inf
+    return f"{top} term dominates ({ratio:.3g}x the {rest[0][1]} term)"
+
+
+def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarray:
+    """Vectorised certified bound over arrays of parameters (e.g. ``n=np.logspace(2, 8, 10**6)``).
+
+    Uses each bound's closed form at its symbolic optimum (a valid, slightly less tight choice of the
+    free parameters than the solver's), lambdified once and cached; bounds without a closed form are
+    skipped, and the best (min for upper, max for lower) certified closed form is returned pointwise.
+    """
+    arrays = {k: np.asarray(v, dtype=float) for k, v in params.items() if v is not None}
+    scalars = {k: (v.flat[0] if v.size else v) for k, v in arrays.items()}
+    entry, values = resolve(problem, privacy, {k: float(v) for k, v in scalars.items()})
+    for k, arr in arrays.items():
+        if k in values:
+            values[k] = arr
+    v = _with_derived(entry, values)
+    best = None
+    for b in entry.bounds(v):
+        if b.side != side or not b.certified or b.closed_form() is None:
+            continue
+        ok = all(np.all(c.holds(v)) for c in b.conditions)
+        if not ok:
+            continue
+        cf = b.__dict__.get("_closed")
+        if cf is None:
+            from .bounds import Bound
+
+            cf = b.__dict__["_closed"] = Bound(b.side, b.name, b.label, b.closed_form(), b.source, b.derivation)
+        val = cf.evaluate(v)
+        best = val if best is None else (np.minimum(best, val) if side == "upper" else np.maximum(best, val))
+    if best is None:
+        raise InputError("side", f"no certified closed-form {side} bound for {problem}/{privacy}")
+    return best
+
+
+def list_problems() -> list[dict]:
+    out = []
+    for name, info in sorted(registry.problems().items()):
+        for priv, e in info.entries.items():
+            b = e.bounds
+            out.append({"problem": name, "aliases": list(info.aliases), "privacy": priv, "title": e.title or info.title,
+                        "params": {s.name: (s.default if s.default != math.inf else "inf")
+                                   for s in registry.param_specs(e)},
+                        "source": e.source, "check": e.check is not None})
+    return out

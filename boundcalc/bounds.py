@@ -1,0 +1,262 @@
+"""The Bound record and the registry (problem, privacy) -> rate, bounds, simulation.
+
+A :class:`Bound` is one certified (or order-only) lower or upper bound on the minimax risk: a sympy
+expression in named parameter symbols and free-parameter symbols, the ranges of its free
+parameters, its validity conditions, its source and method/mechanism, and the derivation of its
+constants. Numeric evaluation is ``lambdify`` of that one expression (cached), so the expression a
+user reads is the expression that is evaluated.
+
+Problem modules (``boundcalc/problems/*.py``) register :class:`Entry` records with :func:`register`;
+the CLI and the API reach problems only through :func:`get_entry`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+
+from . import symbolic
+from .errors import InputError
+from .params import ParamSpec
+
+
+@dataclass(frozen=True)
+class FreeParameter:
+    """A parameter of a bound that the solver tunes (maximising lower, minimising upper bounds).
+
+    ``low``/``high`` map the problem's parameter values to the search range. Integer parameters
+    are searched over integers; ``log`` selects a logarithmic grid.
+    """
+
+    symbol: sp.Symbol
+    low: Callable[[dict], float]
+    high: Callable[[dict], float]
+    integer: bool = False
+    log: bool = True
+    doc: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.symbol.name
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A validity condition of a bound; a bound whose condition fails is not used."""
+
+    text: str
+    holds: Callable[[dict], bool]
+
+
+@dataclass(eq=False)
+class Bound:
+    """One lower or upper bound on the minimax risk.
+
+    ``expr`` is in the symbols of :mod:`boundcalc.symbolic` (parameters) and the free parameters'
+    symbols. ``optimum`` optionally maps free symbols to a symbolic optimum (a valid choice of the
+    free parameters in closed form, used for fast vectorised evaluation).
+    ``derivation`` is the short chain of named steps that proves the constants.
+    """
+
+    side: str  # "lower" or "upper"
+    name: str  # short id, unique within an entry
+    label: str  # method (lower) or mechanism (upper), human readable
+    expr: sp.Expr
+    source: str
+    derivation: str
+    certified: bool = True
+    free: tuple = ()
+    conditions: tuple = ()
+    optimum: dict | None = None
+    extra: dict = field(default_factory=dict)  # anything the simulation needs (e.g. noise constants)
+
+    # ------------------------------------------------------------------ evaluation
+    def _args(self):
+        syms = sorted(self.expr.free_symbols, key=lambda x: x.name)
+        return syms
+
+    def _lambdified(self, backend: str):
+        cache = self.__dict__.setdefault("_fn_cache", {})
+        if backend not in cache:
+            args = self._args()
+            if backend == "numpy":
+                modules = [symbolic.NUMPY_IMPL, "scipy", "numpy"]
+            else:
+                modules = [symbolic.MPMATH_IMPL, "mpmath"]
+            cache[backend] = (args, sp.lambdify(args, self.expr, modules=modules))
+        return cache[backend]
+
+    def evaluate(self, values: dict, free: dict | None = None) -> np.ndarray:
+        """Evaluate at parameter ``values`` (floats or arrays, by name) and free-parameter values.
+
+        Vectorised: arrays broadcast. Points where float64 gives a non-finite result are re-done in
+        mpmath (50 digits); a value that stays non-finite is returned as ``nan`` (the caller drops it).
+        """
+        allv = _symbol_values(values, free)
+        args, fn = self._lambdified("numpy")
+        missing = [a.name for a in args if a.name not in allv]
+        if missing:
+            raise KeyError(f"bound {self.name}: no value for {missing}")
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*[allv[a.name] for a in args]), dtype=float)
+        if out.ndim == 0:
+            out = np.asarray(float(out))
+        bad = ~np.isfinite(out)
+        if bad.any():
+            out = np.array(out, dtype=float, copy=True)
+            argvals = np.broadcast_arrays(*[np.asarray(allv[a.name], float) for a in args]) if args else []
+            idx = np.argwhere(bad) if out.ndim else [()]
+            for ix in idx:
+                ix = tuple(ix)
+                out[ix] = self._evaluate_mpmath({a.name: float(v[ix]) for a, v in zip(args, argvals)})
+        return out
+
+    def _evaluate_mpmath(self, point: dict) -> float:
+        import mpmath
+
+        args, fn = self._lambdified("mpmath")
+        with mpmath.workdps(50):
+            try:
+                val = fn(*[mpmath.mpf(point[a.name]) for a in args])
+                val = float(mpmath.re(val))
+            except (ValueError, ZeroDivisionError, TypeError, OverflowError):
+                return math.nan
+        return val if math.isfinite(val) else math.nan
+
+    def holds(self, values: dict) -> list[str]:
+        """The texts of the conditions that fail at ``values`` (empty: the bound applies)."""
+        return [c.text for c in self.conditions if not c.holds(values)]
+
+    def closed_form(self) -> sp.Expr | None:
+        """The bound at its symbolic optimum (no free parameters left), if one is known."""
+        if not self.free:
+            return self.expr
+        if self.optimum is None:
+            return None
+        return self.expr.subs(self.optimum)
+
+
+def _symbol_values(values: dict, free: dict | None) -> dict:
+    out = {}
+    for name, v in values.items():
+        sym = symbolic.PARAM_SYMBOLS.get(name)
+        out[sym.name if sym is not None else name] = v
+    if free:
+        out.update(free)
+    return out
+
+
+# ---------------------------------------------------------------------- registry
+
+@dataclass
+class Entry:
+    """Everything boundcalc knows about one (problem, privacy) pair.
+
+    ``params``: the problem parameters used (privacy parameters come from the privacy model).
+    ``rate(values)``: list of (label, sympy term); the minimax rate is their sum (order only).
+    ``bounds(values)``: list of :class:`Bound` (built from structural parameters such as k; cache it).
+    ``validate(values)``: cross-parameter checks; raise :class:`InputError`.
+    ``derived(values)``: values of auxiliary symbols (e.g. the implied TV level), or None.
+    ``lower_rate(values)``: the rate of the lower bound when it differs from the upper rate.
+    ``check``: the simulation, a callable or a lazy ``"module:function"`` path
+    (signature ``check(values, ns=None, reps=200, seed=0) -> simulate.CheckResult``), or None.
+    """
+
+    problem: str
+    privacy: str
+    params: tuple
+    rate: Callable[[dict], list]
+    bounds: Callable[[dict], list]
+    title: str = ""
+    source: str = ""
+    validate: Callable[[dict], None] | None = None
+    derived: Callable[[dict], dict] | None = None
+    lower_rate: Callable[[dict], object] | None = None
+    check: object = None
+    notes: tuple = ()
+
+    def check_function(self):
+        if self.check is None or callable(self.check):
+            return self.check
+        import importlib
+
+        mod, _, fn = str(self.check).partition(":")
+        return getattr(importlib.import_module(mod), fn)
+
+
+@dataclass
+class ProblemInfo:
+    name: str
+    title: str
+    aliases: tuple = ()
+    entries: dict = field(default_factory=dict)  # privacy -> Entry
+
+
+_PROBLEMS: dict[str, ProblemInfo] = {}
+_ALIASES: dict[str, str] = {}
+_LOADED = False
+
+
+def register_problem(name: str, title: str, aliases: tuple = ()) -> ProblemInfo:
+    info = _PROBLEMS.get(name)
+    if info is None:
+        info = _PROBLEMS[name] = ProblemInfo(name, title, tuple(aliases))
+    else:
+        info.aliases = tuple(dict.fromkeys(info.aliases + tuple(aliases)))
+    for a in aliases:
+        _ALIASES[a] = name
+    return info
+
+
+def register(entry: Entry) -> Entry:
+    info = _PROBLEMS.get(entry.problem)
+    if info is None:
+        raise ValueError(f"register_problem({entry.problem!r}) first")
+    if entry.privacy in info.entries:
+        raise ValueError(f"({entry.problem}, {entry.privacy}) registered twice")
+    info.entries[entry.privacy] = entry
+    return entry
+
+
+def _load():
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        from . import problems
+
+        problems.load_all()
+
+
+def problems() -> dict[str, ProblemInfo]:
+    _load()
+    return dict(_PROBLEMS)
+
+
+def resolve_problem(name) -> ProblemInfo:
+    _load()
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in _PROBLEMS:
+        raise InputError("problem", "must be one of " + ", ".join(sorted(_PROBLEMS)), name)
+    return _PROBLEMS[key]
+
+
+def get_entry(problem, privacy) -> Entry:
+    from .privacy import get_model
+
+    info = resolve_problem(problem)
+    model = get_model(privacy)
+    if model.name not in info.entries:
+        raise InputError("privacy", f"for --problem {info.name} must be one of "
+                         + ", ".join(info.entries), privacy)
+    return info.entries[model.name]
+
+
+def param_specs(entry: Entry) -> list[ParamSpec]:
+    """All parameters of an entry: problem parameters then the privacy model's."""
+    from .privacy import get_model
+
+    return list(entry.params) + get_model(entry.privacy).params()

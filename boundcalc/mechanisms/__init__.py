@@ -1,0 +1,1 @@
+"""Privatisation mechanisms: closed-form risks and vectorised numpy samplers side by side."""

@@ -1,0 +1,1 @@
+"""Reusable lower-bound machinery (Le Cam, Fano, Assouad, uniformity of mass, contractions, van Trees)."""

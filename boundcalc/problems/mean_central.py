@@ -1,0 +1,307 @@
+"""Mean estimation with a k-th moment bound under central privacy.
+
+Barber & Duchi, *Privacy and Statistical Risk: Formalisms and Minimax Bounds* (arXiv 1412.4451),
+Propositions 2, 4, 6 and Table 1; THEOREMS.md §2.1.
+
+Family 𝒫_k = {P on ℝ^d : E||X||₂^k <= r^k}, k in [2, ∞] (k = ∞: ||X|| <= r a.s.); loss ||θ̂ - θ||₂².
+
+Upper bounds: the projection estimator θ̂ = (1/n) Σ π_T(X_i) + W (π_T projects onto the ℓ2 ball of
+radius T; ℓ2 sensitivity 2T/n) with each noise of THEOREMS.md §2.1, T tuned by the solver.
+Lower bounds: Hodges–Lehmann and Le Cam (non-private), the TV-privacy mixture (§1.2, transferred to
+pure/smooth/approx/kl through :func:`boundcalc.relations.tv_level`), and uniformity of mass (§1.4)
+over several packings of the unit ball.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from .. import relations
+from .. import symbolic as S
+from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
+from ..methods import le_cam, uniformity
+from ..params import D, K_MOMENT, N, R, ParamSpec
+
+SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
+K_PARAM = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]: E||X||^k <= r^k (inf: ||X|| <= r)",
+                    low=2, high=1e6, allow_inf=True, structural=True)
+PARAMS = (N, D, R, K_PARAM)
+assert K_MOMENT.name == K_PARAM.name
+
+alpha_tv = sp.Symbol("alpha_TV", positive=True)  # TV level implied by the privacy model (§1.6)
+
+
+def _knum(k: float):
+    """k as an exact sympy number (2.5 -> 5/2), or None for k = ∞."""
+    if math.isinf(k):
+        return None
+    return sp.Rational(repr(float(k))) if not float(k).is_integer() else sp.Integer(int(k))
+
+
+def bias_constant(k: float):
+    """c_k = (k-1)^{k-1} / k^k, so that sup E(||X|| - T)_+ <= c_k r^k / T^{k-1} over 𝒫_k.
+
+    Derivation (ours; sharper than the Hölder/Markov constant 1 of THEOREMS.md §2.1):
+    g(y) = (y - T)/y^k is maximised over y > 0 at y* = kT/(k-1), so (y - T)_+ <= y^k g(y*) for all
+    y >= 0; take expectations: E(Y - T)_+ <= E Y^k (y* - T)/y*^k = r^k (k-1)^{k-1}/(k^k T^{k-1}).
+    Equality for the two-point law with mass r^k/y*^k at y* (tested). The projection bias is
+    ||E[X - π_T X]|| <= E(||X|| - T)_+.
+    """
+    kk = _knum(k)
+    return (kk - 1) ** (kk - 1) / kk ** kk
+
+
+def bias_bound(k: float):
+    """Upper bound on ||bias of π_T|| over 𝒫_k (sympy, in T and r)."""
+    if math.isinf(k):
+        # ||X|| <= r: (||X|| - T)_+ <= (r - T)_+
+        return sp.Max(S.r - S.T, 0)
+    kk = _knum(k)
+    return sp.Min(bias_constant(k) * S.r ** kk / S.T ** (kk - 1), S.r)
+
+
+# ------------------------------------------------------------------ noise of each mechanism
+# Each returns (c, noise kind, scale): E||W||² = c T², and the sampler's scale as a function of T.
+
+def _sens():
+    return 2 * S.T / S.n  # ℓ2 sensitivity of the projected mean (replace-one)
+
+
+MECHANISMS = {
+    # name: (privacies, title, c, sampler, scale, conditions, derivation)
+    "laplace": (("pure", "smooth"), "projected mean + i.i.d. Laplace coordinates",
+                8 * S.d ** 2 / (S.n * S.eps) ** 2, "laplace", 2 * sp.sqrt(S.d) * S.T / (S.n * S.eps), (),
+                "ℓ1 sensitivity 2√d T/n, Laplace scale b = 2√d T/(nε) per coordinate, E||W||² = 2db²."),
+    "l2-laplace": (("pure", "smooth", "approx"), "projected mean + ℓ2-Laplace noise",
+                   4 * S.d * (S.d + 1) / (S.n * S.eps) ** 2, "l2-laplace", _sens() / S.eps, (),
+                   "density ∝ exp(-ε||w||/Δ₂), Δ₂ = 2T/n: ε-DP by the triangle inequality; "
+                   "||W|| ~ Gamma(d, Δ₂/ε) so E||W||² = d(d+1)Δ₂²/ε². ε-DP implies (ε,δ)-DP."),
+    "gauss-classical": (("approx",), "projected mean + Gaussian noise (classical calibration)",
+                        8 * S.d * sp.log(sp.Rational(5, 4) / S.delta) / (S.n * S.eps) ** 2, "gaussian",
+                        _sens() * sp.sqrt(2 * sp.log(sp.Rational(5, 4) / S.delta)) / S.eps,
+                        (Condition("epsilon < 1 (classical Gaussian calibration, Dwork & Roth Thm A.1)",
+                                   lambda v: v["eps"] < 1),),
+                        "σ = Δ₂ sqrt(2 log(1.25/δ))/ε, E||W||² = dσ²."),
+    "gauss-analytic": (("approx",), "projected mean + Gaussian noise (exact analytic calibration)",
+                       4 * S.d * S.GaussSigmaAnalytic(S.eps, S.delta) ** 2 / S.n ** 2, "gaussian",
+                       _sens() * S.GaussSigmaAnalytic(S.eps, S.delta),
+                       (), "σ = Δ₂ σ_aG(ε,δ), σ_aG the smallest σ with Φ(1/(2σ)-εσ) - e^ε Φ(-1/(2σ)-εσ) <= δ "
+                           "(Balle & Wang 2018, Thm 8), valid for all ε; E||W||² = dσ²."),
+    "gauss-kl": (("kl",), "projected mean + Gaussian noise (KL calibration)",
+                 2 * S.d / (S.n ** 2 * S.alpha), "gaussian", _sens() / sp.sqrt(2 * S.alpha), (),
+                 "KL(N(μ,σ²I) || N(μ',σ²I)) = ||μ-μ'||²/(2σ²) <= Δ₂²/(2σ²) = α for σ² = Δ₂²/(2α)."),
+    "gauss-tv": (("tv",), "projected mean + Gaussian noise (exact TV calibration)",
+                 S.d / (S.n ** 2 * 2 * sp.erfinv(S.alpha) ** 2), "gaussian",
+                 _sens() / (2 * sp.sqrt(2) * sp.erfinv(S.alpha)), (),
+                 "TV(N(μ,σ²I), N(μ',σ²I)) = 2Φ(||μ-μ'||/(2σ)) - 1 <= α for σ = Δ₂/(2Φ^{-1}((1+α)/2)), "
+                 "Φ^{-1}((1+α)/2) = √2 erfinv(α)."),
+}
+
+
+def truncation_optimum(k: float, c):
+    """Symbolic minimiser of  b_k(T)² + c T²  (the variance term min{r²,T²}/n ignored).
+
+    Finite k: b_k = c_k r^k / T^{k-1}; d/dT [c_k² r^{2k} T^{-2(k-1)} + cT²] = 0 gives
+    T* = r ((k-1) c_k² / c)^{1/(2k)}.   k = ∞: (r - T)² + (c + 1/n) T² is minimised at
+    T* = r / (1 + c + 1/n) (here the variance term is kept: it is exact).
+    Any T is valid in the bound, so T* is a certified choice; the solver refines it numerically.
+    """
+    if math.isinf(k):
+        return S.r / (1 + c + 1 / S.n)
+    kk = _knum(k)
+    return S.r * ((kk - 1) * bias_constant(k) ** 2 / c) ** (1 / (2 * kk))
+
+
+def upper_expr(k: float, c):
+    """Risk bound of the projection estimator: bias² + min{r², T²}/n + c T²."""
+    return bias_bound(k) ** 2 + sp.Min(S.r ** 2, S.T ** 2) / S.n + c * S.T ** 2
+
+
+def _t_range(k):
+    if math.isinf(k):
+        return (lambda v: v["r"] * 1e-9, lambda v: v["r"])
+    return (lambda v: v["r"] * 1e-6, lambda v: v["r"] * 1e12)
+
+
+def _upper_bounds(privacy: str, k: float) -> list[Bound]:
+    if privacy == "none":
+        return [Bound("upper", "sample-mean", "sample mean (no privacy)", S.r ** 2 / S.n, SOURCE,
+                      "Var(X̄) = Var(X)/n <= E||X||²/n <= (E||X||^k)^{2/k}/n <= r²/n (Jensen).")]
+    out = []
+    lo, hi = _t_range(k)
+    for name, (privs, title, c, sampler, scale, conds, why) in MECHANISMS.items():
+        if privacy not in privs:
+            continue
+        expr = upper_expr(k, c)
+        out.append(Bound(
+            "upper", name, title, expr, SOURCE + "; THEOREMS.md §2.1 (derived)",
+            "MSE = ||bias||² + Var/n + E||W||²: ||E[X - π_T X]|| <= E(||X|| - T)_+ <= c_k r^k/T^{k-1} "
+            "(see bias_constant; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
+            + why,
+            free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),),
+            conditions=conds, optimum={S.T: truncation_optimum(k, c)},
+            extra={"noise": sampler, "scale": scale, "c": c}))
+    return out
+
+
+# ------------------------------------------------------------------ lower bounds
+
+def _p_range():
+    return (lambda v: min(1e-3, 1e-4 / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: 1.0)
+
+
+def _exponent(k):
+    return sp.Integer(1) if math.isinf(k) else (_knum(k) - 1) / _knum(k)
+
+
+def _nonprivate_lowers(k):
+    hl = Bound(
+        "lower", "hodges-lehmann", "exact minimax risk of a Bernoulli(q)·r u sub-family",
+        S.r ** 2 / (4 * (1 + sp.sqrt(S.n)) ** 2), "Hodges & Lehmann (1950); sub-family of 𝒫_k",
+        "The laws P_q = (1-q)δ_0 + q δ_{ru} (||u|| = 1) lie in 𝒫_k (E||X||^k = q r^k). Estimating the mean "
+        "q r u from n draws is estimating a binomial proportion (scaled by r), whose minimax squared-error "
+        "risk is exactly 1/(4(1+√n)²): the estimator (X + √n/2)/(n + √n) has that constant risk and is "
+        "Bayes for the Beta(√n/2, √n/2) prior (tested exactly). Minimax over 𝒫_k is at least that.")
+    lc = Bound(
+        "lower", "le-cam", "Le Cam two points, exact binomial TV",
+        le_cam.two_point((S.r * S.h) ** 2, 1 - S.BinomTVComplement(S.n, sp.Rational(1, 2) - S.h,
+                                                                   sp.Rational(1, 2) + S.h)),
+        SOURCE + " (non-private part); THEOREMS.md §1.1",
+        "P_q with q = 1/2 ± h: means r(1/2 ± h)u are 2s-separated with s = rh; the count of non-zero draws "
+        "is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed exactly.",
+        free=(FreeParameter(S.h, lambda v: 1e-4 / math.sqrt(v["n"]), lambda v: 0.5 - 1e-9,
+                            doc="half-gap of q"),))
+    return [hl, lc]
+
+
+def _tv_lower(privacy, k):
+    a = _exponent(k)
+    tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n
+    expr = le_cam.two_point((S.r * S.p ** a / 2) ** 2,
+                            le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+    via = {"tv": "α_TV = α", "kl": "α_TV = sqrt(α/2) (Pinsker)", "pure": "α_TV = tanh(ε/2)",
+           "smooth": "smooth ⇒ pure DP, α_TV = tanh(ε/2)", "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
+    return Bound(
+        "lower", "tv-mixture", f"Le Cam + TV contraction ({via})", expr,
+        "Barber & Duchi Prop 2 (TV privacy), constant derived (THEOREMS.md §1.2, §1.6)",
+        "P_0 = δ_0, P_1 = (1-p)δ_0 + p δ_{r p^{-1/k} u} ∈ 𝒫_k; TV(P_0,P_1) = p, TV(P_0^n,P_1^n) = 1-(1-p)^n; "
+        "means differ by r p^{(k-1)/k} = 2s. Two-point bound with TV(M_0,M_1) <= min{n α_TV p, 1-(1-p)^n} "
+        "(central TV contraction). The privacy model implies α_TV-TV privacy: " + via + ".",
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+
+
+def _packings(d: int):
+    """(name, log(N-1) as sympy, min distance, free s parameter or None, applicability)."""
+    out = [("line", sp.log(sp.floor(2 / S.s)), S.s,
+            FreeParameter(S.s, lambda v: 1e-3, lambda v: 2.0, doc="packing distance"),
+            "points -1, -1+s, ..., on a diameter: N = floor(2/s)+1 at distance s")]
+    if d >= 2:
+        out.append(("coords", sp.log(2 * S.d - 1), sp.sqrt(2), None, "{±e_j}: N = 2d at distance √2"))
+        out.append(("volume", sp.log(S.expm1(S.d * sp.log(1 / S.s))), S.s,
+                    FreeParameter(S.s, lambda v: 1e-3, lambda v: 1.0 - 1e-9, doc="packing distance"),
+                    "maximal s-packing: N >= (1/s)^d (its s-balls cover the unit ball)"))
+    if d >= 8:
+        out.append(("varshamov-gilbert", S.d * sp.log(2) / 8, 1 / sp.sqrt(2), None,
+                    "{±1/√d}^d codewords at Hamming distance >= d/8: N - 1 >= 2^{d/8} at distance 1/√2"))
+    return out
+
+
+def _uniformity_lowers(privacy, k, d):
+    a = _exponent(k)
+    delta = S.delta if privacy == "approx" else None
+    out = []
+    for pname, log_nm1, dist, s_param, what in _packings(d):
+        rho = S.r * S.p ** a * dist
+        expr = (rho / 2) ** 2 * uniformity.failure_probability(S.n, S.p, S.M, S.eps, log_nm1, delta)
+        free = [FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+                FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True, doc="coupling group size")]
+        if s_param is not None:
+            free.append(s_param)
+        out.append(Bound(
+            "lower", f"uniformity-{pname}", f"uniformity of mass, packing: {pname}", expr,
+            "Barber & Duchi Lemma 2 / Thm 3 / Prop 4; explicit form derived (THEOREMS.md §1.4)",
+            "Mixtures (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k with means r p^{(k-1)/k} v, v in a packing of the unit "
+            f"ball ({what}); separation ρ* = r p^{{(k-1)/k}}·dist; risk >= (ρ*/2)² × the §1.4 failure probability "
+            "(see boundcalc.methods.uniformity)." + (" Smooth DP implies pure DP." if privacy == "smooth" else ""),
+            free=tuple(free)))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
+    out = list(_upper_bounds(privacy, k)) + _nonprivate_lowers(k)
+    if privacy != "none":
+        out.append(_tv_lower(privacy, k))
+    if privacy in ("pure", "smooth", "approx"):
+        out += _uniformity_lowers(privacy, k, d_struct)
+    return tuple(out)
+
+
+def bounds(values: dict) -> list[Bound]:
+    # the packings available depend on d (d >= 2, d >= 8): d is structural for the lower bounds
+    d_struct = 8 if values["d"] >= 8 else (2 if values["d"] >= 2 else 1)
+    return list(_bounds(values["privacy"], float(values["k"]), d_struct))
+
+
+def derived(values: dict) -> dict:
+    """Values of auxiliary symbols: α (the tv/kl level) and the implied TV level α_TV."""
+    out = {}
+    priv = values["privacy"]
+    if priv in ("tv", "kl"):
+        out["alpha"] = values["eps"]
+    if priv != "none":
+        eps = np.asarray(values["eps"], float)
+        level = np.vectorize(lambda e: relations.tv_level(priv, float(e), values.get("delta")))(eps)
+        out["alpha_TV"] = level if level.ndim else float(level)
+    return out
+
+
+# ------------------------------------------------------------------ rates (Table 1)
+
+def rate_terms(values: dict) -> list:
+    """Table 1 of Barber & Duchi: (label, term) pairs; the upper rate is their sum (order only)."""
+    k = float(values["k"])
+    e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
+    e1 = e2 / 2
+    stat = ("statistical r²/n", S.r ** 2 / S.n)
+    priv = values["privacy"]
+    priv_term = {
+        "none": None,
+        "pure": S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
+        "smooth": S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
+        "approx": S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2) ** e1,
+        "kl": S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** e1,
+        "tv": S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** e2,
+    }[priv]
+    return [stat] if priv_term is None else [stat, ("privacy", priv_term)]
+
+
+def lower_rate(values: dict):
+    """Lower-bound rate of Table 1 (differs from the upper rate for approx and tv: the gap in d)."""
+    k = float(values["k"])
+    e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
+    priv = values["privacy"]
+    inner = {
+        "none": None,
+        "pure": S.d / (S.n * S.eps), "smooth": S.d / (S.n * S.eps),
+        "approx": sp.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
+        "tv": 1 / (S.n * S.alpha), "kl": 1 / (S.n * sp.sqrt(S.alpha / 2)),
+    }[priv]
+    base = S.r ** 2 / S.n
+    return base if inner is None else base + S.r ** 2 * sp.Min(1, inner ** e2)
+
+
+# ------------------------------------------------------------------ registration
+
+register_problem("mean", "mean estimation with a k-th moment bound", aliases=("mean-estimation",))
+for _priv in ("none", "pure", "smooth", "approx", "tv", "kl"):
+    register(Entry(
+        problem="mean", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
+        title="mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²", source=SOURCE,
+        derived=derived, lower_rate=lower_rate,
+        check="boundcalc.problems._mean_check:check",
+        notes=(("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
+                "min{d, log(1/δ)} (approx) or no d (tv).",) if _priv in ("approx", "tv") else ())))

@@ -1,0 +1,208 @@
+"""Result objects of :func:`boundcalc.rate`: numbers plus the expressions and provenance behind them."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+
+def finite_or_none(x):
+    """JSON-safe number: a finite float, or None (never NaN/inf in output)."""
+    if x is None:
+        return None
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _fmt(x, digits=4):
+    if x is None:
+        return "n/a"
+    if isinstance(x, int):
+        return str(x)
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}g}"
+    return f"{x:.{digits - 1}e}"
+
+
+@dataclass
+class BoundValue:
+    """A bound evaluated at the user's parameters, with its optimal free parameters."""
+
+    side: str
+    name: str
+    label: str
+    value: float | None
+    certified: bool
+    expr: sp.Expr
+    source: str
+    derivation: str
+    free_parameters: dict = field(default_factory=dict)
+    conditions: list = field(default_factory=list)
+    failed_conditions: list = field(default_factory=list)
+    reason: str | None = None  # why the value is None
+
+    @property
+    def usable(self) -> bool:
+        return self.value is not None and self.value > 0 and not self.failed_conditions
+
+    def to_dict(self) -> dict:
+        key = "method" if self.side == "lower" else "mechanism"
+        out = {
+            "name": self.name,
+            "value": finite_or_none(self.value),
+            "certified": bool(self.certified),
+            "expr": str(self.expr),
+            "latex": sp.latex(self.expr),
+            key: self.label,
+            "source": self.source,
+            "free_parameters": {k: (v if isinstance(v, int) else finite_or_none(v))
+                                for k, v in self.free_parameters.items()},
+            "conditions": list(self.conditions),
+            "derivation": self.derivation,
+        }
+        if self.failed_conditions:
+            out["failed_conditions"] = list(self.failed_conditions)
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass
+class RateResult:
+    problem: str
+    privacy: str
+    params: dict
+    rate_expr: sp.Expr
+    rate_lower_expr: sp.Expr | None
+    lowers: list
+    uppers: list
+    nonprivate: float | None
+    regime: str
+    terms: dict
+    notes: list = field(default_factory=list)
+
+    # ------------------------------------------------------------------ best bounds
+    @property
+    def lower(self) -> BoundValue | None:
+        c = [b for b in self.lowers if b.certified and b.usable]
+        return max(c, key=lambda b: b.value) if c else None
+
+    @property
+    def upper(self) -> BoundValue | None:
+        c = [b for b in self.uppers if b.certified and b.usable]
+        return min(c, key=lambda b: b.value) if c else None
+
+    @property
+    def ratio(self) -> float | None:
+        lo, up = self.lower, self.upper
+        if lo is None or up is None:
+            return None
+        return finite_or_none(up.value / lo.value)
+
+    @property
+    def rate(self):
+        return _Rate(self.rate_expr, self.rate_lower_expr)
+
+    @property
+    def price_of_privacy(self) -> float | None:
+        up = self.upper
+        if up is None or not self.nonprivate:
+            return None
+        return finite_or_none(up.value / self.nonprivate)
+
+    # ------------------------------------------------------------------ output
+    def to_dict(self) -> dict:
+        lo, up = self.lower, self.upper
+        rate = {"expr": str(self.rate_expr), "latex": sp.latex(self.rate_expr)}
+        if self.rate_lower_expr is not None:
+            rate["lower_expr"] = str(self.rate_lower_expr)
+            rate["lower_latex"] = sp.latex(self.rate_lower_expr)
+            rate["tight"] = bool(sp.simplify(self.rate_lower_expr - self.rate_expr) == 0)
+        return {
+            "problem": self.problem,
+            "privacy": self.privacy,
+            "params": {k: (None if isinstance(v, float) and not math.isfinite(v) and v != math.inf
+                           else ("inf" if v == math.inf else v)) for k, v in self.params.items()},
+            "rate": rate,
+            "lower": lo.to_dict() if lo else None,
+            "upper": up.to_dict() if up else None,
+            "lowers": [b.to_dict() for b in self.lowers],
+            "uppers": [b.to_dict() for b in self.uppers],
+            "ratio": self.ratio,
+            "nonprivate": {"value": finite_or_none(self.nonprivate)},
+            "price_of_privacy": self.price_of_privacy,
+            "regime": self.regime,
+            "terms": {k: finite_or_none(v) for k, v in self.terms.items()},
+            "notes": list(self.notes),
+        }
+
+    def to_latex(self) -> str:
+        """A small booktabs table of this result (one row per bound)."""
+        rows = [r"\begin{tabular}{llrl}", r"\toprule",
+                r"side & bound & value & certified \\", r"\midrule"]
+        for b in self.lowers + self.uppers:
+            label = b.label.replace("_", r"\_").replace("&", r"\&")
+            rows.append(f"{b.side} & {label} & ${_latex_num(b.value)}$ & {'yes' if b.certified else 'no'} \\\\")
+        rows += [r"\bottomrule", r"\end{tabular}"]
+        head = (f"% boundcalc rate --problem {self.problem} --privacy {self.privacy}\n"
+                f"% rate: ${sp.latex(self.rate_expr)}$\n")
+        return head + "\n".join(rows) + "\n"
+
+    def to_text(self) -> str:
+        p = ", ".join(f"{k}={_fmt(v) if isinstance(v, float) and v != math.inf else v}"
+                      for k, v in self.params.items())
+        lines = [f"problem {self.problem}, privacy {self.privacy}  ({p})",
+                 f"rate (order):      {self.rate_expr}"]
+        if self.rate_lower_expr is not None and self.to_dict()["rate"].get("tight") is False:
+            lines.append(f"lower-bound rate:  {self.rate_lower_expr}   (not tight: see notes)")
+        lo, up = self.lower, self.upper
+        for tag, b in (("lower", lo), ("upper", up)):
+            if b is None:
+                lines.append(f"certified {tag}:   unavailable")
+                continue
+            fp = ", ".join(f"{k}={_fmt(v)}" for k, v in b.free_parameters.items())
+            lines.append(f"certified {tag}:   {_fmt(b.value)}   [{b.label}]" + (f"  at {fp}" if fp else ""))
+            lines.append(f"                   source: {b.source}")
+        lines.append(f"ratio upper/lower: {_fmt(self.ratio)}")
+        lines.append(f"non-private risk:  {_fmt(self.nonprivate)}"
+                     + (f"   price of privacy (upper/non-private): {_fmt(self.price_of_privacy)}"
+                        if self.price_of_privacy else ""))
+        lines.append(f"regime:            {self.regime}")
+        others = [b for b in self.lowers + self.uppers if b not in (lo, up)]
+        if others:
+            lines.append("other bounds considered:")
+            for b in others:
+                why = ""
+                if b.failed_conditions:
+                    why = "  (not valid: " + "; ".join(b.failed_conditions) + ")"
+                elif b.reason:
+                    why = f"  ({b.reason})"
+                elif not b.certified:
+                    why = "  (order only, constant unspecified)"
+                lines.append(f"  {b.side:5s} {_fmt(b.value):>10s}  {b.label}{why}")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+
+def _latex_num(x):
+    if x is None:
+        return "\\text{n/a}"
+    m, e = f"{x:.3e}".split("e")
+    e = int(e)
+    return m if e == 0 else f"{m}\\times 10^{{{e}}}"
+
+
+@dataclass
+class _Rate:
+    expr: sp.Expr
+    lower_expr: sp.Expr | None
+
+    def __str__(self):
+        return str(self.expr)

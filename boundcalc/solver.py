@@ -1,0 +1,133 @@
+"""Optimisation of the free parameters of a bound (maximise lower bounds, minimise upper bounds).
+
+Method: a vectorised grid over all free parameters (log or linear, integers rounded), then
+successive zooms around the best grid point, then a scipy polish (bounded Nelder–Mead) of the
+continuous coordinates. Any point where the bound is evaluated gives a *valid* bound (every free
+parameter value is allowed by the derivation), so the optimiser can only make the reported bound
+tighter, never invalid; its accuracy only affects how tight the bound is.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bounds import Bound
+
+GRID = {1: 400, 2: 64, 3: 22, 4: 10}
+ZOOMS = 6
+
+
+@dataclass
+class Solution:
+    value: float  # nan when the bound is unusable at these values
+    free: dict  # name -> float or int
+
+
+def _axis(lo, hi, fp, npts):
+    if fp.integer:
+        lo_i, hi_i = math.ceil(lo), math.floor(hi)
+        if hi_i < lo_i:
+            return np.array([], float)
+        if hi_i - lo_i + 1 <= npts:
+            return np.arange(lo_i, hi_i + 1, dtype=float)
+        if fp.log:
+            start = max(lo_i, 1)
+            pts = np.unique(np.round(np.geomspace(start, hi_i, npts)))
+            if lo_i < start:
+                pts = np.concatenate([[float(lo_i)], pts])
+            return pts
+        return np.unique(np.round(np.linspace(lo_i, hi_i, npts)))
+    if fp.log and lo > 0:
+        return np.geomspace(lo, hi, npts)
+    return np.linspace(lo, hi, npts)
+
+
+def optimise(bound: Bound, values: dict) -> Solution:
+    """Best value of ``bound`` over its free parameters at the (scalar) parameter ``values``."""
+    sign = 1.0 if bound.side == "lower" else -1.0  # maximise sign * value
+    if not bound.free:
+        v = float(bound.evaluate(values))
+        return Solution(v if math.isfinite(v) else math.nan, {})
+
+    ranges = []
+    for fp in bound.free:
+        lo, hi = float(fp.low(values)), float(fp.high(values))
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+            return Solution(math.nan, {})
+        ranges.append((lo, hi))
+    dim = len(bound.free)
+    npts = GRID.get(dim, 8)
+
+    def score(points: np.ndarray) -> np.ndarray:
+        free = {fp.name: points[:, j] for j, fp in enumerate(bound.free)}
+        vals = np.broadcast_to(bound.evaluate(values, free), (points.shape[0],))
+        out = sign * vals
+        return np.where(np.isfinite(out), out, -np.inf)
+
+    axes = [_axis(lo, hi, fp, npts) for (lo, hi), fp in zip(ranges, bound.free)]
+    if any(len(a) == 0 for a in axes):
+        return Solution(math.nan, {})
+    best_pt, best_sc = None, -np.inf
+    for _ in range(ZOOMS + 1):
+        grid = np.array(list(itertools.product(*axes)), dtype=float)
+        sc = score(grid)
+        i = int(np.argmax(sc))
+        if sc[i] > best_sc:
+            best_sc, best_pt = sc[i], grid[i].copy()
+        if best_pt is None:
+            break
+        # zoom: new axes spanning the neighbours of the best point on each axis
+        new_axes = []
+        for j, (a, fp) in enumerate(zip(axes, bound.free)):
+            k = int(np.searchsorted(a, best_pt[j]))
+            k = min(max(k, 0), len(a) - 1)
+            lo = a[max(k - 1, 0)]
+            hi = a[min(k + 1, len(a) - 1)]
+            new_axes.append(_axis(lo, hi, fp, max(npts // 2, 5)) if hi > lo else np.array([best_pt[j]]))
+        axes = new_axes
+    if best_pt is None or not np.isfinite(best_sc):
+        return Solution(math.nan, {})
+
+    best_pt, best_sc = _polish(bound, score, best_pt, best_sc, ranges)
+    free = {fp.name: (int(round(x)) if fp.integer else float(x)) for fp, x in zip(bound.free, best_pt)}
+    return Solution(float(sign * best_sc), free)
+
+
+def _polish(bound, score, x0, s0, ranges):
+    """Bounded Nelder–Mead on the continuous coordinates (in log space where the axis is log)."""
+    cont = [j for j, fp in enumerate(bound.free) if not fp.integer]
+    if not cont:
+        return x0, s0
+    from scipy import optimize
+
+    logs = [bound.free[j].log and ranges[j][0] > 0 for j in cont]
+
+    def to_x(y):
+        x = x0.copy()
+        for y_j, j, lg in zip(y, cont, logs):
+            v = math.exp(y_j) if lg else y_j
+            x[j] = min(max(v, ranges[j][0]), ranges[j][1])
+        return x
+
+    def f(y):
+        return -float(score(to_x(y)[None, :])[0])
+
+    y0 = [math.log(x0[j]) if lg else x0[j] for j, lg in zip(cont, logs)]
+    res = optimize.minimize(f, y0, method="Nelder-Mead",
+                            options={"xatol": 1e-10, "fatol": 1e-14 * max(abs(s0), 1e-300), "maxiter": 400})
+    x1 = to_x(res.x)
+    s1 = float(score(x1[None, :])[0])
+    if s1 > s0:
+        return x1, s1
+    return x0, s0
+
+
+def brute_force_integer(fn, low: int, high: int) -> tuple[int, float]:
+    """Exhaustive integer minimisation of a vectorised ``fn`` over [low, high] (for tests/checks)."""
+    ks = np.arange(low, high + 1)
+    vals = np.asarray(fn(ks), float)
+    i = int(np.nanargmin(vals))
+    return int(ks[i]), float(vals[i])

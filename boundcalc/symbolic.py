@@ -1,0 +1,181 @@
+"""Shared sympy symbols and the special functions that bounds use, with numeric implementations.
+
+Bounds are sympy expressions in these named symbols. Functions that sympy cannot evaluate fast
+(binomial tails, the analytic Gaussian calibration) are sympy ``Function`` classes whose numpy and
+mpmath implementations are registered in :data:`NUMPY_IMPL` / :data:`MPMATH_IMPL` and handed to
+``lambdify``; the expression stays printable (str and LaTeX) and evaluation stays vectorised.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p  # noqa: F401  (re-exported: stable small-x forms)
+
+# problem / privacy parameters
+n = sp.Symbol("n", positive=True)
+eps = sp.Symbol("epsilon", positive=True)
+delta = sp.Symbol("delta", positive=True)
+alpha = sp.Symbol("alpha", positive=True)
+d = sp.Symbol("d", positive=True)
+r = sp.Symbol("r", positive=True)
+
+# free parameters of bounds
+T = sp.Symbol("T", positive=True)  # truncation radius
+p = sp.Symbol("p", positive=True)  # mixture weight
+M = sp.Symbol("M", nonnegative=True)  # group size in the coupling of §1.4
+s = sp.Symbol("s", positive=True)  # packing distance
+h = sp.Symbol("h", positive=True)  # half-gap of a two-point construction
+
+#: map from parameter name (as used in params dicts) to its symbol
+PARAM_SYMBOLS = {"n": n, "eps": eps, "delta": delta, "d": d, "r": r}
+
+
+def _pow(tex: str, exp) -> str:
+    return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+
+class BinomSF(sp.Function):
+    """``BinomSF(M, n, p) = P(Binomial(n, p) > M)``: the exact binomial upper tail (regularised beta)."""
+
+    nargs = 3
+
+    def _latex(self, printer, exp=None):
+        m, nn, pp = (printer._print(a) for a in self.args)
+        return _pow(rf"\Pr\left[\mathrm{{Bin}}({nn}, {pp}) > {m}\right]", exp)
+
+
+class BinomTVComplement(sp.Function):
+    """``1 - TV(Bin(n, q1), Bin(n, q2))``, computed exactly from binomial CDFs (no cancellation).
+
+    The likelihood ratio of the two binomials is monotone in the count, so the TV is attained on a
+    set ``{j <= j0}`` and ``1 - TV = sf_{q_lo}(j0) + cdf_{q_hi}(j0)`` for the smaller ``q_lo``.
+    """
+
+    nargs = 3
+
+    def _latex(self, printer, exp=None):
+        nn, a, b = (printer._print(x) for x in self.args)
+        return _pow(rf"\left(1 - \mathrm{{TV}}(\mathrm{{Bin}}({nn},{a}), \mathrm{{Bin}}({nn},{b}))\right)", exp)
+
+
+class GaussSigmaAnalytic(sp.Function):
+    """Noise multiplier of the exactly calibrated Gaussian mechanism (Balle & Wang 2018, Thm 8).
+
+    ``GaussSigmaAnalytic(eps, delta)`` is the smallest σ such that N(0, σ²) noise on a query of
+    ℓ2 sensitivity 1 is (ε,δ)-DP: ``Φ(1/(2σ) - εσ) - e^ε Φ(-1/(2σ) - εσ) <= δ``.
+    """
+
+    nargs = 2
+
+    def _latex(self, printer, exp=None):
+        a, b = (printer._print(x) for x in self.args)
+        return _pow(rf"\sigma_{{\mathrm{{aG}}}}({a}, {b})", exp)
+
+
+# ---------------------------------------------------------------- numeric implementations
+
+def _binom_sf(m, nn, pp):
+    from scipy import special
+
+    m, nn, pp = np.broadcast_arrays(np.asarray(m, float), np.asarray(nn, float), np.asarray(pp, float))
+    out = special.bdtrc(np.floor(m), nn, pp)
+    out = np.where(m >= nn, 0.0, out)
+    out = np.where(m < 0, 1.0, out)
+    return out
+
+
+def _binom_tv_complement(nn, q1, q2):
+    from scipy import special
+
+    nn, q1, q2 = np.broadcast_arrays(np.asarray(nn, float), np.asarray(q1, float), np.asarray(q2, float))
+    lo = np.minimum(q1, q2)
+    hi = np.maximum(q1, q2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log1p(-lo) - np.log1p(-hi)  # log((1-lo)/(1-hi)) > 0
+        b = np.log(hi) - np.log(lo)  # log(hi/lo) > 0
+        j0 = nn * a / (a + b)  # pmf_lo(j) > pmf_hi(j) iff j < j0
+    j = np.ceil(j0) - 1.0
+    j = np.clip(j, -1.0, nn)
+    sf_lo = np.where(j < 0, 1.0, special.bdtrc(np.maximum(j, 0), nn, lo))
+    cdf_hi = np.where(j < 0, 0.0, special.bdtr(np.maximum(j, 0), nn, hi))
+    out = sf_lo + cdf_hi
+    out = np.where(lo == hi, 1.0, out)
+    return np.clip(out, 0.0, 1.0)
+
+
+def gauss_sigma_analytic_scalar(e: float, dl: float) -> float:
+    """Smallest σ with δ(σ) <= dl for sensitivity 1 (solved in log space: works for dl down to 1e-300)."""
+    from scipy import optimize, special
+
+    log_dl = math.log(dl)
+
+    def log_delta(sig):
+        a = 1.0 / (2.0 * sig)
+        b = e * sig
+        l1 = special.log_ndtr(a - b)
+        l2 = e + special.log_ndtr(-a - b)
+        if l2 >= l1:
+            return -math.inf
+        return l1 + math.log1p(-math.exp(l2 - l1))
+
+    lo, hi = 1e-6, 1.0
+    while log_delta(hi) > log_dl:
+        hi *= 2.0
+        if hi > 1e300:
+            return math.inf
+    while log_delta(lo) <= log_dl:
+        lo /= 2.0
+        if lo < 1e-300:
+            return lo
+    return optimize.brentq(lambda x: log_delta(x) - log_dl, lo, hi, xtol=1e-14 * hi, rtol=1e-13, maxiter=500)
+
+
+_gauss_sigma_vec = np.vectorize(gauss_sigma_analytic_scalar, otypes=[float])
+
+
+def _gauss_sigma(e, dl):
+    e, dl = np.broadcast_arrays(np.asarray(e, float), np.asarray(dl, float))
+    if e.size > 1:
+        # many points usually share a few (ε, δ) values: solve each distinct pair once
+        pairs, inverse = np.unique(np.stack([e.ravel(), dl.ravel()]), axis=1, return_inverse=True)
+        vals = _gauss_sigma_vec(pairs[0], pairs[1])
+        return vals[inverse.ravel()].reshape(e.shape)
+    return _gauss_sigma_vec(e, dl)
+
+
+NUMPY_IMPL = {
+    "BinomSF": _binom_sf,
+    "BinomTVComplement": _binom_tv_complement,
+    "GaussSigmaAnalytic": _gauss_sigma,
+}
+
+
+def _mp_binom_sf(m, nn, pp):
+    import mpmath
+
+    m = mpmath.floor(m)
+    if m < 0:
+        return mpmath.mpf(1)
+    if m >= nn:
+        return mpmath.mpf(0)
+    # P(X > m) = I_p(m+1, n-m)
+    return mpmath.betainc(m + 1, nn - m, 0, pp, regularized=True)
+
+
+def _mp_binom_tv_complement(nn, q1, q2):
+    return mpmath_float(_binom_tv_complement(float(nn), float(q1), float(q2)))
+
+
+def mpmath_float(x):
+    import mpmath
+
+    return mpmath.mpf(float(np.asarray(x)))
+
+
+MPMATH_IMPL = {
+    "BinomSF": _mp_binom_sf,
+    "BinomTVComplement": _mp_binom_tv_complement,
+    "GaussSigmaAnalytic": lambda e, dl: mpmath_float(gauss_sigma_analytic_scalar(float(e), float(dl))),
+}
