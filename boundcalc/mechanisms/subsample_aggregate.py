@@ -1,0 +1,467 @@
+"""Subsample-and-aggregate with an unbiased block MLE, clipping and Laplace noise (Smith 2008).
+
+Estimator (Smith, *Efficient, differentially private point estimators*, Algorithm 1):
+
+1. split the n points into k blocks; here ``r = n - k t`` blocks of ``t + 1`` points and ``k - r``
+   blocks of ``t = ⌊n/k⌋`` points (every point is used);
+2. on each block compute the (bias-corrected) MLE ``Y_j``; for the built-in models it is exactly
+   unbiased (table below);
+3. clip each to Θ = [a, b] (diameter Λ = b - a): ``Z_j = min(max(Y_j, a), b)``;
+4. release ``θ̂ = (1/k) Σ_j Z_j + W``, ``W ~ Laplace(Λ/(kε))``.
+
+Privacy: replacing one point changes one ``Z_j`` by at most Λ, so the average by at most Λ/k; the
+Laplace mechanism with scale Λ/(kε) is ε-DP (pure).
+
+Block estimators (all exactly unbiased; V(t) is the exact finite-t variance):
+
+=============  =========================================  ==================  ==========
+model          block estimate Y from a block of t points  V(t) = Var Y        t allowed
+=============  =========================================  ==================  ==========
+bernoulli      S/t, S = Σx ~ Bin(t, θ)                    θ(1-θ)/t            t ≥ 1
+poisson        S/t, S ~ Poisson(tλ)                       λ/t                 t ≥ 1
+exponential    (t-1)/S, S = Σx ~ Gamma(t, rate λ)         λ²/(t-2)            t ≥ 3
+normal-mean    x̄ ~ N(θ, σ²/t)                             σ²/t                t ≥ 1
+normal-var     (1/t)Σ(x-μ0)² ~ v χ²_t / t                 2v²/t               t ≥ 1
+=============  =========================================  ==================  ==========
+
+(exponential: the MLE t/S has bias λ/(t-1); Smith's bias correction λ̂(1 - 1/t) gives (t-1)/S,
+which is exactly unbiased: E[1/S] = λ/(t-1), E[1/S²] = λ²/((t-1)(t-2)).  normal-var: the mean μ0
+is known, so the MLE (1/t)Σ(x-μ0)² is unbiased and efficient; with an unknown mean the unbiased
+sample variance would have variance 2v²/(t-1).)
+
+**Exact MSE** (an identity, the blocks being independent):
+``MSE(k) = (mean_j β_j)² + Σ_j Var(Z_j)/k² + 2Λ²/(kε)²`` with ``β_j = E Z_j - θ``.
+The clipped moments are exact closed forms in the law of the block sufficient statistic. With the
+tails ``L = {Y < a}``, ``U = {Y > b}`` and ``EY = θ``:
+
+* ``A = E(a - Y)_+ = (a-θ)P(L) - E[(Y-θ); L]``,  ``C = E(Y - b)_+ = E[(Y-θ); U] - (b-θ)P(U)``;
+* ``β = E(Z - Y) = A - C``;
+* ``E(Z-θ)² = V - (E[(Y-θ)²; L] - (a-θ)²P(L)) - (E[(Y-θ)²; U] - (b-θ)²P(U))``;
+* ``Var Z = E(Z-θ)² - β²``.
+
+The partial moments are: binomial/Poisson factorial-moment identities
+(``E[S; S≥m] = μ P(S'≥m-1)``, ``E[S(S-1); S≥m] = μ₂ P(S''≥m-2)`` with S', S'' the size-biased laws
+Bin(t-1,θ), Bin(t-2,θ) or the same Poisson), the Gamma identities
+``E[S^{-1}; S<c] = λ/(t-1) G_{t-1}(c)``, ``E[S^{-2}; S<c] = λ²/((t-1)(t-2)) G_{t-2}(c)``, the
+truncated-normal moments ``∫_z^∞ uφ = φ(z)``, ``∫_z^∞ u²φ = zφ(z) + Q(z)``, and the chi-square
+identities ``E[W; W>c] = t P(χ²_{t+2}>c)``, ``E[W²; W>c] = t(t+2) P(χ²_{t+4}>c)``.
+These are evaluated in double precision with scipy's regularised incomplete beta/gamma and normal
+functions: "exact" here means exact up to floating-point rounding, and it is what the simulation
+is compared with (``mse_exact``).
+
+**Certified upper bound** (``mse_certified``), a proven inequality that does not need the clipped
+moments:
+
+1. ``|β_j| = |A_j - C_j| ≤ max(A_j, C_j) =: B_j`` (A, C ≥ 0 have opposite signs in β);
+2. ``(u - c)_+ ≤ u²/(4c)`` for c > 0 (the difference is (u-2c)²/(4c)), so with u = Y-θ:
+   ``C ≤ V/(4(b-θ))`` and ``A ≤ V/(4(θ-a))``; hence ``B_j ≤ V_j/(4 m)``, m = min(θ-a, b-θ) > 0;
+   the exact A, C are also used when smaller (``B_j = min(max(A,C), V/(4m))``, and always
+   ``B_j ≤ √V_j``: ``|β| ≤ √E(Z-θ)² ≤ √V``);
+3. clipping onto an interval containing θ is a contraction: ``|Z-θ| ≤ |Y-θ|``, so
+   ``Var Z_j ≤ E(Z_j-θ)² ≤ V_j``;
+4. so ``MSE(k) ≤ (mean_j B_j)² + mean_j V_j / k + 2Λ²/(kε)²``.
+``mse_certified`` uses the exact V(t) of the table, which is exact rational arithmetic in t and θ.
+
+The optimal block count (an integer) is found by :func:`optimal_blocks`: exhaustive search when
+the range of k is small, else a logarithmic grid refined exhaustively around its best point;
+``tests/test_point.py`` compares it with an independent brute force.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..models import get_model
+
+__all__ = ["BlockEstimator", "BLOCK_ESTIMATORS", "block_sizes", "clipped_block_moments",
+           "mse_exact", "mse_certified", "mse_terms", "optimal_blocks", "simulate",
+           "block_estimates_from_data", "efficiency"]
+
+
+# ---------------------------------------------------------------------- per-model block laws
+@dataclass(frozen=True)
+class BlockEstimator:
+    model: str
+    formula: str
+    min_block: int
+    variance: Callable  # (theta, t, extra) -> V(t)
+    tails: Callable  # (theta, t, a, b, extra) -> (PL, E[(Y-θ);L], E[(Y-θ)²;L], PU, E[(Y-θ);U], E[(Y-θ)²;U])
+    sample: Callable  # (rng, theta, t, size, extra) -> block estimates from the sufficient statistic
+    from_data: Callable  # (x[..., t], extra) -> block estimates from raw data (last axis)
+
+
+def _centre(P, M1, M2, th):
+    """Raw partial moments (P, E[Y;T], E[Y²;T]) -> centred (P, E[(Y-θ);T], E[(Y-θ)²;T])."""
+    return P, M1 - th * P, M2 - 2.0 * th * M1 + th * th * P
+
+
+def _count_tails(th, t, a, b, mu, mu2, sf, cdf, sf1, cdf1, sf2, cdf2):
+    """Tails of Y = S/t for a count S with E S = mu, E S(S-1) = mu2 and the size-biased laws."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        mu_up = np.floor(b * t) + 1.0      # U = {S >= mu_up}
+        ml = np.ceil(a * t) - 1.0          # L = {S <= ml}
+    PU = sf(mu_up - 1)
+    E1U = mu * sf1(mu_up - 2)
+    E2U = mu2 * sf2(mu_up - 3) + E1U      # E S² = E S(S-1) + E S
+    PL = np.where(ml < 0, 0.0, cdf(ml))
+    E1L = np.where(ml < 1, 0.0, mu * cdf1(ml - 1))
+    E2L = np.where(ml < 2, 0.0, mu2 * cdf2(ml - 2)) + E1L
+    lower = _centre(PL, E1L / t, E2L / t**2, th)
+    upper = _centre(PU, E1U / t, E2U / t**2, th)
+    return (*lower, *upper)
+
+
+def _bern_tails(th, t, a, b, extra):
+    from scipy import special
+
+    t = np.asarray(t, float)
+
+    def sf_n(nn):
+        # P(Bin(nn, th) > m); nn >= 0
+        def f(m):
+            m = np.asarray(m, float)
+            out = special.bdtrc(np.clip(m, 0, None), nn, th)
+            out = np.where(m < 0, 1.0, np.where(m >= nn, 0.0, out))
+            return out
+        return f
+
+    def cdf_n(nn):
+        def f(m):
+            m = np.asarray(m, float)
+            out = special.bdtr(np.clip(m, 0, None), nn, th)
+            return np.where(m < 0, 0.0, np.where(m >= nn, 1.0, out))
+        return f
+
+    t1 = np.maximum(t - 1.0, 0.0)
+    t2 = np.maximum(t - 2.0, 0.0)
+    return _count_tails(th, t, a, b, t * th, t * (t - 1.0) * th * th,
+                        sf_n(t), cdf_n(t), sf_n(t1), cdf_n(t1), sf_n(t2), cdf_n(t2))
+
+
+def _pois_tails(th, t, a, b, extra):
+    from scipy import special
+
+    t = np.asarray(t, float)
+    mu = t * th
+
+    def sf(m):
+        m = np.asarray(m, float)
+        return np.where(m < 0, 1.0, special.pdtrc(np.clip(m, 0, None), mu))
+
+    def cdf(m):
+        m = np.asarray(m, float)
+        return np.where(m < 0, 0.0, special.pdtr(np.clip(m, 0, None), mu))
+
+    return _count_tails(th, t, a, b, mu, mu * mu, sf, cdf, sf, cdf, sf, cdf)
+
+
+def _exp_tails(th, t, a, b, extra):
+    from scipy import special
+
+    t = np.asarray(t, float)
+    lam = th
+    # Y = (t-1)/S, S ~ Gamma(t, rate lam).  U = {Y > b} = {S < (t-1)/b};  L = {Y < a} = {S > (t-1)/a}.
+    cu = lam * (t - 1.0) / b                        # rate * threshold, argument of the regularised gamma
+
+    def G(s, x):  # P(Gamma(s, 1) < x)
+        return special.gammainc(s, x)
+
+    def Gc(s, x):
+        return special.gammaincc(s, x)
+
+    PU = G(t, cu)
+    E1U = lam * G(t - 1.0, cu)
+    E2U = lam * lam * (t - 1.0) / (t - 2.0) * G(t - 2.0, cu)
+    if a > 0:
+        cl = lam * (t - 1.0) / a
+        PL = Gc(t, cl)
+        E1L = lam * Gc(t - 1.0, cl)
+        E2L = lam * lam * (t - 1.0) / (t - 2.0) * Gc(t - 2.0, cl)
+    else:
+        PL = E1L = E2L = np.zeros_like(t)
+    return (*_centre(PL, E1L, E2L, th), *_centre(PU, E1U, E2U, th))
+
+
+def _nmean_tails(th, t, a, b, extra):
+    from scipy import special
+
+    t = np.asarray(t, float)
+    s = float(extra["sigma"]) / np.sqrt(t)
+    zu = (b - th) / s
+    zl = (a - th) / s
+    phi_u = np.exp(-0.5 * zu * zu) / math.sqrt(2 * math.pi)
+    phi_l = np.exp(-0.5 * zl * zl) / math.sqrt(2 * math.pi)
+    QU = special.ndtr(-zu)
+    PL = special.ndtr(zl)
+    upper = (QU, s * phi_u, s * s * (zu * phi_u + QU))
+    lower = (PL, -s * phi_l, s * s * (PL - zl * phi_l))
+    return (*lower, *upper)
+
+
+def _nvar_tails(th, t, a, b, extra):
+    from scipy import special
+
+    t = np.asarray(t, float)
+    v = th
+    # Y = v W / t, W ~ chi2_t.  P(chi2_m > c) = gammaincc(m/2, c/2).
+    cu = b * t / v
+
+    def sf(m, c):
+        return special.gammaincc(m / 2.0, c / 2.0)
+
+    def cdf(m, c):
+        return special.gammainc(m / 2.0, c / 2.0)
+
+    sc = v / t
+    PU = sf(t, cu)
+    E1U = sc * t * sf(t + 2.0, cu)
+    E2U = sc * sc * t * (t + 2.0) * sf(t + 4.0, cu)
+    if a > 0:
+        cl = a * t / v
+        PL = cdf(t, cl)
+        E1L = sc * t * cdf(t + 2.0, cl)
+        E2L = sc * sc * t * (t + 2.0) * cdf(t + 4.0, cl)
+    else:
+        PL = E1L = E2L = np.zeros_like(t)
+    return (*_centre(PL, E1L, E2L, th), *_centre(PU, E1U, E2U, th))
+
+
+def _exp_from_data(x, extra):
+    t = x.shape[-1]
+    return (t - 1.0) / x.sum(axis=-1)
+
+
+BLOCK_ESTIMATORS = {
+    "bernoulli": BlockEstimator(
+        "bernoulli", "block mean S/t (the MLE; unbiased)", 1,
+        lambda th, t, e: th * (1.0 - th) / np.asarray(t, float), _bern_tails,
+        lambda rng, th, t, size, e: rng.binomial(t, th, size) / t,
+        lambda x, e: x.mean(axis=-1)),
+    "poisson": BlockEstimator(
+        "poisson", "block mean S/t (the MLE; unbiased)", 1,
+        lambda th, t, e: th / np.asarray(t, float), _pois_tails,
+        lambda rng, th, t, size, e: rng.poisson(th * t, size) / t,
+        lambda x, e: x.mean(axis=-1)),
+    "exponential": BlockEstimator(
+        "exponential", "bias-corrected MLE (t-1)/Σx (unbiased, = MLE·(1-1/t))", 3,
+        lambda th, t, e: th * th / (np.asarray(t, float) - 2.0), _exp_tails,
+        lambda rng, th, t, size, e: (t - 1.0) / rng.gamma(t, 1.0 / th, size),
+        _exp_from_data),
+    "normal-mean": BlockEstimator(
+        "normal-mean", "block mean (the MLE; unbiased)", 1,
+        lambda th, t, e: float(e["sigma"]) ** 2 / np.asarray(t, float), _nmean_tails,
+        lambda rng, th, t, size, e: rng.normal(th, float(e["sigma"]) / math.sqrt(t), size),
+        lambda x, e: x.mean(axis=-1)),
+    "normal-var": BlockEstimator(
+        "normal-var", "block MLE (1/t)Σ(x-μ0)² (μ0 known; unbiased)", 1,
+        lambda th, t, e: 2.0 * th * th / np.asarray(t, float), _nvar_tails,
+        lambda rng, th, t, size, e: th * rng.chisquare(t, size) / t,
+        lambda x, e: ((x - float(e["mu0"])) ** 2).mean(axis=-1)),
+}
+
+
+def get_block_estimator(name) -> BlockEstimator:
+    return BLOCK_ESTIMATORS[get_model(name).name]
+
+
+# ---------------------------------------------------------------------- MSE pieces
+def block_sizes(n, k):
+    """``(t, r)``: r blocks of t+1 points and k-r blocks of t points (``t = n // k``)."""
+    n = np.asarray(n)
+    k = np.asarray(k)
+    t = n // k
+    return t, n - k * t
+
+
+def clipped_block_moments(model, theta, t, a, b, extra=None):
+    """Exact ``(β, E(Z-θ)², V, A, C)`` of one clipped block estimate of t points (arrays over t).
+
+    β = E Z - θ (clipping bias), E(Z-θ)² the clipped MSE, V the unclipped variance,
+    A = E(a-Y)_+, C = E(Y-b)_+.
+    """
+    est = get_block_estimator(model)
+    extra = {**get_model(model).extra_defaults, **(extra or {})}
+    t = np.asarray(t, float)
+    with np.errstate(all="ignore"):
+        PL, E1L, E2L, PU, E1U, E2U = est.tails(float(theta), t, float(a), float(b), extra)
+        V = est.variance(float(theta), t, extra) * np.ones_like(t)
+        A = np.maximum((a - theta) * PL - E1L, 0.0)
+        C = np.maximum(E1U - (b - theta) * PU, 0.0)
+        beta = A - C
+        mse1 = V - np.maximum(E2L - (a - theta) ** 2 * PL, 0.0) - np.maximum(E2U - (b - theta) ** 2 * PU, 0.0)
+        mse1 = np.clip(mse1, beta * beta, V)
+    return beta, mse1, V, A, C
+
+
+def _validate(model, n, k, theta, a, b):
+    est = get_block_estimator(model)
+    k = np.asarray(k)
+    if np.any(np.asarray(n) // k < est.min_block):
+        raise ValueError(f"{model}: blocks need at least {est.min_block} points (k <= n/{est.min_block})")
+    if not (a <= theta <= b):
+        raise ValueError("theta must lie in the parameter space [a, b]")
+    return est
+
+
+def mse_terms(model, n, k, eps, theta, a, b, extra=None):
+    """Exact decomposition of the private estimator's MSE at block count(s) k (arrays over k).
+
+    Returns a dict of arrays: ``bias2`` (mean β)², ``block_var`` Σ Var Z_j / k², ``noise``
+    2Λ²/(kε)², ``mse`` their sum, and ``efficient`` 1/(n I(θ)) broadcast.
+    """
+    _validate(model, n, k, theta, a, b)
+    k = np.asarray(k, dtype=np.int64)
+    t, r = block_sizes(n, k)
+    b0, m0, _, _, _ = clipped_block_moments(model, theta, t, a, b, extra)
+    b1, m1, _, _, _ = clipped_block_moments(model, theta, t + 1, a, b, extra)
+    kf = k.astype(float)
+    rf = r.astype(float)
+    beta = (rf * b1 + (kf - rf) * b0) / kf
+    var = (rf * (m1 - b1 * b1) + (kf - rf) * (m0 - b0 * b0)) / kf**2
+    lam = b - a
+    noise = 2.0 * lam * lam / (kf * eps) ** 2
+    eff = 1.0 / (n * fisher(model, theta, extra))
+    return {"bias2": beta * beta, "block_var": var, "noise": noise,
+            "mse": beta * beta + var + noise, "efficient": eff * np.ones_like(kf)}
+
+
+def mse_exact(model, n, k, eps, theta, a, b, extra=None):
+    """The exact MSE of the estimator (see the module docstring); vectorised over k."""
+    return mse_terms(model, n, k, eps, theta, a, b, extra)["mse"]
+
+
+def certified_bias_bound(model, theta, t, a, b, extra=None):
+    """``B(t) ≥ |β(t)|``: min(max(A, C), V/(4m), √V) (steps 1-2 of the module docstring)."""
+    _, _, V, A, C = clipped_block_moments(model, theta, t, a, b, extra)
+    m = min(theta - a, b - theta)
+    markov = V / (4.0 * m) if m > 0 else np.full_like(V, np.inf)
+    # the exact tails carry floating-point rounding: inflate by a relative 1e-9 and 1e-300 absolute
+    exact = np.maximum(A, C) * (1 + 1e-9) + 1e-300
+    return np.minimum(np.minimum(exact, markov), np.sqrt(V))
+
+
+def mse_certified(model, n, k, eps, theta, a, b, extra=None):
+    """Certified upper bound ``(mean B_j)² + mean V_j / k + 2Λ²/(kε)²`` (vectorised over k)."""
+    _validate(model, n, k, theta, a, b)
+    est = get_block_estimator(model)
+    ex = {**get_model(model).extra_defaults, **(extra or {})}
+    k = np.asarray(k, dtype=np.int64)
+    t, r = block_sizes(n, k)
+    kf, rf = k.astype(float), r.astype(float)
+    B0 = certified_bias_bound(model, theta, t, a, b, extra)
+    B1 = certified_bias_bound(model, theta, t + 1, a, b, extra)
+    V0 = est.variance(theta, t, ex)
+    V1 = est.variance(theta, t + 1, ex)
+    B = (rf * B1 + (kf - rf) * B0) / kf
+    V = (rf * V1 + (kf - rf) * V0) / kf
+    lam = b - a
+    return B * B + V / kf + 2.0 * lam * lam / (kf * eps) ** 2
+
+
+_FISHER_FN: dict = {}
+
+
+def fisher(model, theta, extra=None):
+    """I(θ) from the sympy derivation in :mod:`boundcalc.models` (lambdified once per model)."""
+    m = get_model(model)
+    key = (m.name, tuple(sorted((extra or {}).items())))
+    if key not in _FISHER_FN:
+        _FISHER_FN[key] = m.fisher_function(**(extra or {}))
+    return float(_FISHER_FN[key](float(theta)))
+
+
+def efficiency(model, n, k, eps, theta, a, b, extra=None):
+    """``(1/(n I(θ))) / MSE`` for the exact MSE."""
+    return 1.0 / (n * fisher(model, theta, extra)) / mse_exact(model, n, k, eps, theta, a, b, extra)
+
+
+def k_range(model, n):
+    """Allowed block counts: 1 ≤ k ≤ n // min_block."""
+    est = get_block_estimator(model)
+    return 1, max(1, int(n) // est.min_block)
+
+
+def optimal_blocks(fn, kmin: int, kmax: int, exhaustive_limit: int = 20000, grid: int = 600):
+    """Integer minimiser of ``fn`` (vectorised over an int array of k) on [kmin, kmax].
+
+    Exhaustive when the range has at most ``exhaustive_limit`` integers; otherwise a logarithmic grid
+    of ``grid`` points, then an exhaustive search between the grid neighbours of the best point
+    (widened to at least ±64). Returns ``(k, value)``.
+    """
+    kmin, kmax = int(kmin), int(kmax)
+    if kmax - kmin + 1 <= exhaustive_limit:
+        ks = np.arange(kmin, kmax + 1, dtype=np.int64)
+    else:
+        ks = np.unique(np.round(np.geomspace(kmin, kmax, grid)).astype(np.int64))
+    vals = np.asarray(fn(ks), float)
+    vals = np.where(np.isfinite(vals), vals, np.inf)
+    i = int(np.argmin(vals))
+    if len(ks) == kmax - kmin + 1:
+        return int(ks[i]), float(vals[i])
+    lo = int(ks[max(i - 2, 0)])
+    hi = int(ks[min(i + 2, len(ks) - 1)])
+    lo, hi = max(kmin, min(lo, int(ks[i]) - 64)), min(kmax, max(hi, int(ks[i]) + 64))
+    ks2 = np.arange(lo, hi + 1, dtype=np.int64)
+    v2 = np.asarray(fn(ks2), float)
+    v2 = np.where(np.isfinite(v2), v2, np.inf)
+    j = int(np.argmin(v2))
+    return int(ks2[j]), float(v2[j])
+
+
+# ---------------------------------------------------------------------- simulation
+def block_estimates_from_data(model, x, extra=None):
+    """Block MLEs from raw data ``x[..., t]`` (the last axis is one block)."""
+    ex = {**get_model(model).extra_defaults, **(extra or {})}
+    return get_block_estimator(model).from_data(np.asarray(x, float), ex)
+
+
+def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", extra=None,
+             max_elements=4_000_000):
+    """Run the private estimator ``reps`` times; returns the array of estimates.
+
+    ``method="raw"`` draws the n data points with the model's sampler and computes each block MLE
+    from them (vectorised across blocks and repetitions, in chunks of at most ``max_elements``
+    numbers); ``"sufficient"`` draws each block's sufficient statistic directly (same law, faster
+    for large n). Seeded: the same seed gives the same numbers.
+    """
+    _validate(model, n, k, theta, a, b)
+    m = get_model(model)
+    est = get_block_estimator(model)
+    ex = {**m.extra_defaults, **(extra or {})}
+    rng = np.random.default_rng(seed)
+    n, k = int(n), int(k)
+    t = n // k
+    r = n - k * t
+    lam = b - a
+    out = np.empty(reps)
+    per = n if method == "raw" else k
+    chunk = max(1, min(reps, max_elements // max(per, 1)))
+    for start in range(0, reps, chunk):
+        c = min(chunk, reps - start)
+        total = np.zeros(c)
+        if method == "raw":
+            x = m.sampler(rng, theta, (c, n), **ex)
+            if r:
+                big = x[:, : r * (t + 1)].reshape(c, r, t + 1)
+                total += np.clip(est.from_data(big, ex), a, b).sum(axis=1)
+            small = x[:, r * (t + 1):].reshape(c, k - r, t)
+            total += np.clip(est.from_data(small, ex), a, b).sum(axis=1)
+        elif method == "sufficient":
+            if r:
+                total += np.clip(est.sample(rng, theta, t + 1, (c, r), ex), a, b).sum(axis=1)
+            total += np.clip(est.sample(rng, theta, t, (c, k - r), ex), a, b).sum(axis=1)
+        else:
+            raise ValueError("method must be 'raw' or 'sufficient'")
+        out[start:start + c] = total / k + rng.laplace(0.0, lam / (k * eps), c)
+    return out
+
+
+def mse_with_ci(estimates, theta, z=1.959963984540054):
+    """Empirical MSE, its standard error and a normal-approximation CI."""
+    sq = (np.asarray(estimates) - theta) ** 2
+    mse = float(sq.mean())
+    se = float(sq.std(ddof=1) / math.sqrt(sq.size))
+    return mse, se, (max(mse - z * se, 0.0), mse + z * se)
