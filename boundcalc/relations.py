@@ -1,31 +1,877 @@
 """Relations between privacy definitions (Barber–Duchi Section 2; THEOREMS.md §1.6).
 
-This module is the one place where one privacy guarantee is translated into another. The core's
-lower bounds use :func:`tv_level` to transfer the TV-privacy lower bound to other models.
+This module is the one place where one privacy guarantee is translated into another. Each
+implication is a :class:`Relation` record: a sympy expression (in ε, δ, α, m), a numerically stable
+numpy implementation of the same formula (tested equal to the lambdified expression), its source,
+a short derivation, its status ("paper" or "derived") and whether it is tight.
+
+The relations form a graph on *levels* ``(model, g)``: the guarantee of ``model`` for pairs of samples
+at Hamming distance ``g`` (``g = 1``: neighbours; ``g = m``: groups, ``--group m``). :func:`convert`
+enumerates every chain of relations from the source to the target (e.g. pure → tv directly and
+pure → kl → tv) and keeps the tightest; implications that do not hold answer ``holds = False`` with
+the counterexample. :func:`tv_level` (used by the core's lower bounds, which are proved under TV
+privacy) is the same search with target ``tv``: one source of truth.
+
+The testing view (Barber–Duchi Prop. 1 and Le Cam): the minimal sum of type I and type II errors of
+any test between neighbouring samples is ``1 − TV``, so it is the node ``testing`` of the graph
+(:func:`testing_error_bound`), and :func:`type2_lower_bound` gives the whole trade-off curve.
+Conditional hypothesis testing privacy (Theorem 1): :func:`chtp_from_dp`, :func:`dp_from_chtp`.
+
+Every relation is checked by brute force on thousands of random finite channels in
+``tests/test_relations.py`` (exact ε, δ(ε), TV, KL and test errors from :mod:`boundcalc.channels`).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable
 
+import numpy as np
+import sympy as sp
+
+from .errors import InputError
+from .symbolic import alpha, delta, eps
+
+#: group size (``--group m``): the target guarantee covers samples differing in up to m entries
+m = sp.Symbol("m", positive=True, integer=True)
+#: CHTP conditioning level γ
+gamma = sp.Symbol("gamma", positive=True)
+
+#: the level variables of each node kind (what a guarantee of that kind consists of)
+LEVEL_KEYS = {
+    "pure": ("eps",), "smooth": ("eps",), "local": ("eps",), "approx": ("eps", "delta"),
+    "tv": ("alpha",), "kl": ("alpha",), "testing": ("error_sum",),
+}
+_SYM = {"eps": eps, "delta": delta, "alpha": alpha, "error_sum": sp.Symbol("beta", positive=True)}
+#: models that have a group (distance-m) version in the graph
+GROUPABLE = ("pure", "approx", "tv", "kl", "testing")
+TARGETS = ("none", "pure", "smooth", "approx", "tv", "kl", "local", "testing")
+SOURCES = ("none", "pure", "smooth", "approx", "tv", "kl", "local")
+_TITLES = {
+    "none": "no privacy", "pure": "ε-differential privacy", "smooth": "ε-smooth differential privacy",
+    "approx": "(ε,δ)-differential privacy", "tv": "α-total-variation privacy", "kl": "α-KL privacy",
+    "local": "ε-local differential privacy", "testing": "testing bound (min type I + type II error)",
+}
+
+RELEASE_ONE = ("Barber–Duchi Example 2 (release one at random): the channel that publishes one "
+               "uniformly chosen record of the sample verbatim is (1/n)-TV private and (0, 1/n)-DP "
+               "(δ(ε) = 1/n for every ε), yet the record it releases may be impossible under the "
+               "neighbouring sample, so its likelihood ratio and its KL divergence are infinite: it is "
+               "not ε-DP for any ε, nor α-KL private for any α. One individual loses all privacy.")
+GAUSS_KL = ("Gaussian mechanism: releasing the mean of records in [0,1] plus N(0, σ²) noise is α-KL "
+            "private with α = 1/(2n²σ²), but its likelihood ratio exp((z(μ−μ') − (μ²−μ'²)/2)/σ²) is "
+            "unbounded in the output z, so it is not ε-DP for any ε.")
+LOCAL_REASON = ("local privacy is a property of how the data are collected (each individual "
+                "privatises their own datum before it reaches anyone); a central guarantee concerns "
+                "only the curator's output. E.g. the Laplace mechanism on the sample mean is ε-DP but "
+                "needs every raw datum at the curator: it is not a local protocol at any level.")
+SMOOTH_REASON = ("ε-smooth DP requires Q(A|x) ≤ exp(ε ρ_n(x,x')) Q(A|x') with ρ_n = Σ ρ(x_i,x'_i) "
+                 "≤ d_ham, i.e. a ratio close to 1 for small changes of a record. Randomized response "
+                 "on 1{x_1 > 1/2} with ρ(a,b) = |a−b| is ε-DP, yet moving x_1 from 1/2 to 1/2+η "
+                 "changes its likelihood ratio by e^ε, so it is not ε'-smooth DP for any ε' < ε/η, "
+                 "i.e. for no fixed ε'. (With ρ the discrete metric, smooth DP is group privacy and "
+                 "coincides with ε-DP.)")
+KL_GROUP = ("KL divergence has no triangle inequality: α-KL privacy for neighbours bounds nothing for "
+            "samples differing in two entries (three distributions P0, P1, P2 with KL ≤ α between "
+            "consecutive ones in both directions can have KL(P0‖P2) arbitrarily large: put mass t on a "
+            "point under P1, t·e^{-C} under P2 and m0 under P0 with m0 log(m0/t) = α, C = α/t). Use "
+            "--to tv for a group guarantee.")
+
+
+# ------------------------------------------------------------------ relation records
+
+@dataclass(frozen=True)
+class Relation:
+    """One implication ``src ⇒ dst``.
+
+    ``out`` maps each level variable of ``dst`` to a sympy expression in the level symbols of ``src``
+    (and m); ``fn(state, m)`` is the same formula in numerically stable numpy form (works on floats and
+    arrays). ``kind``: ``"pair"`` (a per-pair statement, valid at any distance) or ``"group"``
+    (neighbour guarantee → distance-m guarantee). ``cap``: output keys clipped to [0, 1].
+    """
+
+    key: str
+    src: str
+    dst: str
+    out: dict
+    fn: Callable
+    title: str
+    source: str
+    derivation: str
+    status: str  # "paper" | "derived" | "definition"
+    tight: bool | None
+    tight_note: str = ""
+    kind: str = "pair"
+    paper_form: dict = field(default_factory=dict)
+
+    def apply_sym(self, state: dict) -> dict:
+        rep = {_SYM[k]: v for k, v in state.items()}
+        out = {}
+        for k, e in self.out.items():
+            e = sp.sympify(e)
+            try:
+                val = e.xreplace(rep)
+                bad = val.has(sp.nan, sp.zoo)
+            except (ValueError, TypeError):  # e.g. Min(1, nan): a removable 0/0
+                bad = True
+            if bad:  # removable singularity (e.g. group δ at ε = 0): take the limit in ε
+                w = sp.Dummy("w", positive=True)
+                rest = {s: v for s, v in rep.items() if s != eps}
+                inner = [a for a in e.args if a != 1][0] if isinstance(e, sp.Min) else e
+                lim = sp.limit(inner.xreplace({eps: w}).xreplace(rest), w, rep.get(eps, 0))
+                val = sp.Min(1, lim) if isinstance(e, sp.Min) else lim
+            out[k] = val
+        return out
+
+
+def _f(x):
+    return np.asarray(x, dtype=float)
+
+
+def _clip01(x):
+    return np.clip(x, 0.0, 1.0)
+
+
+def _log_expm1(x):
+    """log(e^x − 1) for x > 0 without overflow."""
+    x = _f(x)
+    big = x > 30
+    with np.errstate(over="ignore", divide="ignore"):
+        small = np.log(np.expm1(np.where(big, 1.0, x)))
+    return np.where(big, x + np.log1p(-np.exp(-np.where(big, x, 30.0))), small)
+
+
+def _group_delta(e, d, mm):
+    """δ (e^{mε} − 1)/(e^ε − 1) (= δ Σ_{j<m} e^{jε}), capped at 1, computed in logs."""
+    e, d, mm = np.broadcast_arrays(_f(e), _f(d), _f(mm))
+    pos = e > 0
+    ee = np.where(pos, e, 1.0)
+    with np.errstate(divide="ignore"):
+        # at ε = 0 the sum Σ_{j<m} e^{jε} is m
+        logv = np.log(d) + np.where(pos, _log_expm1(mm * ee) - _log_expm1(ee), np.log(mm))
+    return np.minimum(1.0, np.exp(np.minimum(logv, 0.0)))
+
+
+def _exp_neg(x):
+    return np.exp(-_f(x))
+
+
+RELATIONS: list[Relation] = [
+    Relation(
+        "smooth_pure", "smooth", "pure", {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
+        "ε-smooth DP ⇒ ε-DP",
+        "Barber–Duchi Def. 2 (ρ ≤ 1 so ρ_n ≤ d_ham)",
+        "ρ(a,b) ≤ 1 gives ρ_n(x,x') ≤ d_ham(x,x') = 1 for neighbours, so exp(ε ρ_n) ≤ e^ε.",
+        "paper", True, "equality for the discrete metric ρ(a,b) = 1{a≠b}",
+    ),
+    Relation(
+        "local_pure", "local", "pure", {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
+        "ε-LDP (sequentially interactive) ⇒ central ε-DP (replace-one)",
+        "Duchi–Jordan–Wainwright (local privacy definition); THEOREMS.md §1.6",
+        "The central channel is q(z_{1:n}|x) = Π_i q_i(z_i | x_i, z_{1:i-1}); replacing x_i changes one "
+        "factor, whose ratio is at most e^ε.",
+        "paper", True, "n = 1 (or any protocol where one factor attains e^ε)",
+    ),
+    Relation(
+        "pure_approx", "pure", "approx", {"eps": eps, "delta": sp.Integer(0)},
+        lambda s, mm: {"eps": _f(s["eps"]), "delta": np.zeros_like(_f(s["eps"]))},
+        "ε-DP ⇒ (ε, 0)-DP", "definition (Barber–Duchi Defs. 1, 3)", "δ = 0 in Def. 3.",
+        "definition", True, "",
+    ),
+    Relation(
+        "pure_tv", "pure", "tv", {"alpha": sp.tanh(eps / 2)},
+        lambda s, mm: {"alpha": np.tanh(_f(s["eps"]) / 2)},
+        "ε-DP ⇒ α-TV with α = (e^ε − 1)/(e^ε + 1) = tanh(ε/2)",
+        "Barber–Duchi Prop. 1, inequality (3), with Le Cam (4)",
+        "Prop. 1: every test has P_0(ψ=1) + e^ε P_1(ψ=0) ≥ 1 and P_1(ψ=0) + e^ε P_0(ψ=1) ≥ 1; adding, "
+        "type I + type II ≥ 2/(1+e^ε); Le Cam: the minimum is 1 − TV; so TV ≤ 1 − 2/(1+e^ε) = tanh(ε/2).",
+        "paper", True, "randomized response on one bit has TV exactly tanh(ε/2)",
+        paper_form={"alpha": (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
+    ),
+    Relation(
+        "approx_tv", "approx", "tv", {"alpha": sp.Min(1, sp.tanh(eps / 2) + delta * (1 - sp.tanh(eps / 2)))},
+        lambda s, mm: {"alpha": _clip01(np.tanh(_f(s["eps"]) / 2)
+                                        + _f(s["delta"]) * 2 / (1 + np.exp(np.minimum(_f(s["eps"]), 700))))},
+        "(ε,δ)-DP ⇒ α-TV with α = (e^ε − 1 + 2δ)/(e^ε + 1)",
+        "Barber–Duchi Prop. 1, inequality (3), with Le Cam (4)",
+        "Prop. 1: P_0(ψ=1) + e^ε P_1(ψ=0) ≥ 1 − δ and symmetrically; adding, type I + type II ≥ "
+        "2(1−δ)/(1+e^ε); so TV ≤ 1 − 2(1−δ)/(1+e^ε) = tanh(ε/2) + δ(1 − tanh(ε/2)).",
+        "paper", True,
+        "P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0) and its mirror image are (ε,δ)-DP with exactly this TV",
+        paper_form={"alpha": (sp.exp(eps) - 1 + 2 * delta) / (sp.exp(eps) + 1)},
+    ),
+    Relation(
+        "pure_kl", "pure", "kl", {"alpha": eps * sp.tanh(eps / 2)},
+        lambda s, mm: {"alpha": _f(s["eps"]) * np.tanh(_f(s["eps"]) / 2)},
+        "ε-DP ⇒ α-KL with α = ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)",
+        "THEOREMS.md §1.6 (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
+        "With L = log(p/q) ∈ [−ε, ε]: KL(P‖Q) + KL(Q‖P) = Σ (p − q) L ≤ ε Σ|p − q| = 2ε TV ≤ 2ε tanh(ε/2); "
+        "sharper, for each direction the maximum of the convex functional KL over the polytope of "
+        "ε-DP pairs is attained at an extreme pair with L ∈ {±ε}, where KL = ε·TV·... = ε tanh(ε/2) "
+        "(randomized response).",
+        "derived", True, "randomized response on one bit: KL = ε tanh(ε/2) exactly",
+        paper_form={"alpha": eps * (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
+    ),
+    Relation(
+        "kl_tv_pinsker", "kl", "tv", {"alpha": sp.Min(1, sp.sqrt(alpha / 2))},
+        lambda s, mm: {"alpha": _clip01(np.sqrt(_f(s["alpha"]) / 2))},
+        "α-KL ⇒ α'-TV with α' = sqrt(α/2) (Pinsker)",
+        "Barber–Duchi Section 4 (Pinsker's inequality)",
+        "Pinsker: TV(P,Q) ≤ sqrt(KL(P‖Q)/2).",
+        "paper", False, "approached only as α → 0 (Pinsker is not attained)",
+    ),
+    Relation(
+        "kl_tv_bh", "kl", "tv", {"alpha": sp.sqrt(1 - sp.exp(-alpha))},
+        lambda s, mm: {"alpha": np.sqrt(-np.expm1(-_f(s["alpha"])))},
+        "α-KL ⇒ α'-TV with α' = sqrt(1 − e^{−α}) (Bretagnolle–Huber)",
+        "Bretagnolle–Huber (1979); Tsybakov (2009) Lemma 2.6 — standard, not in Barber–Duchi",
+        "TV ≤ sqrt(1 − e^{−KL}); it beats Pinsker when α > 1.5936 (where α/2 = 1 − e^{−α}), and stays < 1.",
+        "derived", False, "",
+    ),
+    Relation(
+        "tv_approx", "tv", "approx", {"eps": sp.Integer(0), "delta": alpha},
+        lambda s, mm: {"eps": np.zeros_like(_f(s["alpha"])), "delta": _f(s["alpha"])},
+        "α-TV ⇒ (0, α)-DP (hence (ε, α)-DP for every ε ≥ 0)",
+        "definition: TV = sup_A |Q(A|x) − Q(A|x')|",
+        "TV ≤ α means Q(A|x) ≤ Q(A|x') + α = e^0 Q(A|x') + α for every A.",
+        "definition", True,
+        "no smaller δ at any ε: release-one-at-random with n = 1/α has δ(ε) = α for every ε",
+    ),
+    # ---- group privacy (neighbours → samples differing in up to m entries)
+    Relation(
+        "group_pure", "pure", "pure", {"eps": m * eps}, lambda s, mm: {"eps": mm * _f(s["eps"])},
+        "ε-DP ⇒ mε-DP for groups of m",
+        "Dwork–Roth (2014) Thm 2.2; Barber–Duchi §3.2",
+        "Chain x = x^0, x^1, ..., x^m = x' of neighbours: Q(A|x) ≤ e^ε Q(A|x^1) ≤ ... ≤ e^{mε} Q(A|x').",
+        "paper", True, "the geometric mechanism on a count attains e^{mε}", kind="group",
+    ),
+    Relation(
+        "group_approx", "approx", "approx",
+        {"eps": m * eps, "delta": sp.Min(1, delta * (sp.exp(m * eps) - 1) / (sp.exp(eps) - 1))},
+        lambda s, mm: {"eps": mm * _f(s["eps"]), "delta": _group_delta(s["eps"], s["delta"], mm)},
+        "(ε,δ)-DP ⇒ (mε, δ (e^{mε} − 1)/(e^ε − 1))-DP for groups of m",
+        "Dwork–Roth (2014) §2.3; THEOREMS.md §1.4",
+        "Along the chain, Q(A|x^0) ≤ e^ε Q(A|x^1) + δ ≤ e^{2ε} Q(A|x^2) + e^ε δ + δ ≤ ... ≤ e^{mε} Q(A|x^m) "
+        "+ δ Σ_{j<m} e^{jε}, and Σ_{j<m} e^{jε} = (e^{mε} − 1)/(e^ε − 1).",
+        "derived", None, "not known to be tight", kind="group",
+    ),
+    Relation(
+        "group_tv", "tv", "tv", {"alpha": sp.Min(1, m * alpha)},
+        lambda s, mm: {"alpha": _clip01(mm * _f(s["alpha"]))},
+        "α-TV ⇒ mα-TV for groups of m",
+        "triangle inequality for TV",
+        "TV(Q_x, Q_x') ≤ Σ_j TV(Q_{x^{j-1}}, Q_{x^j}) ≤ mα along a chain of neighbours.",
+        "derived", True, "release-one-at-random with m changed records: TV = m/n = mα", kind="group",
+    ),
+    # ---- the testing view: minimal type I + type II error (larger is stronger)
+    Relation(
+        "tv_testing", "tv", "testing", {"error_sum": 1 - alpha},
+        lambda s, mm: {"error_sum": 1 - _f(s["alpha"])},
+        "α-TV ⇒ type I + type II ≥ 1 − α",
+        "Barber–Duchi Def. 4, inequality (5); Le Cam (4)",
+        "inf_ψ P_0(ψ=1) + P_1(ψ=0) = 1 − TV(P_0, P_1) ≥ 1 − α.",
+        "paper", True, "attained by the likelihood-ratio test",
+    ),
+    Relation(
+        "pure_testing", "pure", "testing", {"error_sum": 2 / (1 + sp.exp(eps))},
+        lambda s, mm: {"error_sum": 2 * np.exp(-_f(s["eps"])) / (1 + np.exp(-_f(s["eps"])))},
+        "ε-DP ⇒ type I + type II ≥ 2/(1 + e^ε)",
+        "Barber–Duchi Prop. 1, inequality (3)",
+        "add P_0(ψ=1) + e^ε P_1(ψ=0) ≥ 1 and its mirror image.",
+        "paper", True, "randomized response on one bit",
+    ),
+    Relation(
+        "approx_testing", "approx", "testing", {"error_sum": 2 * (1 - delta) / (1 + sp.exp(eps))},
+        lambda s, mm: {"error_sum": 2 * (1 - _f(s["delta"])) * np.exp(-_f(s["eps"]))
+                       / (1 + np.exp(-_f(s["eps"])))},
+        "(ε,δ)-DP ⇒ type I + type II ≥ 2(1 − δ)/(1 + e^ε)",
+        "Barber–Duchi Prop. 1, inequality (3)",
+        "add P_0(ψ=1) + e^ε P_1(ψ=0) ≥ 1 − δ and its mirror image.",
+        "paper", True, "the 4-point pair of the approx ⇒ tv relation",
+    ),
+    Relation(
+        "kl_testing_bh", "kl", "testing",
+        {"error_sum": sp.exp(-alpha) / (1 + sp.sqrt(1 - sp.exp(-alpha)))},
+        lambda s, mm: {"error_sum": np.exp(-_f(s["alpha"])) / (1 + np.sqrt(-np.expm1(-_f(s["alpha"]))))},
+        "α-KL ⇒ type I + type II ≥ 1 − sqrt(1 − e^{−α}) (≥ e^{−α}/2)",
+        "Bretagnolle–Huber; Tsybakov (2009) Lemma 2.6 and Thm 2.2(iii)",
+        "1 − TV with TV ≤ sqrt(1 − e^{−α}), written as e^{−α}/(1 + sqrt(1 − e^{−α})) (no cancellation "
+        "for large α).",
+        "derived", False, "",
+    ),
+]
+
+RELATIONS_BY_KEY = {r.key: r for r in RELATIONS}
+
+
+# ------------------------------------------------------------------ the graph search
+
+@dataclass
+class Candidate:
+    path: list  # relation keys
+    nodes: list  # [(model, g), ...]
+    numeric: dict  # level key -> float
+    symbolic: dict  # level key -> sympy expr
+
+    def steps(self) -> list:
+        return [n if g == 1 else f"{n}[group m]" for n, g in self.nodes]
+
+
+def _edges(grouped: bool):
+    """(from_node, to_node, relation) triples; g ∈ {1, 'm'}."""
+    out = []
+    for r in RELATIONS:
+        if r.kind == "group":
+            if grouped:
+                out.append(((r.src, 1), (r.dst, "m"), r))
+            continue
+        out.append(((r.src, 1), (r.dst, 1), r))
+        if grouped and r.src in GROUPABLE and r.dst in GROUPABLE:
+            out.append(((r.src, "m"), (r.dst, "m"), r))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _paths(src: str, dst: str, grouped: bool) -> tuple:
+    """All simple chains of relations from (src, 1) to (dst, g) (g = m if grouped and dst is
+    groupable, else 1), as tuples of (relation, to_node)."""
+    target = (dst, "m" if grouped and dst in GROUPABLE else 1)
+    edges = _edges(grouped)
+    found = []
+
+    def dfs(node, chain, seen):
+        if node == target:
+            found.append(tuple(chain))
+            return
+        for a, b, r in edges:
+            if a == node and b not in seen:
+                dfs(b, chain + [(r, b)], seen | {b})
+
+    dfs((src, 1), [], {(src, 1)})
+    return tuple(found)
+
+
+def _initial_state(model: str, level: float, dlt: float | None):
+    if model == "approx":
+        return {"eps": level, "delta": dlt}, {"eps": eps, "delta": delta}
+    key = LEVEL_KEYS[model][0]
+    return {key: level}, {key: _SYM[key]}
+
+
+def _evaluate(src: str, chain, level, dlt, group: int, symbolic: bool = True) -> Candidate:
+    num, sym = _initial_state(src, level, dlt)
+    nodes = [(src, 1)]
+    for r, node in chain:
+        num = r.fn(num, group)
+        if symbolic:
+            sym = r.apply_sym(sym)
+        nodes.append(node)
+    num = {k: float(np.asarray(v)) for k, v in num.items()}
+    return Candidate([r.key for r, _ in chain], nodes, num, sym if symbolic else {})
+
+
+def _better(dst: str, a: Candidate, b: Candidate) -> bool:
+    """Is a strictly preferable to b (tighter; ties broken by fewer steps)?"""
+    if dst == "approx":
+        ae, ad, be, bd = a.numeric["eps"], a.numeric["delta"], b.numeric["eps"], b.numeric["delta"]
+        a_dom = ae <= be and ad <= bd and (ae < be or ad < bd)
+        b_dom = be <= ae and bd <= ad and (be < ae or bd < ad)
+        if a_dom != b_dom:
+            return a_dom
+        return _simpler(a, b)
+    key = LEVEL_KEYS[dst][0]
+    va, vb = a.numeric[key], b.numeric[key]
+    tol = 1e-12 * max(1.0, abs(va), abs(vb))
+    if abs(va - vb) > tol:
+        return va > vb if dst == "testing" else va < vb
+    return _simpler(a, b)
+
+
+_STATUS_RANK = {"definition": 0, "paper": 1, "derived": 2}
+
+
+def _simpler(a: Candidate, b: Candidate) -> bool:
+    """Tie-break between equally tight chains: fewer steps, then fewer derived (non-paper) steps."""
+    def key(c):
+        return (len(c.path), sum(_STATUS_RANK[RELATIONS_BY_KEY[k].status] == 2 for k in c.path))
+    return key(a) < key(b)
+
+
+def _pareto(cands: list) -> list:
+    out = []
+    for c in cands:
+        dominated = any(
+            o is not c and o.numeric["eps"] <= c.numeric["eps"] and o.numeric["delta"] <= c.numeric["delta"]
+            and (o.numeric["eps"] < c.numeric["eps"] or o.numeric["delta"] < c.numeric["delta"])
+            for o in cands)
+        if not dominated:
+            out.append(c)
+    return out
+
+
+def _best(src, dst, level, dlt, group, symbolic=True):
+    chains = _paths(src, dst, group > 1)
+    cands = [_evaluate(src, ch, level, dlt, group, symbolic) for ch in chains]
+    if not cands:
+        return None, []
+    best = cands[0]
+    for c in cands[1:]:
+        if _better(dst, c, best):
+            best = c
+    return best, cands
+
+
+# ------------------------------------------------------------------ public numeric helpers
 
 def tv_level(model: str, eps: float, delta: float | None = None) -> float:
-    """TV-privacy level α implied by a central guarantee (THEOREMS.md §1.6), capped at 1.
+    """TV-privacy level α implied by a guarantee of ``model`` at level ``eps`` (THEOREMS.md §1.6),
+    in [0, 1]: the tightest chain of relations to ``tv`` (one source of truth with :func:`convert`).
 
-    - pure / smooth ε-DP: α = (e^ε − 1)/(e^ε + 1) = tanh(ε/2) (tight); smooth DP implies pure DP.
-    - (ε,δ)-DP: α = (e^ε − 1 + 2δ)/(e^ε + 1).
-    - α-KL: α' = sqrt(α/2) (Pinsker).
-    - α-TV: α itself.
-    - none: 1 (no constraint).
+    - pure / smooth / local ε: tanh(ε/2) = (e^ε − 1)/(e^ε + 1) (tight);
+    - approx (ε, δ): (e^ε − 1 + 2δ)/(e^ε + 1) (tight);
+    - kl α: min(sqrt(α/2), sqrt(1 − e^{−α})) (Pinsker, Bretagnolle–Huber);
+    - tv α: α; none: 1 (no constraint).
+    ``eps`` may be a numpy array (the result is then an array).
     """
     if model == "none":
-        return 1.0
-    if model in ("pure", "smooth"):
-        return math.tanh(eps / 2.0)
+        return 1.0 if np.ndim(eps) == 0 else np.ones_like(_f(eps))
+    if model not in SOURCES:
+        raise ValueError(f"no TV level for privacy model {model!r}")
+    if model == "approx" and delta is None:
+        raise ValueError("tv_level('approx', ...) needs delta")
+    vals = [_numeric_chain(model, ch, eps, delta, 1)["alpha"] for ch in _paths(model, "tv", False)]
+    out = _clip01(np.minimum.reduce([_f(v) for v in vals]))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _numeric_chain(src, chain, level, dlt, group):
+    num, _ = _initial_state(src, level, dlt)
+    for r, _node in chain:
+        num = r.fn(num, group)
+    return num
+
+
+def testing_error_bound(model: str, eps: float | None = None, delta: float | None = None,
+                        group: int = 1) -> float:
+    """Lower bound on type I + type II error of any test between neighbouring samples (samples
+    differing in up to ``group`` entries) under ``model`` at level ``eps`` (α for tv/kl).
+
+    ε-DP: 2/(1+e^ε); (ε,δ)-DP: 2(1−δ)/(1+e^ε) (Barber–Duchi Prop. 1 (3)); α-TV: 1 − α (Le Cam); α-KL:
+    1 − min(sqrt(α/2), sqrt(1 − e^{−α})); none: 0. All tight except KL.
+    """
+    model = _model_name(model, "privacy", SOURCES)
+    if model == "none":
+        return 0.0
+    level, dlt = _parse_levels(model, eps, delta, "privacy")
+    best, _ = _best(model, "testing", level, dlt, _parse_group(group), symbolic=False)
+    return max(0.0, best.numeric["error_sum"])
+
+
+def type2_lower_bound(model: str, eps: float | None, delta: float | None, type1: float) -> float:
+    """Smallest type II error of any test with type I error ``type1`` between neighbouring samples.
+
+    (ε,δ)-DP (pure: δ = 0): ``max{0, 1 − δ − e^ε a, e^{−ε}(1 − δ − a)}`` — Barber–Duchi Prop. 1 (2)
+    in both directions; this is exactly the (ε,δ) trade-off curve (tight). α-TV (and α-KL through its
+    TV level): ``max{0, 1 − α − a}``. none: 0.
+    """
+    model = _model_name(model, "privacy", SOURCES)
+    a = float(type1)
+    if not 0.0 <= a <= 1.0:
+        raise InputError("type1", "must be in [0, 1]", type1)
+    if model == "none":
+        return 0.0
+    level, dlt = _parse_levels(model, eps, delta, "privacy")
+    if model in ("pure", "smooth", "local", "approx"):
+        d = dlt if model == "approx" else 0.0
+        first = 1.0 - d - (a * math.exp(level) if level < 700.0 else (math.inf if a > 0 else 0.0))
+        return max(0.0, first, (1.0 - d - a) * math.exp(-level))
+    al = tv_level(model, level, dlt)
+    return max(0.0, 1.0 - al - a)
+
+
+# ------------------------------------------------------------------ CHTP (Theorem 1, derived forms)
+
+CHTP_FORWARD_EXPR = 1 - (gamma - delta) / (sp.exp(2 * eps) * gamma + sp.exp(eps) * delta)
+CHTP_PURE_EXPR = sp.tanh(eps / 2)
+CHTP_CONVERSE_EXPR = sp.log((1 + 2 * alpha) / (1 - 2 * alpha))
+
+
+def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
+    """(ε,δ)-DP ⇒ (α,γ)-CHTP (Barber–Duchi Theorem 1, forward; constants derived, THEOREMS.md §1.6).
+
+    CHTP (Def. 8): for neighbours x, x', every output set S with Q(S|x) ≥ γ and every test ψ,
+    ``Q(ψ=1 | x, S) + Q(ψ=0 | x', S) ≥ 1 − α``. Returned:
+
+    - ``alpha`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (derived; the proof of A.3.1): with
+      s = Q(S|x) ≥ γ, rejection region A: Q(A^c|x', S) ≥ (Q(A^c∩S|x) − δ)/(e^{2ε}s + e^ε δ) because
+      Q(S|x') ≤ e^ε s + δ, and Q(A|x,S) ≥ Q(A∩S|x)/(e^{2ε}s + e^ε δ); adding gives
+      (s − δ)/(e^{2ε}s + e^ε δ), increasing in s, so ≥ (γ − δ)/(e^{2ε}γ + e^ε δ).
+    - ``alpha_pure`` (δ = 0 only) = ``tanh(ε/2)`` for every γ > 0 (derived by boundcalc; tight, and
+      much smaller than the general form's 1 − e^{−2ε}): given S, the two conditional laws have
+      likelihood ratio (q/q')(s'/s) with q/q' ∈ [e^{−ε}, e^ε], so its range [L, U] has U/L ≤ e^{2ε} and
+      contains 1; the largest TV for such a pair is (U−1)(1−L)/(U−L), maximised at U = 1/L = e^ε,
+      i.e. tanh(ε/2). Conditioning does not help the adversary under pure DP.
+    Both are checked by brute force over every conditioning set of random finite channels.
+    """
+    e = _pos(eps, "eps")
+    d = float(delta)
+    g = float(gamma)
+    if not 0.0 <= d < 1.0:
+        raise InputError("delta", "must be in [0, 1)", delta)
+    if not d < g <= 1.0:
+        raise InputError("gamma", "must satisfy delta < gamma <= 1", gamma)
+    em = math.exp(-min(e, 700.0))
+    # (γ−δ)/(e^{2ε}γ + e^ε δ) = e^{−2ε}(γ−δ)/(γ + e^{−ε}δ)
+    err = em * em * (g - d) / (g + em * d)
+    out = {
+        "alpha": 1.0 - err, "min_error_sum": err, "gamma": g, "eps": e, "delta": d,
+        "expr": str(CHTP_FORWARD_EXPR), "latex": sp.latex(CHTP_FORWARD_EXPR),
+        "status": "derived", "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)",
+        "condition": "conditioning sets S with Q(S|x) ≥ γ > δ",
+    }
+    if d == 0.0:
+        out["alpha_pure"] = math.tanh(e / 2)
+        out["min_error_sum_pure"] = 2 * em / (1 + em)
+        out["expr_pure"] = str(CHTP_PURE_EXPR)
+    return out
+
+
+def dp_from_chtp(alpha: float, gamma: float) -> dict:
+    """(α,γ)-CHTP for every less informative channel Q' ⪯ Q, α < 1/2 ⇒ (ε,δ)-DP with
+    ``ε = log((1+2α)/(1−2α))`` (= 2 artanh(2α)), ``δ = γ`` (Barber–Duchi Theorem 1, converse; form
+    derived, THEOREMS.md §1.6). Equivalently α = tanh(ε/2)/2.
+
+    Why (checked by brute force): if Q is not (ε,γ)-DP, some A has p = Q(A|x) > e^ε Q(A|x') + γ. The
+    garbling Q' = (Z, U), U uniform, conditioned on S = A×[0,t_A] ∪ A^c×[0,t_C], lets the test
+    1{Z ∉ A} reach conditional TV tanh(log(R)/4) (R = the odds ratio of A, > e^ε), and
+    tanh(ε/4) ≥ tanh(ε/2)/2 = α, contradicting CHTP.
+    """
+    a = float(alpha)
+    g = float(gamma)
+    if not 0.0 < a < 0.5:
+        raise InputError("alpha", "must be in (0, 1/2)", alpha)
+    if not 0.0 < g < 1.0:
+        raise InputError("gamma", "must be in (0, 1)", gamma)
+    return {
+        "eps": 2.0 * math.atanh(2.0 * a), "delta": g, "expr": str(CHTP_CONVERSE_EXPR),
+        "latex": sp.latex(CHTP_CONVERSE_EXPR), "status": "derived",
+        "source": "Barber–Duchi Theorem 1 (converse), form derived (THEOREMS.md §1.6)",
+        "condition": "CHTP must hold for every less informative channel Q' ⪯ Q (CHTP is not inherited)",
+    }
+
+
+# ------------------------------------------------------------------ validation
+
+def _model_name(name, param, allowed):
+    key = str(name).strip().lower() if name is not None else ""
+    if key not in allowed:
+        raise InputError(param, "must be one of " + ", ".join(allowed), name)
+    return key
+
+
+def _pos(x, name):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise InputError(name, "must be a number > 0", x) from None
+    if isinstance(x, bool) or not math.isfinite(v) or v <= 0:
+        raise InputError(name, "must be a number > 0", x)
+    return v
+
+
+def _parse_group(group) -> int:
+    if isinstance(group, bool):
+        raise InputError("group", "must be an integer >= 1", group)
+    try:
+        g = float(group)
+    except (TypeError, ValueError):
+        raise InputError("group", "must be an integer >= 1", group) from None
+    if not math.isfinite(g) or g < 1 or g != math.floor(g) or g > 1e9:
+        raise InputError("group", "must be an integer >= 1 (and <= 1e9)", group)
+    return int(g)
+
+
+def _parse_levels(model, eps_value, delta_value, param):
+    from .privacy import DELTA, get_model
+
+    spec = get_model(model)
+    if spec.level is None:
+        return None, None
+    level = spec.level.parse(spec.level.default if eps_value is None else eps_value)
     if model == "approx":
-        # (e^ε − 1 + 2δ)/(e^ε + 1) written to avoid overflow for large ε
-        return min(1.0, (-math.expm1(-eps) + 2.0 * delta * math.exp(-eps)) / (1.0 + math.exp(-eps)))
-    if model == "kl":
-        return min(1.0, math.sqrt(eps / 2.0))
-    if model == "tv":
-        return float(eps)
-    raise ValueError(f"no TV level for privacy model {model!r}")
+        dlt = DELTA.parse(DELTA.default if delta_value is None else delta_value)
+    else:
+        if delta_value is not None:
+            raise InputError("delta", f"is only used with --{param} approx, not with {model}", delta_value)
+        dlt = None
+    return float(level), (None if dlt is None else float(dlt))
+
+
+# ------------------------------------------------------------------ convert
+
+@dataclass
+class Conversion:
+    """Result of :func:`convert`. ``value`` is the implied level (ε for pure/smooth/local/approx, α for
+    tv/kl, the error-sum bound for testing), ``delta`` the implied δ for approx; ``None`` where no
+    guarantee follows or none is needed."""
+
+    from_model: str
+    to_model: str
+    params: dict
+    holds: bool
+    value: float | None = None
+    delta: float | None = None
+    expr: str | None = None
+    latex: str | None = None
+    delta_expr: str | None = None
+    path: list = field(default_factory=list)
+    relations: list = field(default_factory=list)
+    source: str | None = None
+    derivation: str | None = None
+    status: str | None = None
+    tight: bool | None = None
+    tight_note: str | None = None
+    reason: str | None = None
+    note: str | None = None
+    vacuous: bool = False
+    candidates: list = field(default_factory=list)
+    testing: dict = field(default_factory=dict)
+    chtp: dict | None = None
+
+    def to_dict(self) -> dict:
+        out = {
+            "from": self.from_model, "to": self.to_model, "params": dict(self.params),
+            "holds": self.holds, "value": _clean(self.value), "delta": _clean(self.delta),
+            "expr": self.expr, "latex": self.latex, "delta_expr": self.delta_expr,
+            "path": list(self.path), "relations": list(self.relations), "source": self.source,
+            "derivation": self.derivation, "status": self.status, "tight": self.tight,
+            "tight_note": self.tight_note, "reason": self.reason, "note": self.note,
+            "vacuous": self.vacuous, "candidates": _clean(self.candidates),
+            "testing": _clean(self.testing), "chtp": _clean(self.chtp),
+        }
+        return out
+
+    def to_text(self) -> str:
+        p = self.params
+        lvl = _describe(self.from_model, p.get("eps"), p.get("delta"))
+        grp = f" (for samples differing in up to {p['group']} entries)" if p.get("group", 1) > 1 else ""
+        lines = [f"{lvl}  ⇒  {_TITLES.get(self.to_model, self.to_model)}{grp}"]
+        if not self.holds:
+            lines.append("  no guarantee follows.")
+            if self.reason:
+                lines.append(f"  why: {self.reason}")
+        elif self.value is None:
+            lines.append(f"  holds trivially. {self.reason or ''}".rstrip())
+        else:
+            if self.to_model == "approx":
+                lines.append(f"  implied: (ε, δ) = ({_g(self.value)}, {_g(self.delta)})"
+                             + ("  [vacuous]" if self.vacuous else ""))
+                lines.append(f"  formula: ε = {self.expr},  δ = {self.delta_expr}")
+            elif self.to_model == "testing":
+                lines.append(f"  implied: type I + type II error ≥ {_g(self.value)}")
+                lines.append(f"  formula: {self.expr}")
+            else:
+                name = "α" if self.to_model in ("tv", "kl") else "ε"
+                lines.append(f"  implied: {name} = {_g(self.value)}" + ("  [vacuous]" if self.vacuous else ""))
+                lines.append(f"  formula: {name} = {self.expr}")
+            lines.append(f"  via: {' → '.join(self.path)}   ({self.status}"
+                         + ("; tight" if self.tight else "") + ")")
+            if self.source:
+                lines.append(f"  source: {self.source}")
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        t = self.testing or {}
+        if t.get("min_error_sum") is not None:
+            lines.append(f"  testing: any test between neighbouring samples has type I + type II ≥ "
+                         f"{_g(t['min_error_sum'])} under the source guarantee")
+        return "\n".join(lines)
+
+
+def _g(x):
+    return "null" if x is None else f"{x:.6g}"
+
+
+def _describe(model, e, d):
+    if model == "none":
+        return "no privacy"
+    if model == "approx":
+        return f"({_g(e)}, {_g(d)})-DP"
+    name = {"pure": "ε-DP", "smooth": "ε-smooth DP", "local": "ε-LDP", "tv": "α-TV privacy",
+            "kl": "α-KL privacy"}[model]
+    return f"{name} with {'α' if model in ('tv', 'kl') else 'ε'} = {_g(e)}"
+
+
+def _clean(x):
+    """JSON-safe copy: floats that are NaN/inf become None."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.floating, np.integer)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+_NO_GUARANTEE = {
+    ("tv", "pure"): RELEASE_ONE, ("tv", "kl"): RELEASE_ONE, ("approx", "pure"): RELEASE_ONE,
+    ("approx", "kl"): RELEASE_ONE, ("kl", "pure"): GAUSS_KL,
+}
+
+
+def _no_guarantee_reason(src, dst, group):
+    if src == "none":
+        return ("without privacy any channel qualifies, including the one that releases the sample "
+                "itself, which satisfies no privacy definition")
+    if dst == "local":
+        return LOCAL_REASON
+    if dst == "smooth":
+        return SMOOTH_REASON
+    if (src, dst) in _NO_GUARANTEE:
+        return _NO_GUARANTEE[(src, dst)]
+    if dst == "kl" and src == "kl" and group > 1:
+        return KL_GROUP
+    return f"no chain of known implications leads from {src} to {dst}"
+
+
+def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
+    """Translate a privacy guarantee into another definition (Barber–Duchi Section 2).
+
+    ``eps`` is the level of ``from_model`` (ε for pure/smooth/approx/local, α for tv/kl; the model's
+    default if None), ``delta`` the δ of approx. ``to_model`` is a privacy model or ``"testing"``
+    (the bound on type I + type II errors). With ``group = m > 1`` the target guarantee is for samples
+    differing in up to m entries. Every chain of relations is evaluated and the tightest kept; the
+    others are listed in ``candidates``. Raises :class:`InputError` on invalid input.
+    """
+    src = _model_name(from_model, "from", SOURCES)
+    dst = _model_name(to_model, "to", TARGETS)
+    g = _parse_group(group)
+    if src == "none":
+        if eps is not None:
+            _pos(eps, "eps")
+        if delta is not None:
+            raise InputError("delta", "is only used with --from approx, not with none", delta)
+        level, dlt = None, None
+    else:
+        level, dlt = _parse_levels(src, eps, delta, "from")
+    params = {"eps": level, "delta": dlt, "group": g}
+    res = Conversion(src, dst, params, holds=False)
+
+    if src != "none":
+        res.testing = _testing_view(src, level, dlt, g)
+        res.chtp = _chtp_view(src, level, dlt)
+
+    if dst == "none":
+        res.holds = True
+        res.path = [src, "none"]
+        res.status = "definition"
+        res.reason = "every channel satisfies 'no privacy'"
+        return res
+    if src == "none":
+        res.holds = False
+        res.reason = _no_guarantee_reason(src, dst, g)
+        res.testing = {"min_error_sum": 0.0, "note": "without privacy a test can be error-free"}
+        return res
+
+    note = None
+    eff_group = g
+    if dst in ("smooth", "local"):
+        if g > 1:
+            note = (f"{dst} privacy is not a neighbour-only guarantee; --group is not applied "
+                    f"(use --to pure for the group guarantee)")
+        eff_group = 1
+    best, cands = _best(src, dst, level, dlt, eff_group)
+    if best is None:
+        res.holds = False
+        res.reason = _no_guarantee_reason(src, dst, g)
+        res.note = note
+        return res
+
+    res.holds = True
+    keys = LEVEL_KEYS[dst]
+    res.value = best.numeric[keys[0]]
+    res.expr = str(best.symbolic[keys[0]])
+    res.latex = sp.latex(best.symbolic[keys[0]])
+    if dst == "approx":
+        res.delta = best.numeric["delta"]
+        res.delta_expr = str(best.symbolic["delta"])
+        res.latex = f"\\varepsilon = {res.latex},\\ \\delta = {sp.latex(best.symbolic['delta'])}"
+    res.path = best.steps()
+    res.relations = best.path
+    rels = [RELATIONS_BY_KEY[k] for k in best.path]
+    if not rels:
+        res.status = "definition"
+        res.source = "identity"
+        res.derivation = "the same guarantee"
+        res.tight = True
+    else:
+        res.source = "; ".join(r.source for r in rels)
+        res.derivation = " Then: ".join(f"[{r.title}] {r.derivation}" for r in rels)
+        order = {"definition": 0, "paper": 1, "derived": 2}
+        res.status = max((r.status for r in rels), key=lambda s: order[s])
+        if res.status == "definition":
+            res.status = "paper"
+        if len(rels) == 1:
+            res.tight = rels[0].tight
+            res.tight_note = rels[0].tight_note or None
+        else:
+            res.tight = None
+            res.tight_note = "a chain of relations: tightness not established"
+    if dst in ("tv",):
+        res.vacuous = res.value >= 1.0
+    if dst == "approx":
+        res.vacuous = res.delta >= 1.0
+    if dst == "testing":
+        res.vacuous = res.value <= 0.0
+    if dst == "approx" and src in ("tv", "kl"):
+        note = ((note + " ") if note else "") + (
+            "The (0, δ) guarantee holds for every ε ≥ 0, and no smaller δ follows at any ε: "
+            + "release-one-at-random with n = 1/α has δ(ε) = α for every ε.")
+    res.note = note
+    pref = [c for c in (cands if dst != "approx" else _pareto(cands))]
+    res.candidates = [
+        {"path": c.steps(), "relations": c.path,
+         **{k: c.numeric[k] for k in keys}, "expr": str(c.symbolic[keys[0]]),
+         "best": c is best, "pareto": (c in pref) if dst == "approx" else None}
+        for c in cands
+    ]
+    return res
+
+
+def _testing_view(src, level, dlt, g):
+    best, _ = _best(src, "testing", level, dlt, 1, symbolic=True)
+    out = {
+        "min_error_sum": max(0.0, best.numeric["error_sum"]),
+        "expr": str(best.symbolic["error_sum"]),
+        "path": best.steps(),
+        "source": "; ".join(RELATIONS_BY_KEY[k].source for k in best.path),
+        "meaning": "any test between neighbouring samples x, x' has P_x(ψ=1) + P_x'(ψ=0) ≥ min_error_sum",
+        "type2_at_type1": {str(a): type2_lower_bound(src, level, dlt, a) for a in (0.01, 0.05, 0.1)},
+    }
+    if g > 1:
+        bg, _ = _best(src, "testing", level, dlt, g, symbolic=True)
+        out["min_error_sum_group"] = max(0.0, bg.numeric["error_sum"])
+        out["group"] = g
+    return out
+
+
+def _chtp_view(src, level, dlt):
+    if src in ("pure", "smooth", "local"):
+        c = chtp_from_dp(level, 0.0, 1.0)
+        return {"alpha": c["alpha_pure"], "min_error_sum": c["min_error_sum_pure"], "expr": c["expr_pure"],
+                "gamma": "any γ > 0", "status": "derived",
+                "source": "Barber–Duchi Theorem 1 (forward); tight pure-DP form derived by boundcalc",
+                "paper_form_alpha": 1.0 - math.exp(-2.0 * min(level, 700.0)),
+                "paper_form_expr": str(CHTP_FORWARD_EXPR.subs(delta, 0).simplify())}
+    if src == "approx":
+        vals = {}
+        for mult in (2.0, 10.0, 100.0):
+            gm = mult * dlt
+            if gm <= 1.0:
+                vals[f"{gm:.6g}"] = chtp_from_dp(level, dlt, gm)["alpha"]
+        return {"alpha_at_gamma": vals, "expr": str(CHTP_FORWARD_EXPR), "status": "derived",
+                "condition": "conditioning sets of probability ≥ γ > δ",
+                "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)"}
+    return None
