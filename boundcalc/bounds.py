@@ -89,7 +89,7 @@ class Bound:
             cache[backend] = (args, sp.lambdify(args, self.expr, modules=modules))
         return cache[backend]
 
-    def evaluate(self, values: dict, free: dict | None = None) -> np.ndarray:
+    def evaluate(self, values: dict, free: dict | None = None, fallback: bool = True) -> np.ndarray:
         """Evaluate at parameter ``values`` (floats or arrays, by name) and free-parameter values.
 
         Vectorised: arrays broadcast. Points where float64 gives a non-finite result are re-done in
@@ -105,7 +105,7 @@ class Bound:
         if out.ndim == 0:
             out = np.asarray(float(out))
         bad = ~np.isfinite(out)
-        if bad.any():
+        if fallback and bad.any():
             out = np.array(out, dtype=float, copy=True)
             argvals = np.broadcast_arrays(*[np.asarray(allv[a.name], float) for a in args]) if args else []
             idx = np.argwhere(bad) if out.ndim else [()]
@@ -122,7 +122,7 @@ class Bound:
             try:
                 val = fn(*[mpmath.mpf(point[a.name]) for a in args])
                 val = float(mpmath.re(val))
-            except (ValueError, ZeroDivisionError, TypeError, OverflowError):
+            except Exception:  # mpmath raises several kinds (NoConvergence, ...): the point is unusable
                 return math.nan
         return val if math.isfinite(val) else math.nan
 

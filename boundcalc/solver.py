@@ -63,7 +63,7 @@ def optimise(bound: Bound, values: dict) -> Solution:
 
     def score(points: np.ndarray) -> np.ndarray:
         free = {fp.name: points[:, j] for j, fp in enumerate(bound.free)}
-        vals = np.broadcast_to(bound.evaluate(values, free), (points.shape[0],))
+        vals = np.broadcast_to(bound.evaluate(values, free, fallback=False), (points.shape[0],))
         out = sign * vals
         return np.where(np.isfinite(out), out, -np.inf)
 

@@ -1,0 +1,266 @@
+"""Command-line front end (argparse). No mathematics here: it parses, calls the API, prints.
+
+Problem-specific parameters (``--k``, ``--model``, ``--s`` ...) are not hard-coded: any
+``--name value`` pair after the known options is handed to the problem, whose ParamSpecs validate
+it. Exit codes: 0 success, 2 bad input (one line on stderr), 1 internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+COMMON = ("n", "eps", "delta", "d", "r", "alpha")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's own default prints usage too)
+        raise UsageError(message)
+
+
+def _add_problem_args(p, need_privacy=True, privacy_default=None):
+    p.add_argument("--problem", required=True, help="problem name (see `boundcalc list`)")
+    if need_privacy:
+        p.add_argument("--privacy", default=privacy_default, required=privacy_default is None,
+                       help="none, pure, smooth, approx, tv, kl, local")
+    p.add_argument("--n", help="sample size (default 1000)")
+    p.add_argument("--eps", help="privacy level: ε (pure/smooth/approx/local) or α (tv/kl) (default 1)")
+    p.add_argument("--alpha", help="alias of --eps for tv/kl")
+    p.add_argument("--delta", help="δ of (ε,δ)-DP (approx only; default 1e-6)")
+    p.add_argument("--d", help="dimension (default 1)")
+    p.add_argument("--r", help="radius / moment bound (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="boundcalc", description="Minimax bounds for private statistical estimation.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("rate", help="minimax rate, certified lower and upper bounds")
+    _add_problem_args(p)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="one JSON object")
+    g.add_argument("--latex", action="store_true", help="LaTeX table")
+
+    p = sub.add_parser("check", help="simulate the upper-bound mechanism against the certified bounds")
+    _add_problem_args(p)
+    p.add_argument("--reps", default="200", help="repetitions per n (default 200)")
+    p.add_argument("--seed", default="0", help="random seed (default 0)")
+    p.add_argument("--ns", help="comma-separated sample sizes (default: the problem's grid)")
+    p.add_argument("--plot", help="write a PNG of the check to this file")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("plan", help="sample size (or privacy level) needed for a target error")
+    _add_problem_args(p)
+    p.add_argument("--target", help="target risk (comma-separated for several)")
+    p.add_argument("--solve", default=None, help="n or eps: what to solve for (default n)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("table", help="table of bounds across privacy models")
+    _add_problem_args(p, need_privacy=False)
+    p.add_argument("--privacy", help="comma-separated privacy models (default: all of the problem's)")
+    p.add_argument("--format", default="text", help="text, latex, markdown, csv, json")
+    p.add_argument("--output", help="write to this file (atomically) instead of stdout")
+
+    p = sub.add_parser("plot", help="plot the certified band against n or eps")
+    _add_problem_args(p)
+    p.add_argument("--x", default="n", help="n or eps")
+    p.add_argument("--output", required=True, help="PNG file")
+
+    p = sub.add_parser("convert", help="translate a privacy guarantee into another model")
+    p.add_argument("--from", dest="from_model", required=True)
+    p.add_argument("--to", dest="to_model", required=True)
+    p.add_argument("--eps")
+    p.add_argument("--alpha")
+    p.add_argument("--delta")
+    p.add_argument("--group", default="1")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("list", help="problems, privacy models and parameters")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _extras(rest: list[str]) -> dict:
+    """Turn leftover ``--name value`` tokens into a dict (values stay strings; problems validate)."""
+    out = {}
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        if not tok.startswith("--") or len(tok) < 3:
+            raise UsageError(f"unexpected argument {tok!r}")
+        name = tok[2:]
+        if "=" in name:
+            name, value = name.split("=", 1)
+            i += 1
+        else:
+            if i + 1 >= len(rest) or (rest[i + 1].startswith("--") and not _is_number(rest[i + 1])):
+                raise UsageError(f"--{name}: expected a value")
+            value = rest[i + 1]
+            i += 2
+        out[name.replace("-", "_")] = value
+    return out
+
+
+def _is_number(s):
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def _params(args, extras) -> dict:
+    params = {k: getattr(args, k) for k in COMMON if getattr(args, k, None) is not None}
+    for k, v in extras.items():
+        if k in params:
+            raise UsageError(f"--{k}: given twice")
+        params[k] = v
+    return params
+
+
+def _dumps(obj) -> str:
+    return json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        f = float(o)
+        return f if math.isfinite(f) else None
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+# ---------------------------------------------------------------------- commands
+
+def cmd_rate(args, extras):
+    from .api import rate
+
+    res = rate(args.problem, args.privacy, **_params(args, extras))
+    if args.json:
+        print(_dumps(res.to_dict()))
+    elif args.latex:
+        print(res.to_latex(), end="")
+    else:
+        print(res.to_text())
+
+
+def cmd_check(args, extras):
+    from .params import ParamSpec
+    from .simulate import check
+
+    reps = ParamSpec("reps", "int", 200, "", low=2, high=1e7).parse(args.reps)
+    seed = ParamSpec("seed", "int", 0, "", low=0, high=2 ** 63 - 1).parse(args.seed)
+    ns = None
+    if args.ns:
+        spec = ParamSpec("ns", "int", None, "", low=1, high=1e9)
+        ns = [spec.parse(x) for x in args.ns.split(",") if x.strip()]
+    res = check(args.problem, args.privacy, reps=reps, seed=seed, ns=ns, progress=sys.stderr.isatty(),
+                **_params(args, extras))
+    if args.plot:
+        from .plot import plot_check
+
+        plot_check(res, args.plot)
+    print(_dumps(res.to_dict()) if args.json else res.to_text())
+    return 0 if res.passed else 1
+
+
+def cmd_plan(args, extras):
+    from .plan import plan
+
+    res = plan(args.problem, args.privacy, target=args.target, solve=args.solve, **_params(args, extras))
+    print(_dumps(res.to_dict()) if args.json else res.to_text())
+
+
+def cmd_table(args, extras):
+    from .export import table
+
+    privs = None if not args.privacy else [x.strip() for x in args.privacy.split(",") if x.strip()]
+    res = table(args.problem, privacies=privs, **_params(args, extras))
+    text = res.render(args.format)
+    if args.output:
+        from .export import write_atomic
+
+        write_atomic(args.output, text)
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
+def cmd_plot(args, extras):
+    from .plot import plot
+
+    plot(args.problem, args.privacy, x=args.x, output=args.output, **_params(args, extras))
+    print(args.output)
+
+
+def cmd_convert(args, extras):
+    from .errors import InputError
+    from .params import ParamSpec
+    from .relations import convert
+
+    if extras:
+        raise UsageError(f"unexpected argument --{next(iter(extras))}")
+    if args.alpha is not None and args.eps is not None:
+        raise InputError("alpha", "is an alias of --eps: give one of them", args.alpha)
+    eps = args.eps if args.eps is not None else args.alpha
+    group = ParamSpec("group", "int", 1, "", low=1, high=1e9).parse(args.group)
+    res = convert(args.from_model, args.to_model, eps=eps, delta=args.delta, group=group)
+    print(_dumps(res.to_dict()) if args.json else res.to_text())
+
+
+def cmd_list(args, extras):
+    from .api import list_problems
+
+    rows = list_problems()
+    if args.json:
+        print(_dumps(rows))
+        return
+    width = max(len(r["problem"]) for r in rows)
+    for r in rows:
+        params = " ".join(f"--{k} {v}" for k, v in r["params"].items())
+        alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
+        print(f"{r['problem']:<{width}}  {r['privacy']:<7} {params}{alias}")
+
+
+COMMANDS = {"rate": cmd_rate, "check": cmd_check, "plan": cmd_plan, "table": cmd_table, "plot": cmd_plot,
+            "convert": cmd_convert, "list": cmd_list}
+
+
+def main(argv=None) -> int:
+    from .errors import InputError
+
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    try:
+        args, rest = parser.parse_known_args(argv)
+        extras = _extras(rest)
+        rc = COMMANDS[args.command](args, extras)
+        return 0 if rc is None else rc
+    except (UsageError, InputError) as exc:
+        print(f"boundcalc {argv[0] if argv else ''}: error: {exc}".replace("  ", " "), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # an internal error: one line, exit 1 (BOUNDCALC_DEBUG=1 for the traceback)
+        import os
+
+        if os.environ.get("BOUNDCALC_DEBUG"):
+            raise
+        print(f"boundcalc: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
