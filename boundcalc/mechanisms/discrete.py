@@ -1,0 +1,187 @@
+"""ε-LDP mechanisms for a discrete distribution on d symbols (THEOREMS.md §2.5): exact risks,
+samplers and the unbiased estimators.
+
+Every mechanism below releases Z_i from X_i, and the estimator is *linear and unbiased*:
+``p̂ = (1/n) Σ_i a(Z_i)`` with ``E[a(Z)|X=x] = e_x``. Its squared-ℓ2 risk is therefore exactly
+``(1/n) Σ_j Var_θ(a_j(Z)) = (1/n)(E_θ||a(Z)||² - ||θ||²)``, computed in closed form below and checked
+against the exact finite-channel computation :func:`exact_risk_linear` (and by simulation).
+
+- **RR on the one-hot vector** (each bit kept w.p. ``q = e^{ε/2}/(1+e^{ε/2})``; two one-hot vectors
+  differ in two bits, so the likelihood ratio is at most (q/(1-q))² = e^ε). ``a_j(Z) = (Z_j - (1-q))/(2q-1)``.
+  Risk ``(1/n)(d e^{ε/2}/(e^{ε/2}-1)² + 1 - ||θ||²)``: with ``m_j = 1-q + θ_j(2q-1)``,
+  ``Σ m_j(1-m_j)/(2q-1)² = d q(1-q)/(2q-1)² + 1 - ||θ||²`` and ``q(1-q)/(2q-1)² = e^{ε/2}/(e^{ε/2}-1)²``.
+- **Laplace on the one-hot vector** (ℓ1 sensitivity 2, scale 2/ε per coordinate, variance 8/ε²):
+  ``(1/n)(8d/ε² + 1 - ||θ||²)``.
+- **k-RR** (Kairouz et al.): keep the symbol w.p. ``e^ε/(e^ε+d-1)``, else a uniform other symbol.
+  ``a_j(Z) = (1{Z=j} - b)/(a - b)``, a = e^ε/D, b = 1/D, D = e^ε+d-1. Risk
+  ``(1/n)((d-1)(d + 2e^ε - 2)/(e^ε-1)² + 1 - ||θ||²)`` (sympy identity in the tests).
+- **subset selection** (Ye & Barg): release an s-subset S, ``P(S|x) ∝ e^ε`` if x ∈ S else 1.
+  ``p* = P(x∈S|x) = s e^ε/(s e^ε + d - s)``, ``q* = P(i∈S|x≠i) = (s - p*)/(d-1)``,
+  ``a_i(S) = (1{i∈S} - q*)/(p* - q*)``; risk
+  ``(d-1)²(s e^ε + d - s)²/(n d s (d-s)(e^ε-1)²) + (1/d - ||θ||²)/n``.
+
+In every case the risk is a constant minus ``||θ||²/n``: the worst case over the simplex is the
+uniform distribution (``||θ||² = 1/d``), which is what :func:`worst_risk` returns.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from .. import symbolic as S
+
+MECHANISMS = ("rr", "laplace", "krr", "subset")
+TITLES = {
+    "rr": "randomized response on the one-hot vector",
+    "laplace": "Laplace noise on the one-hot vector",
+    "krr": "k-ary randomized response (k-RR)",
+    "subset": "subset selection (Ye-Barg)",
+}
+
+ssub = sp.Symbol("s_sub", positive=True, integer=True)  # subset size of subset selection
+
+
+# --------------------------------------------------------------------------- exact risks (sympy)
+
+def risk_constant(mech: str, n, eps, d, s=ssub):
+    """The risk at θ is ``risk_constant - ||θ||²/n``; this returns risk_constant (sympy)."""
+    E = sp.exp(eps)
+    if mech == "rr":
+        h = sp.exp(eps / 2)
+        return (d * h / S.expm1(eps / 2) ** 2 + 1) / n
+    if mech == "laplace":
+        return (8 * d / eps ** 2 + 1) / n
+    if mech == "krr":
+        return ((d - 1) * (d + 2 * E - 2) / S.expm1(eps) ** 2 + 1) / n
+    if mech == "subset":
+        return (d - 1) ** 2 * (s * E + d - s) ** 2 / (n * d * s * (d - s) * S.expm1(eps) ** 2) + 1 / (d * n)
+    raise ValueError(mech)
+
+
+def worst_risk(mech: str, n=S.n, eps=S.eps, d=S.d, s=ssub):
+    """Worst-case squared-ℓ2 risk over the simplex (the uniform θ), before projection (sympy)."""
+    return risk_constant(mech, n, eps, d, s) - 1 / (d * n)
+
+
+def default_subset_size(d: int, eps: float) -> int:
+    """Ye–Barg's choice ⌈d/(e^ε+1)⌉, clipped to [1, d-1]."""
+    return int(min(max(math.ceil(d / (math.exp(min(eps, 700.0)) + 1)), 1), max(d - 1, 1)))
+
+
+# --------------------------------------------------------------------------- finite channels
+
+def channel(mech: str, d: int, eps: float, s: int | None = None):
+    """(Q, A): Q[x, z] = P(Z=z | X=x) over an enumerated output alphabet, and the estimator
+    matrix A[z, j] = a_j(z). For RR the outputs are all 2^d bit vectors (small d only).
+    Laplace is continuous and has no finite channel (its risk is checked by simulation)."""
+    import itertools
+
+    if mech == "krr":
+        D = math.exp(eps) + d - 1
+        a, b = math.exp(eps) / D, 1 / D
+        Q = np.full((d, d), b)
+        np.fill_diagonal(Q, a)
+        A = (np.eye(d) - b) / (a - b)
+        return Q, A
+    if mech == "rr":
+        q = 1 / (1 + math.exp(-eps / 2))
+        Z = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
+        X = np.eye(d)
+        agree = (Z[None, :, :] == X[:, None, :])
+        Q = np.prod(np.where(agree, q, 1 - q), axis=2)
+        A = (Z - (1 - q)) / (2 * q - 1)
+        return Q, A
+    if mech == "subset":
+        subsets = list(itertools.combinations(range(d), s))
+        Zs = np.zeros((len(subsets), d))
+        for i, c in enumerate(subsets):
+            Zs[i, list(c)] = 1.0
+        W = np.where(Zs.T > 0, math.exp(eps), 1.0)  # (d, #subsets)
+        Q = W / W.sum(axis=1, keepdims=True)
+        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+        qs = (s - ps) / (d - 1)
+        A = (Zs - qs) / (ps - qs)
+        return Q, A
+    raise ValueError(mech)
+
+
+def exact_risk_linear(Q, A, theta, n):
+    """Exact risk E||p̂ - θ||² of the linear estimator (1/n) Σ A[Z_i] under the channel Q."""
+    theta = np.asarray(theta, float)
+    mz = theta @ Q  # law of Z
+    mean = mz @ A
+    second = mz @ (A ** 2)
+    return float(np.sum(second - mean ** 2) / n), mean
+
+
+def max_privacy_ratio(Q):
+    """max over z, x, x' of Q[x,z]/Q[x',z] (must be <= e^ε)."""
+    return float(np.max(Q.max(axis=0) / Q.min(axis=0)))
+
+
+# --------------------------------------------------------------------------- samplers + estimators
+
+def sample_counts(theta, n, reps, rng):
+    """Input symbol counts (reps, d) of n i.i.d. draws from θ."""
+    return rng.multinomial(n, np.asarray(theta, float), size=reps)
+
+
+def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Generator, s: int | None = None):
+    """Simulate the mechanism on n users, ``reps`` times: returns the unbiased estimates (reps, d).
+
+    Per-user privatisation is simulated exactly through sufficient statistics where the law of the
+    released counts is known in closed form (RR: independent binomials per bit; Laplace: a sum of n
+    Laplace variables is a difference of two Gamma(n, b) variables), and user by user otherwise
+    (k-RR, subset selection).
+    """
+    theta = np.asarray(theta, float)
+    d = theta.size
+    if mech == "rr":
+        q = 1 / (1 + math.exp(-eps / 2))
+        c = sample_counts(theta, n, reps, rng)
+        T = rng.binomial(c, q) + rng.binomial(n - c, 1 - q)
+        return (T / n - (1 - q)) / (2 * q - 1)
+    if mech == "laplace":
+        c = sample_counts(theta, n, reps, rng)
+        b = 2.0 / eps
+        noise = rng.gamma(n, b, size=(reps, d)) - rng.gamma(n, b, size=(reps, d))
+        return (c + noise) / n
+    x = rng.choice(d, size=(reps, n), p=theta)
+    if mech == "krr":
+        keep = rng.random((reps, n)) < math.exp(eps) / (math.exp(eps) + d - 1)
+        other = (x + rng.integers(1, d, size=(reps, n))) % d  # uniform over the other d-1 symbols
+        z = np.where(keep, x, other)
+        T = np.stack([np.bincount(row, minlength=d) for row in z])
+        D = math.exp(eps) + d - 1
+        a, b = math.exp(eps) / D, 1 / D
+        return (T / n - b) / (a - b)
+    if mech == "subset":
+        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+        qs = (s - ps) / (d - 1)
+        inc = rng.random((reps, n)) < ps  # true symbol in the subset
+        # the other members: a uniformly random (s-1)- or s-subset of the d-1 other symbols
+        keys = rng.random((reps, n, d))
+        np.put_along_axis(keys, x[..., None], np.inf, axis=2)  # never pick x among the others
+        order = np.argsort(keys, axis=2)
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(d)[None, None, :], axis=2)
+        k_other = np.where(inc, s - 1, s)[..., None]
+        member = rank < k_other
+        member[np.arange(reps)[:, None], np.arange(n)[None, :], x] = inc
+        T = member.sum(axis=1)
+        return (T / n - qs) / (ps - qs)
+    raise ValueError(mech)
+
+
+def project_simplex(v):
+    """Euclidean projection of the rows of v onto the probability simplex (can only reduce ℓ2 error)."""
+    v = np.atleast_2d(np.asarray(v, float))
+    u = -np.sort(-v, axis=1)
+    css = np.cumsum(u, axis=1) - 1
+    ind = np.arange(1, v.shape[1] + 1)
+    cond = u - css / ind > 0
+    rho = cond.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)
+    tau = css[np.arange(v.shape[0]), rho] / (rho + 1)
+    return np.maximum(v - tau[:, None], 0)

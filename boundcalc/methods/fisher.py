@@ -1,0 +1,261 @@
+"""Fisher information of one ε-LDP privatised sample, by score tail (Barnes, Chen & Özgür,
+Propositions 2–5; constants derived for boundcalc, THEOREMS.md §1.5).
+
+For any ε-LDP channel Q and score S_θ(X) = ∇_θ log p_θ(X), ``Tr I_Z(θ) <= min{Tr I_X(θ), bound}``:
+
+=========================================  ===========================================
+score tail (for every unit vector u)        bound on Tr I_Z(θ)
+=========================================  ===========================================
+Var⟨u,S⟩ <= I_0 (λ_max(I_X) <= I_0)         ``I_0 sinh²(ε/2)``  (= I_0 (e^ε-1)²/(4e^ε))
+sub-Gaussian, proxy σ²                      ``2 σ² ε``
+sub-exponential (ν², b)                     ``max{2ν²ε, 4b²ε²}``
+=========================================  ===========================================
+
+Derivation (each step named; the first row is tested on random finite channels by computing the exact
+Fisher information, the others on exact channels of the built-in models):
+
+1. Lemma 1 (BCO): ``Tr I_Z = E_z ‖E[S_θ(X) | Z=z]‖²`` and ``E[S|z] = E_X[S(X) r_z(X)]`` with the
+   likelihood ratio ``r_z(x) = q(z|x)/q_θ(z)``; ε-LDP gives ``r_z ∈ [a, a e^ε]`` and ``E r_z = 1``.
+2. Row 1: E S = 0, so ``⟨u,E[S|z]⟩ = E[⟨u,S⟩(r_z - 1)] <= sqrt(I_0 Var r_z)`` (Cauchy–Schwarz) and
+   Bhatia–Davis ``Var r_z <= (a e^ε - 1)(1 - a) <= (e^ε-1)²/(4e^ε) = sinh²(ε/2)`` (maximised at
+   a = (e^ε+1)/(2e^ε)). Taking sup over u and E_z: ``Tr I_Z <= I_0 sinh²(ε/2)`` (independent of d).
+3. Rows 2–3: Donsker–Varadhan, ``λ⟨u,E[S|z]⟩ <= KL(P_{X|z}‖P_X) + log E e^{λ⟨u,S⟩}`` and
+   ``KL(P_{X|z}‖P_X) = E[r_z log r_z] <= log(a e^ε) <= ε``. Sub-Gaussian: minimise ε/λ + λσ²/2 at
+   λ = sqrt(2ε/σ²): ``⟨u,E[S|z]⟩² <= 2σ²ε``. Sub-exponential (λ <= 1/b): the same λ when
+   ν² >= 2εb² (value 2ν²ε), else λ = 1/b and ``(bε + ν²/(2b))² <= (2bε)² = 4b²ε²``.
+4. Data processing: ``I_Z <= I_X`` (so also the trace). Chain rule: sequential interaction multiplies
+   the one-sample bound by n (THEOREMS.md §1.5).
+
+The model calculus (score, Fisher information, cumulant generating function of the score and the
+tail parameters) is done by sympy from the log-density of the built-in models
+(:mod:`boundcalc.models`: bernoulli, poisson, exponential, normal-mean) and of the categorical
+model defined here (vector parameter). No user string is ever parsed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from .. import symbolic as S
+
+SOURCE_BCO = "Barnes, Chen & Özgür, Fisher information under local differential privacy (JSAIT 2020)"
+
+
+# ----------------------------------------------------------------------------- the three rows
+
+def sinh2_half(eps):
+    """sympy sinh²(ε/2) written as expm1(ε)²/(4e^ε) (accurate for tiny ε)."""
+    return S.expm1(eps) ** 2 * sp.exp(-eps) / 4
+
+
+def variance_bound(I0, eps):
+    """Row 1: Tr I_Z <= I_0 sinh²(ε/2) (sympy)."""
+    return I0 * sinh2_half(eps)
+
+
+def subgaussian_bound(sigma2, eps):
+    """Row 2: Tr I_Z <= 2σ²ε (sympy)."""
+    return 2 * sigma2 * eps
+
+
+def subexponential_bound(nu2, b, eps):
+    """Row 3: Tr I_Z <= max{2ν²ε, 4b²ε²} (sympy)."""
+    return sp.Max(2 * nu2 * eps, 4 * b ** 2 * eps ** 2)
+
+
+def trace_bound(eps, trace_IX=None, I0=None, subgaussian=None, subexponential=()):
+    """``min`` of every available bound on Tr I_Z (sympy). ``subexponential``: iterable of (ν², b)."""
+    terms = []
+    if trace_IX is not None:
+        terms.append(trace_IX)
+    if I0 is not None:
+        terms.append(variance_bound(I0, eps))
+    if subgaussian is not None:
+        terms.append(subgaussian_bound(subgaussian, eps))
+    for nu2, b in subexponential:
+        terms.append(subexponential_bound(nu2, b, eps))
+    if not terms:
+        raise ValueError("no Fisher information bound available")
+    return sp.Min(*terms) if len(terms) > 1 else terms[0]
+
+
+def variance_bound_np(I0, eps):
+    e = np.asarray(eps, float)
+    return I0 * np.sinh(e / 2) ** 2
+
+
+# ----------------------------------------------------------------------------- exact I_Z
+
+def exact_private_fisher(Q: np.ndarray, pmf: np.ndarray, dpmf: np.ndarray) -> float:
+    """Exact Tr I_Z for a finite channel Q[x, z], data pmf p_θ(x) and its gradient dpmf[k, x] = ∂_k p_θ(x).
+
+    ``I_Z = Σ_z (∇ m_θ(z))(∇ m_θ(z))ᵀ / m_θ(z)`` with ``m_θ(z) = Σ_x p_θ(x) Q[x,z]``.
+    """
+    Q = np.asarray(Q, float)
+    m = np.asarray(pmf, float) @ Q
+    dm = np.atleast_2d(np.asarray(dpmf, float)) @ Q  # (k, nz)
+    keep = m > 0
+    return float(np.sum(dm[:, keep] ** 2 / m[keep]))
+
+
+def exact_fisher(pmf: np.ndarray, dpmf: np.ndarray) -> float:
+    """Tr I_X of a finite model (same notation)."""
+    return exact_private_fisher(np.eye(len(pmf)), pmf, dpmf)
+
+
+# ----------------------------------------------------------------------------- model calculus
+
+@dataclass(frozen=True)
+class TailParameters:
+    """Score tail parameters of a one-parameter model as sympy expressions in θ (and extras).
+
+    ``variance``: I(θ) (= Var S). ``subgaussian``: a variance proxy (None if the score is not
+    sub-Gaussian). ``subexponential(c)``: returns (ν², b) valid for the cut-off |t| <= 1/b, as a
+    function of a free shape parameter c > 0 (None if not needed). ``cgf``: log E e^{tS} (sympy, in t).
+    """
+
+    model: str
+    theta: sp.Symbol
+    score: sp.Expr
+    fisher: sp.Expr
+    cgf: sp.Expr
+    subgaussian: sp.Expr | None
+    subexponential: object
+    derivation: str
+
+
+t_sym = sp.Symbol("t", real=True)
+
+
+def kearns_saul_proxy(p):
+    """Optimal sub-Gaussian proxy of the centred Bernoulli(p): (1-2p)/(2 log((1-p)/p)) (1/4 at p=1/2)
+    (Kearns & Saul 1998; Berend & Kontorovich 2013). Tested against sup_t 2K(t)/t² numerically."""
+    return sp.Piecewise((sp.Rational(1, 4), sp.Eq(p, sp.Rational(1, 2))),
+                        ((1 - 2 * p) / (2 * sp.log((1 - p) / p)), True))
+
+
+def kearns_saul_np(p):
+    p = np.asarray(p, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = (1 - 2 * p) / (2 * np.log((1 - p) / p))
+    return np.where(np.abs(p - 0.5) < 1e-9, 0.25, v)
+
+
+@lru_cache(maxsize=None)
+def tail_parameters(name: str) -> TailParameters:
+    """Score, Fisher information, CGF of the score and tail parameters, derived by sympy.
+
+    - normal-mean: S = (x-θ)/σ², K(t) = t²/(2σ²): sub-Gaussian with proxy exactly 1/σ².
+    - bernoulli: S = (x-θ)/(θ(1-θ)) is a scaled centred Bernoulli: proxy
+      KS(θ)/(θ(1-θ))² with KS the Kearns–Saul constant.
+    - poisson: S = x/λ - 1, K(t) = λ(e^{t/λ} - 1 - t/λ); K''' > 0 so K(t)/t² = ∫_0^1(1-u)K''(ut)du is
+      increasing: on |t| <= cλ (b = 1/(cλ)) ν² = 2K(cλ)/(cλ)² = 2(e^c - 1 - c)/(c²λ).
+    - exponential (rate λ): S = 1/λ - x, K(t) = t/λ - log(1 + t/λ) (t > -λ); K''' < 0 so K(t)/t² is
+      decreasing: on |t| <= cλ (c < 1) ν² = 2K(-cλ)/(cλ)² = 2(-c - log(1-c))/(c²λ²).
+    """
+    from ..models import get_model
+
+    m = get_model(name)
+    th = m.theta
+    score = sp.simplify(m.score())
+    fisher = sp.simplify(m.fisher_information())
+    c = sp.Symbol("c", positive=True)
+    if m.name == "normal-mean":
+        sigma = m.extra_symbols()["sigma"]
+        cgf = sp.simplify(sp.log(m.expectation(sp.exp(t_sym * score))))
+        return TailParameters(m.name, th, score, fisher, cgf, 1 / sigma ** 2, None,
+                              "K(t) = t²/(2σ²) exactly: sub-Gaussian with proxy 1/σ².")
+    if m.name == "bernoulli":
+        cgf = sp.log(sum((sp.exp(t_sym * score) * sp.exp(m.log_density)).subs(m.x, v) for v in (0, 1)))
+        proxy = kearns_saul_proxy(th) / (th * (1 - th)) ** 2
+        return TailParameters(m.name, th, score, fisher, sp.simplify(cgf), proxy, None,
+                              "S = (X-θ)/(θ(1-θ)); centred Bernoulli proxy (Kearns–Saul) scaled by 1/(θ(1-θ))².")
+    if m.name == "poisson":
+        # t S + log p_θ(x) + log x! is linear in x (an exponential family): the summand is
+        # C a^x / x!, so E e^{tS} = C e^a (sympy's summation does not close this sum by itself)
+        L = sp.expand(sp.expand_log(t_sym * score + m.log_density + sp.log(sp.factorial(m.x)), force=True))
+        assert sp.simplify(sp.diff(L, m.x, 2)) == 0
+        a = sp.exp(sp.diff(L, m.x))
+        cgf = sp.simplify(L.subs(m.x, 0) + a)
+        nu2 = sp.simplify(2 * cgf.subs(t_sym, c * th) / (c * th) ** 2)
+        return TailParameters(m.name, th, score, fisher, cgf, None,
+                              lambda cc: (nu2.subs(c, cc), 1 / (cc * th)),
+                              "K''' = e^{t/λ}/λ² > 0, so sup_{|t|<=cλ} 2K(t)/t² is at t = cλ.")
+    if m.name == "exponential":
+        # E e^{tS} = e^{t/λ} λ/(λ+t) for t > -λ (sympy integral with the convergence condition dropped)
+        cgf = sp.simplify(sp.log(sp.integrate(sp.exp(t_sym * score + m.log_density), (m.x, 0, sp.oo),
+                                              conds="none")))
+        nu2 = sp.simplify(2 * cgf.subs(t_sym, -c * th) / (c * th) ** 2)
+        return TailParameters(m.name, th, score, fisher, cgf, None,
+                              lambda cc: (nu2.subs(c, cc), 1 / (cc * th)),
+                              "K''' = -2/(λ+t)³ < 0, so sup_{|t|<=cλ} 2K(t)/t² is at t = -cλ (c < 1).")
+    raise ValueError(f"no tail parameters for model {name!r}")
+
+
+def model_trace_bound(name: str, eps, theta_value=None,
+                      cs=(sp.Rational(1, 4), sp.Rational(1, 2), sp.Integer(1)), **extra):
+    """Bound on Tr I_Z for one sample of a built-in scalar model (sympy; θ substituted if given)."""
+    tp = tail_parameters(name)
+    sub = {}
+    if theta_value is not None:
+        sub[tp.theta] = theta_value
+    from ..models import get_model
+
+    for k, v in {**get_model(name).extra_defaults, **extra}.items():
+        sub[get_model(name).extra_symbols()[k]] = v
+    I = tp.fisher.subs(sub)
+    sg = None if tp.subgaussian is None else tp.subgaussian.subs(sub)
+    se = []
+    if tp.subexponential is not None:
+        for cc in cs:
+            if name == "exponential" and cc >= 1:
+                continue
+            nu2, b = tp.subexponential(cc)
+            se.append((nu2.subs(sub), b.subs(sub)))
+    return trace_bound(eps, trace_IX=I, I0=I, subgaussian=sg, subexponential=se)
+
+
+# ----------------------------------------------------------------------------- categorical model
+
+def categorical_log_pmf(d: int):
+    """The categorical model on d symbols with free parameters θ_1..θ_{d-1} (θ_d = 1 - Σθ):
+    returns (thetas, list of log p_θ(x) for x = 1..d) as sympy expressions."""
+    th = sp.symbols(f"theta_1:{d}", positive=True)
+    last = 1 - sum(th)
+    return th, [sp.log(t) for t in th] + [sp.log(last)]
+
+
+def categorical_paired_pmf(d: int):
+    """The paired sub-family of THEOREMS.md §2.5: p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d for
+    j <= ⌊d/2⌋ and p(d) = 1/d if d is odd. Returns (thetas, list of p_θ(x))."""
+    m = d // 2
+    th = sp.symbols(f"theta_1:{m + 1}", real=True)
+    pmf = []
+    for j in range(m):
+        pmf += [(1 + th[j]) / d, (1 - th[j]) / d]
+    if d % 2:
+        pmf.append(sp.Integer(1) / d)
+    return th, pmf
+
+
+def fisher_matrix_finite(thetas, pmf) -> sp.Matrix:
+    """I_X = Σ_x p(x) ∇log p(x) ∇log p(x)ᵀ for a finite model (sympy)."""
+    k = len(thetas)
+    I = sp.zeros(k, k)
+    for p in pmf:
+        g = [sp.diff(sp.log(p), t) for t in thetas]
+        for a in range(k):
+            for b in range(k):
+                I[a, b] += p * g[a] * g[b]
+    return I.applyfunc(sp.simplify)
+
+
+def categorical_paired_constants(d: int):
+    """(I_0, Tr I_X bound, J) of the paired family on the box θ ∈ [-1/2, 1/2]^{⌊d/2⌋}:
+    I_jj = (2/d)/(1-θ_j²) <= 8/(3d) = I_0, Tr I_X <= ⌊d/2⌋·8/(3d), J = ⌊d/2⌋ π²/(1/2)² (box prior)."""
+    m = d // 2
+    return sp.Rational(8, 3) / d, m * sp.Rational(8, 3) / d, 4 * sp.pi ** 2 * m

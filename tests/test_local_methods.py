@@ -1,0 +1,314 @@
+"""Tests of the local-privacy lower-bound machinery: every inequality is checked by exact computation
+on random finite channels (these tests would fail if a constant were wrong)."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy import stats
+
+from boundcalc.methods import fisher as F
+from boundcalc.methods import ldp
+from boundcalc.methods import van_trees as V
+
+
+def _rand_pmf(rng, k):
+    p = rng.random(k) + 0.05
+    return p / p.sum()
+
+
+def _tv(p, q):
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
+CHANNELS = [(nx, nz, spread, ext) for nx in (2, 3, 5) for nz in (2, 4) for spread in (0.3, 1.5, 4.0)
+            for ext in (False, True)]
+
+
+@pytest.mark.parametrize("nx,nz,spread,ext", CHANNELS)
+def test_theorem1_symmetric_kl(nx, nz, spread, ext):
+    rng = np.random.default_rng(hash((nx, nz, spread, ext)) % 2**32)
+    for _ in range(20):
+        Q, eps = ldp.random_channel(nx, nz, rng, spread, ext)
+        p0, p1 = _rand_pmf(rng, nx), _rand_pmf(rng, nx)
+        m0, m1 = p0 @ Q, p1 @ Q
+        assert ldp.kl(m0, m1) + ldp.kl(m1, m0) <= ldp.sym_kl_bound(eps, _tv(p0, p1)) * (1 + 1e-12) + 1e-13
+
+
+def _joint_sequential(P, Q1, Q2s):
+    """Law of (Z1, Z2) for two i.i.d. samples from P; the second channel depends on z1."""
+    m1 = P @ Q1  # law of Z1
+    return np.array([[m1[z1] * (P @ Q2s[z1])[z2] for z2 in range(Q2s[0].shape[1])]
+                     for z1 in range(Q1.shape[1])]).ravel()
+
+
+def test_corollary1_sequential_and_private_le_cam():
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(300):
+        nx, nz = rng.integers(2, 5), rng.integers(2, 4)
+        spread = rng.choice([0.2, 1.0, 3.0])
+        Q1, e1 = ldp.random_channel(nx, nz, rng, spread, bool(rng.integers(2)))
+        Q2s, e2s = zip(*[ldp.random_channel(nx, nz, rng, spread, bool(rng.integers(2))) for _ in range(nz)])
+        eps = max(e1, *e2s)
+        p0, p1 = _rand_pmf(rng, nx), _rand_pmf(rng, nx)
+        M0, M1 = _joint_sequential(p0, Q1, Q2s), _joint_sequential(p1, Q1, Q2s)
+        tv = _tv(p0, p1)
+        skl = ldp.kl(M0, M1) + ldp.kl(M1, M0)
+        assert skl <= ldp.sym_kl_bound(eps, tv, n=2) * (1 + 1e-12) + 1e-13
+        tvn = _tv(M0, M1)
+        assert tvn <= ldp.private_tv_bound(eps, tv, n=2) + 1e-12
+        worst = max(worst, tvn / (math.sqrt(2) * math.expm1(eps) * tv))
+    assert worst > 0.05  # the test is not vacuous
+
+
+def _mutual_information(Ps, Q, n):
+    """I(Z_{1:n}; V), V uniform, non-interactive channel Q, exact enumeration."""
+    laws = []
+    for P in Ps:
+        m = P @ Q
+        joint = m
+        for _ in range(n - 1):
+            joint = np.outer(joint, m).ravel()
+        laws.append(joint)
+    laws = np.array(laws)
+    mbar = laws.mean(axis=0)
+    return float(np.mean([ldp.kl(l, mbar) for l in laws]))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_private_fano_and_variational_bounds(n):
+    rng = np.random.default_rng(10 + n)
+    ratio_var = 0.0
+    for _ in range(150):
+        nx, nz, nv = rng.integers(2, 6), rng.integers(2, 4), rng.integers(2, 5)
+        Q, eps = ldp.random_channel(nx, nz, rng, rng.choice([0.2, 1.0, 2.5]), bool(rng.integers(2)))
+        Ps = [_rand_pmf(rng, nx) for _ in range(nv)]
+        I = _mutual_information(Ps, Q, n)
+        max_tv = max(_tv(a, b) for a, b in itertools.combinations(Ps, 2))
+        assert I <= ldp.fano_mi_bound(eps, max_tv, n) * (1 + 1e-12) + 1e-13
+        vb = ldp.variational_mi_bound(eps, ldp.sup_gamma_finite(np.array(Ps)), nv, n)
+        assert I <= vb * (1 + 1e-12) + 1e-13
+        # the recalled (e^ε - e^{-ε})² / |V| form is looser than ours
+        assert vb <= n * (math.exp(eps) - math.exp(-eps)) ** 2 / nv * ldp.sup_gamma_finite(np.array(Ps))
+        ratio_var = max(ratio_var, I / vb)
+    assert ratio_var > 0.02
+
+
+def test_fano_probability_and_sympy_forms():
+    assert ldp.fano_probability(0.0, 2) == 0.0
+    assert ldp.fano_probability(0.1, 100) == pytest.approx(1 - (0.1 + math.log(2)) / math.log(100))
+    n, e, tv = sp.symbols("n e tv", positive=True)
+    expr = ldp.private_le_cam_expr(1, n, e, tv)
+    assert float(expr.subs({n: 4, e: 1.0, tv: 0.1})) == pytest.approx((1 - 2 * math.expm1(1) * 0.1) / 2)
+
+
+def test_private_assouad_convexity_step():
+    """TV(M_{+j}, M_{-j}) between mixtures <= max pairwise TV (convexity), checked exactly."""
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        nx, nz = 4, 3
+        Q, eps = ldp.random_channel(nx, nz, rng, 1.0)
+        base = [_rand_pmf(rng, nx) for _ in range(4)]
+        plus, minus = base[:2], base[2:]
+        Mp = np.mean([np.outer(p @ Q, p @ Q).ravel() for p in plus], axis=0)
+        Mm = np.mean([np.outer(p @ Q, p @ Q).ravel() for p in minus], axis=0)
+        pair = max(_tv(np.outer(a @ Q, a @ Q).ravel(), np.outer(b @ Q, b @ Q).ravel())
+                   for a, b in zip(plus, minus))
+        assert _tv(Mp, Mm) <= pair + 1e-12
+        assert pair <= ldp.private_tv_bound(eps, max(_tv(a, b) for a, b in zip(plus, minus)), 2) + 1e-12
+
+
+# ----------------------------------------------------------------------------- Fisher information
+
+def test_bhatia_davis_constant_is_sinh2():
+    e, a = sp.symbols("epsilon a", positive=True)
+    f = (a * sp.exp(e) - 1) * (1 - a)
+    astar = sp.solve(sp.diff(f, a), a)[0]
+    assert sp.simplify(astar - (sp.exp(e) + 1) / (2 * sp.exp(e))) == 0
+    assert sp.simplify(f.subs(a, astar) - sp.sinh(e / 2) ** 2) == 0
+    assert sp.simplify((sp.exp(e) - 1) ** 2 * sp.exp(-e) / 4 - sp.sinh(e / 2) ** 2) == 0
+    for x in (1e-6, 0.1, 1.0, 5.0):
+        assert float(F.sinh2_half(sp.Float(x))) == pytest.approx(math.sinh(x / 2) ** 2, rel=1e-12)
+
+
+def test_variance_bound_never_exceeded_random_channels():
+    """Row 1 on random finite models (vector parameters) and random ε-LDP channels, exact I_Z."""
+    rng = np.random.default_rng(7)
+    best = 0.0
+    for trial in range(400):
+        nx, nz, k = rng.integers(2, 7), rng.integers(2, 6), rng.integers(1, 4)
+        Q, eps = ldp.random_channel(nx, nz, rng, rng.choice([0.1, 0.7, 2.0, 5.0]), bool(rng.integers(2)))
+        # a random smooth model: p_θ = softmax(a + Bθ) at θ = 0; ∂p = p (B - pᵀB)
+        a = rng.normal(size=nx)
+        Bm = rng.normal(size=(nx, k))
+        p = np.exp(a) / np.exp(a).sum()
+        dp = (p[:, None] * (Bm - p @ Bm)).T  # (k, nx)
+        score = dp / p  # (k, nx)
+        IX = (score * p) @ score.T
+        I0 = float(np.linalg.eigvalsh(IX).max())
+        IZ = F.exact_private_fisher(Q, p, dp)
+        assert IZ <= I0 * math.sinh(eps / 2) ** 2 * (1 + 1e-10) + 1e-13
+        assert IZ <= np.trace(IX) * (1 + 1e-10) + 1e-13
+        best = max(best, IZ / (I0 * math.sinh(eps / 2) ** 2))
+    assert best > 0.3  # near-tight channels occur: the test has teeth
+
+
+def test_variance_bound_is_attained_order():
+    """Binary model and the matched binary randomized response: I_Z / (I_0 sinh²) -> 1 at θ = 1/2."""
+    eps = 0.5
+    q = math.exp(eps) / (1 + math.exp(eps))
+    Q = np.array([[q, 1 - q], [1 - q, q]])
+    p = np.array([0.5, 0.5])
+    dp = np.array([[1.0, -1.0]])  # θ = P(x=0)
+    IZ = F.exact_private_fisher(Q, p, dp)
+    I0 = F.exact_fisher(p, dp)
+    assert IZ / (I0 * math.sinh(eps / 2) ** 2) > 0.9
+
+
+def _gauss_interval_fisher(edges, Q, theta, sigma=1.0):
+    cdf = stats.norm.cdf((np.asarray(edges) - theta) / sigma)
+    pdf = stats.norm.pdf((np.asarray(edges) - theta) / sigma) / sigma
+    pmf = np.diff(cdf)
+    dpmf = -np.diff(pdf)
+    return F.exact_private_fisher(Q, pmf, dpmf[None, :])
+
+
+@pytest.mark.parametrize("eps_scale", [0.2, 1.0, 3.0, 8.0])
+def test_gaussian_subgaussian_and_variance_rows(eps_scale):
+    rng = np.random.default_rng(int(eps_scale * 10))
+    for _ in range(60):
+        nb = rng.integers(2, 7)
+        inner = np.sort(rng.normal(scale=2.0, size=nb - 1))
+        edges = np.concatenate([[-np.inf], inner, [np.inf]])
+        Q, eps = ldp.random_channel(nb, rng.integers(2, 5), rng, eps_scale, True)
+        sigma = float(rng.choice([0.5, 1.0, 2.0]))
+        IZ = _gauss_interval_fisher(edges, Q, float(rng.normal()), sigma)
+        bound = float(F.model_trace_bound("normal-mean", sp.Float(eps), theta_value=0, sigma=sigma))
+        assert bound == pytest.approx(min(1, math.sinh(eps / 2) ** 2, 2 * eps) / sigma ** 2)
+        assert IZ <= bound * (1 + 1e-9) + 1e-13
+
+
+@pytest.mark.parametrize("model", ["poisson", "exponential", "bernoulli"])
+def test_model_rows_on_binned_channels(model):
+    rng = np.random.default_rng({"poisson": 1, "exponential": 2, "bernoulli": 3}[model])
+    for _ in range(80):
+        eps_scale = float(rng.choice([0.3, 1.0, 3.0, 6.0]))
+        if model == "poisson":
+            lam = float(rng.choice([0.5, 2.0, 6.0]))
+            K = 40
+            x = np.arange(K)
+            pm = stats.poisson.pmf(x, lam)
+            pmf = np.concatenate([pm, [stats.poisson.sf(K - 1, lam)]])
+            d = pm * (x / lam - 1)
+            dpmf = np.concatenate([d, [-d.sum()]])
+            groups = rng.integers(0, 4, size=K + 1)
+            theta = lam
+        elif model == "exponential":
+            lam = float(rng.choice([0.5, 1.0, 3.0]))
+            e = np.concatenate([[0.0], np.sort(rng.exponential(1 / lam, size=6)), [np.inf]])
+            pmf = np.exp(-lam * e[:-1]) - np.exp(-lam * e[1:])
+            with np.errstate(invalid="ignore"):
+                t1 = np.where(np.isinf(e[1:]), 0.0, e[1:] * np.exp(-lam * np.where(np.isinf(e[1:]), 0, e[1:])))
+            dpmf = -e[:-1] * np.exp(-lam * e[:-1]) + t1
+            groups = np.arange(len(pmf))
+            theta = lam
+        else:
+            theta = float(rng.uniform(0.05, 0.95))
+            pmf = np.array([1 - theta, theta])
+            dpmf = np.array([-1.0, 1.0])
+            groups = np.arange(2)
+        ng = groups.max() + 1
+        Qg, eps = ldp.random_channel(ng, rng.integers(2, 5), rng, eps_scale, True)
+        Q = Qg[groups]
+        IZ = F.exact_private_fisher(Q, pmf, dpmf[None, :])
+        bound = float(F.model_trace_bound(model, sp.Float(eps), theta_value=theta))
+        assert IZ <= bound * (1 + 1e-9) + 1e-13
+
+
+@pytest.mark.parametrize("model,theta", [("poisson", 2.0), ("exponential", 1.5), ("bernoulli", 0.1),
+                                         ("bernoulli", 0.5), ("normal-mean", 0.0)])
+def test_tail_parameters_by_cgf(model, theta):
+    """K(t) <= t² ν²/2 on the declared range (dense grid), and I(θ) = K''(0)."""
+    tp = F.tail_parameters(model)
+    th = tp.theta
+    K = sp.lambdify(F.t_sym, tp.cgf.subs(th, theta).subs(sp.Symbol("sigma", positive=True), 1), "numpy")
+    I = float(tp.fisher.subs(th, theta).subs(sp.Symbol("sigma", positive=True), 1))
+    h = 1e-4
+    assert (K(h) - 2 * K(0.0) + K(-h)) / h ** 2 == pytest.approx(I, rel=1e-3)
+    if tp.subgaussian is not None:
+        s2 = float(tp.subgaussian.subs(th, theta).subs(sp.Symbol("sigma", positive=True), 1))
+        t = np.linspace(-50, 50, 20001)
+        t = t[t != 0]
+        assert np.all(K(t) <= t ** 2 * s2 / 2 * (1 + 1e-9) + 1e-12)
+    if tp.subexponential is not None:
+        for c in (sp.Rational(1, 4), sp.Rational(1, 2), sp.Rational(9, 10)):
+            nu2, b = (float(v.subs(th, theta)) for v in tp.subexponential(c))
+            t = np.linspace(-1 / b, 1 / b, 4001)
+            t = t[t != 0]
+            assert np.all(K(t) <= t ** 2 * nu2 / 2 * (1 + 1e-9))
+            # and the endpoint is tight (the sup is attained there)
+            assert np.max(2 * K(t) / t ** 2) == pytest.approx(nu2, rel=1e-3)
+
+
+def test_kearns_saul_is_the_optimal_proxy_and_increasing():
+    for p in (0.01, 0.1, 0.3, 0.49):
+        t = np.linspace(-200, 200, 400001)
+        t = t[t != 0]
+        K = np.log(p * np.exp(t * (1 - p)) + (1 - p) * np.exp(-t * p))
+        assert np.max(2 * K / t ** 2) == pytest.approx(float(F.kearns_saul_np(p)), rel=1e-3)
+    grid = np.linspace(1e-4, 0.5, 5000)
+    assert np.all(np.diff(F.kearns_saul_np(grid)) > 0)
+
+
+def test_categorical_fisher_matrices():
+    for d in (3, 4, 5):
+        th, logs = F.categorical_log_pmf(d)
+        pmf = [sp.exp(l) for l in logs]
+        I = F.fisher_matrix_finite(th, pmf)
+        expected = sp.diag(*[1 / t for t in th]) + sp.ones(d - 1, d - 1) / (1 - sum(th))
+        assert (I - expected).applyfunc(sp.simplify) == sp.zeros(d - 1, d - 1)
+    for d in (4, 5, 6):
+        th, pmf = F.categorical_paired_pmf(d)
+        I = F.fisher_matrix_finite(th, pmf)
+        assert (I - sp.diag(*[sp.Rational(2, d) / (1 - t ** 2) for t in th])).applyfunc(sp.simplify) == \
+            sp.zeros(len(th), len(th))
+        I0, tr, J = F.categorical_paired_constants(d)
+        assert I0 == sp.Rational(2, d) / (1 - sp.Rational(1, 4))
+        assert tr == (d // 2) * I0
+
+
+# ----------------------------------------------------------------------------- van Trees
+
+def test_box_prior_information_symbolic():
+    w = sp.Symbol("w", positive=True)
+    assert sp.simplify(V.prior_information_symbolic(w) - sp.pi ** 2 / w ** 2) == 0
+    th = sp.Symbol("theta_v", real=True)
+    assert sp.simplify(sp.integrate(V.box_prior_density(th, 0, w), (th, -w, w)) - 1) == 0
+    assert V.box_prior_information(sp.Rational(1, 2), 3) == 12 * sp.pi ** 2
+
+
+def test_van_trees_below_exact_bayes_risk_bernoulli_rr():
+    """Scalar sanity check: Bernoulli(θ), θ on [1/4, 3/4] with the cos² prior, binary RR at level ε,
+    n samples: the exact Bayes risk (posterior mean, by enumeration over the count) is >= van Trees."""
+    from scipy import integrate
+
+    for n, eps in [(5, 0.5), (20, 1.0), (50, 2.0)]:
+        q = math.exp(eps) / (1 + math.exp(eps))
+        w, c = 0.25, 0.5
+        grid = np.linspace(c - w, c + w, 4001)
+        prior = np.cos(np.pi * (grid - c) / (2 * w)) ** 2 / w
+        m = grid * q + (1 - grid) * (1 - q)  # P(Z = 1)
+        ks = np.arange(n + 1)
+        lik = stats.binom.pmf(ks[:, None], n, m[None, :])  # (n+1, grid)
+        post = lik * prior
+        norm = integrate.trapezoid(post, grid, axis=1)
+        pmean = integrate.trapezoid(post * grid, grid, axis=1) / norm
+        risk = integrate.trapezoid(prior * np.sum(lik * (pmean[:, None] - grid[None, :]) ** 2, axis=0), grid)
+        IZ = float(np.max((2 * q - 1) ** 2 / (m * (1 - m))))
+        vt = 1 / (n * IZ + math.pi ** 2 / w ** 2)
+        assert risk >= vt
+        # and the one-sample private bound used by boundcalc is above the exact I_Z on the box
+        I0 = float(np.max(1 / (grid * (1 - grid))))
+        assert IZ <= I0 * math.sinh(eps / 2) ** 2 * (1 + 1e-12) + 1e-13
