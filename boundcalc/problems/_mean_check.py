@@ -1,0 +1,133 @@
+"""Simulation check of central mean estimation (THEOREMS.md §2.1, hard instances).
+
+The mechanism is the one behind the best certified upper bound at each n, run at the solver's
+truncation radius T: θ̂ = (1/n) Σ π_T(X_i) + W. Instances:
+
+- the hard mixture of the best lower bound: (1-p)δ_0 + p δ_{r p^{-1/k} e_1} at the solver's p
+  (mass p far out, where truncation bias bites), and its mirror image;
+- Bernoulli(1/2) on {0, r e_1} (the worst case of the Hodges–Lehmann sub-family);
+- a benign law: Gaussian scaled to E||X||^k = r^k (uniform on the sphere of radius r when k = ∞).
+
+Discrete instances are simulated exactly and fast: the counts of each atom are multinomial, and
+the projected mean is counts · π_T(atoms) / n, so any n costs O(reps) work.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from .. import simulate
+from ..mechanisms.noise import SAMPLERS
+
+DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
+BENIGN_BUDGET = 3e7  # n * reps * d draws at most for the continuous benign law
+
+
+def project(x: np.ndarray, T: float) -> np.ndarray:
+    """Projection of the rows of x onto the ℓ2 ball of radius T."""
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    scale = np.minimum(1.0, T / np.maximum(norms, 1e-300))
+    return x * scale
+
+
+def _noise(bound, values, T, rng, reps, d):
+    from ..bounds import Bound
+
+    scale = Bound("upper", "scale", "", bound.extra["scale"], "", "").evaluate(values, {"T": T})
+    return SAMPLERS[bound.extra["noise"]](rng, reps, d, float(scale))
+
+
+def _discrete_errors(atoms, probs, T, n, rng, reps):
+    probs = np.asarray(probs, float)
+    probs = probs / probs.sum()
+    counts = rng.multinomial(n, probs, size=reps)  # (reps, m)
+    est = counts @ project(atoms, T) / n
+    return est, probs @ atoms
+
+
+def _benign(values, T, n, rng, reps):
+    d, r, k = int(values["d"]), float(values["r"]), float(values["k"])
+    est = np.empty((reps, d))
+    if math.isinf(k):
+        for i in range(reps):
+            g = rng.standard_normal((n, d))
+            x = r * g / np.linalg.norm(g, axis=1, keepdims=True)
+            est[i] = project(x, T).mean(axis=0)
+        return est, np.zeros(d)
+    log_mom = (k / 2) * math.log(2) + special.gammaln((d + k) / 2) - special.gammaln(d / 2)
+    sigma = r / math.exp(log_mom / k)  # E||σG||^k = r^k
+    for i in range(reps):
+        x = sigma * rng.standard_normal((n, d))
+        est[i] = project(x, T).mean(axis=0)
+    return est, np.zeros(d)
+
+
+def check(values, ns=None, reps=200, seed=0, progress=False):
+    from ..api import rate
+
+    ns = list(ns or DEFAULT_NS)
+    rng = np.random.default_rng(seed)
+    d, r, k = int(values["d"]), float(values["r"]), float(values["k"])
+    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
+    rows, notes = [], []
+    e1 = np.zeros(d)
+    e1[0] = 1.0
+    entry_bounds = None
+    for i, n in enumerate(ns):
+        simulate.progress_line(progress, f"check mean/{values['privacy']}: n={n} ({i + 1}/{len(ns)})")
+        res = rate("mean", values["privacy"], **{**params, "n": n})
+        up, lo = res.upper, res.lower
+        v = _with_derived_for(values, n)
+        from ..bounds import get_entry
+
+        entry_bounds = {b.name: b for b in get_entry("mean", values["privacy"]).bounds(v)}
+        T = float(up.free_parameters.get("T", math.inf)) if up is not None else math.inf
+        bound = entry_bounds[up.name]
+        instances = []
+
+        def record(name, est, theta, desc):
+            noise = _noise(bound, v, T, rng, reps, d) if "noise" in bound.extra else 0.0
+            err = np.sum((est + noise - theta) ** 2, axis=1)
+            m, a, b = simulate.risk_interval(err)
+            instances.append(simulate.InstanceRisk(name, m, a, b, desc))
+
+        # the hard mixture at the lower bound's (or the TV bound's) mixture weight
+        p = None
+        if lo is not None and "p" in lo.free_parameters:
+            p = float(lo.free_parameters["p"])
+        else:
+            tvb = next((b for b in res.lowers if b.name == "tv-mixture" and b.value), None)
+            p = float(tvb.free_parameters["p"]) if tvb is not None else 1.0 / n
+        far = r * p ** (-1.0 / k) if not math.isinf(k) else r
+        for sgn, tag in ((1, "+"), (-1, "-")):
+            atoms = np.stack([np.zeros(d), sgn * far * e1])
+            est, theta = _discrete_errors(atoms, [1 - p, p], T, n, rng, reps)
+            record(f"mixture{tag}(p={p:.3g})", est, theta, f"(1-p)δ_0 + p δ_(±r p^(-1/k) e1), p={p:.4g}")
+        atoms = np.stack([np.zeros(d), r * e1])
+        est, theta = _discrete_errors(atoms, [0.5, 0.5], T, n, rng, reps)
+        record("bernoulli(1/2)", est, theta, "mass 1/2 at 0 and at r e1")
+        if n * reps * d <= BENIGN_BUDGET:
+            est, theta = _benign(values, T, n, rng, reps)
+            record("benign", est, theta, "Gaussian scaled to E||X||^k = r^k (sphere of radius r if k = inf)")
+        elif i == 0 or not any("benign" in x for x in notes):
+            notes.append(f"benign continuous instance skipped for n*reps*d > {BENIGN_BUDGET:.0e}")
+        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
+                                      dict(up.free_parameters) if up else {}, up.label if up else "",
+                                      lo.label if lo else ""))
+    uppers = [row.upper for row in rows]
+    predicted = simulate.fit_slope(ns, uppers)
+    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
+    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
+    return simulate.CheckResult("mean", values["privacy"], params, rows, predicted, fitted, 0.25, reps, seed,
+                                notes=notes)
+
+
+def _with_derived_for(values, n):
+    from ..api import _with_derived
+    from ..bounds import get_entry
+
+    v = dict(values)
+    v["n"] = n
+    return _with_derived(get_entry("mean", values["privacy"]), v)

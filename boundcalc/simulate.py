@@ -1,0 +1,204 @@
+"""Simulation checks: run the mechanism behind the certified upper bound on hard instances.
+
+Generic machinery shared by every problem's check: risk estimates with confidence intervals,
+log-log slope fits, and the verdict. A problem's entry supplies ``check(values, ns, reps, seed,
+progress) -> CheckResult`` (usually built with :func:`run_grid`).
+
+Verdict (per n): the certified lower bound must not exceed the worst empirical risk over the
+instances (upper end of its confidence interval): the lower bound is a bound on the worst case
+of *any* estimator, so an empirical worst case clearly below it means a wrong lower bound. Every
+instance's empirical risk (lower end of its interval) must not exceed the certified upper bound,
+which holds for every distribution in the family. The fitted log-log slope of the worst empirical
+risk against n must be within ``slope_tolerance`` of the slope predicted by the certified upper
+bound over the same grid.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .result import finite_or_none
+
+#: two-sided normal quantile for the confidence intervals (99%: several rows and instances are
+#: compared, so a 95% interval would fail a correct bound too often)
+Z = 2.5758293035489004
+
+
+def risk_interval(errors: np.ndarray) -> tuple[float, float, float]:
+    """Mean of ``errors`` and its 99% normal-approximation confidence interval."""
+    errors = np.asarray(errors, float)
+    m = float(errors.mean())
+    se = float(errors.std(ddof=1) / math.sqrt(errors.size)) if errors.size > 1 else math.inf
+    return m, m - Z * se, m + Z * se
+
+
+def fit_slope(ns, values) -> float | None:
+    """Least-squares slope of log(values) against log(n)."""
+    x = np.log(np.asarray(ns, float))
+    y = np.asarray(values, float)
+    ok = np.isfinite(y) & (y > 0)
+    if ok.sum() < 2:
+        return None
+    return float(np.polyfit(x[ok], np.log(y[ok]), 1)[0])
+
+
+@dataclass
+class InstanceRisk:
+    name: str
+    risk: float
+    ci_low: float
+    ci_high: float
+    description: str = ""
+    predicted: float | None = None  # exact risk of the mechanism on this instance, where known
+
+
+@dataclass
+class CheckRow:
+    n: int
+    lower: float | None
+    upper: float | None
+    instances: list
+    free_parameters: dict = field(default_factory=dict)
+    mechanism: str = ""
+    lower_method: str = ""
+
+    @property
+    def worst(self) -> InstanceRisk:
+        return max(self.instances, key=lambda i: i.risk)
+
+    @property
+    def risk(self):
+        return self.worst.risk
+
+    @property
+    def ci_low(self):
+        return self.worst.ci_low
+
+    @property
+    def ci_high(self):
+        return self.worst.ci_high
+
+    def failures(self) -> list[str]:
+        out = []
+        w = self.worst
+        if self.lower is not None and w.ci_high < self.lower:
+            out.append(f"n={self.n}: worst empirical risk {w.risk:.4g} (CI up to {w.ci_high:.4g}) is below the "
+                       f"certified lower bound {self.lower:.4g}")
+        if self.upper is not None:
+            for inst in self.instances:
+                if inst.ci_low > self.upper:
+                    out.append(f"n={self.n}: empirical risk {inst.risk:.4g} on {inst.name} (CI from "
+                               f"{inst.ci_low:.4g}) exceeds the certified upper bound {self.upper:.4g}")
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "n": int(self.n),
+            "risk": finite_or_none(self.risk), "ci_low": finite_or_none(self.ci_low),
+            "ci_high": finite_or_none(self.ci_high), "worst_instance": self.worst.name,
+            "lower": finite_or_none(self.lower), "upper": finite_or_none(self.upper),
+            "mechanism": self.mechanism, "lower_method": self.lower_method,
+            "free_parameters": {k: (v if isinstance(v, int) else finite_or_none(v))
+                                for k, v in self.free_parameters.items()},
+            "instances": [{"name": i.name, "risk": finite_or_none(i.risk), "ci_low": finite_or_none(i.ci_low),
+                           "ci_high": finite_or_none(i.ci_high), "predicted": finite_or_none(i.predicted),
+                           "description": i.description} for i in self.instances],
+            "ok": not self.failures(),
+        }
+
+
+@dataclass
+class CheckResult:
+    problem: str
+    privacy: str
+    params: dict
+    rows: list
+    predicted_slope: float | None
+    fitted_slope: float | None
+    slope_tolerance: float
+    reps: int
+    seed: int
+    elapsed: float = 0.0
+    notes: list = field(default_factory=list)
+    extra_failures: list = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[str]:
+        out = [f for r in self.rows for f in r.failures()] + list(self.extra_failures)
+        if self.fitted_slope is None or self.predicted_slope is None:
+            out.append("slope could not be fitted")
+        elif abs(self.fitted_slope - self.predicted_slope) > self.slope_tolerance:
+            out.append(f"fitted slope {self.fitted_slope:.3f} differs from predicted {self.predicted_slope:.3f} "
+                       f"by more than {self.slope_tolerance}")
+        return out
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_dict(self) -> dict:
+        return {
+            "problem": self.problem, "privacy": self.privacy,
+            "params": {k: ("inf" if v == math.inf else v) for k, v in self.params.items()},
+            "reps": self.reps, "seed": self.seed,
+            "rows": [r.to_dict() for r in self.rows],
+            "fitted_slope": finite_or_none(self.fitted_slope),
+            "predicted_slope": finite_or_none(self.predicted_slope),
+            "slope_tolerance": self.slope_tolerance,
+            "passed": self.passed, "failures": self.failures, "notes": list(self.notes),
+            "elapsed_seconds": round(self.elapsed, 3),
+        }
+
+    def to_text(self) -> str:
+        p = ", ".join(f"{k}={v}" for k, v in self.params.items() if k != "n")
+        lines = [f"check {self.problem} / {self.privacy}  ({p}); reps={self.reps}, seed={self.seed}",
+                 f"{'n':>10} {'lower':>11} {'empirical':>11} {'99% CI':>25} {'upper':>11}  worst instance / mechanism"]
+        for r in self.rows:
+            lo = "n/a" if r.lower is None else f"{r.lower:.4g}"
+            up = "n/a" if r.upper is None else f"{r.upper:.4g}"
+            ci = f"[{r.ci_low:.4g}, {r.ci_high:.4g}]"
+            flag = "" if not r.failures() else "  <-- FAIL"
+            lines.append(f"{r.n:>10} {lo:>11} {r.risk:>11.4g} {ci:>25} {up:>11}  {r.worst.name} / {r.mechanism}{flag}")
+        fs = "n/a" if self.fitted_slope is None else f"{self.fitted_slope:.3f}"
+        ps = "n/a" if self.predicted_slope is None else f"{self.predicted_slope:.3f}"
+        lines.append(f"log-log slope: fitted {fs}, predicted {ps} (tolerance {self.slope_tolerance})")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        for f in self.failures:
+            lines.append(f"FAIL: {f}")
+        lines.append(f"{'PASSED' if self.passed else 'FAILED'} in {self.elapsed:.1f} s")
+        return "\n".join(lines)
+
+
+def progress_line(enabled: bool, text: str):
+    if enabled:
+        print(f"\r{text}\033[K", end="", file=sys.stderr, flush=True)
+
+
+def check(problem, privacy="pure", reps: int = 200, seed: int = 0, ns=None, progress: bool = False,
+          **params) -> CheckResult:
+    """Run the simulation check of ``problem`` under ``privacy`` (see the module docstring)."""
+    from .api import resolve
+    from .errors import InputError
+
+    entry, values = resolve(problem, privacy, params)
+    fn = entry.check_function()
+    if fn is None:
+        raise InputError("problem", f"has no simulation check under --privacy {values['privacy']}", problem)
+    if ns is not None:
+        from .params import N
+
+        ns = sorted({N.parse(x) for x in ns})
+        if len(ns) < 2:
+            raise InputError("ns", "needs at least two distinct sample sizes", ns)
+    t0 = time.perf_counter()
+    res = fn(values, ns=ns, reps=int(reps), seed=int(seed), progress=progress)
+    res.elapsed = time.perf_counter() - t0
+    progress_line(progress, "")
+    if progress:
+        print("\r", end="", file=sys.stderr)
+    return res
