@@ -306,11 +306,35 @@ def _validate(model, n, k, theta, a, b):
     return est
 
 
-def mse_terms(model, n, k, eps, theta, a, b, extra=None):
+def noise_variance(k, eps, lam, noise="laplace", delta=None):
+    """Variance of the aggregation noise for sensitivity Λ/k.
+
+    ``laplace``: scale Λ/(kε), variance 2Λ²/(kε)² (ε-DP). ``gauss``: σ = (Λ/k) σ_aG(ε, δ), the exact
+    analytic calibration of Balle & Wang (2018) ((ε,δ)-DP), variance Λ² σ_aG² / k².
+    """
+    kf = np.asarray(k, float)
+    if noise == "laplace":
+        return 2.0 * lam * lam / (kf * eps) ** 2
+    if noise == "gauss":
+        from ..symbolic import gauss_sigma_analytic_scalar
+
+        return (lam / kf) ** 2 * gauss_sigma_analytic_scalar(float(eps), float(delta)) ** 2
+    raise ValueError("noise must be 'laplace' or 'gauss'")
+
+
+def noise_sampler(rng, size, k, eps, lam, noise="laplace", delta=None):
+    if noise == "laplace":
+        return rng.laplace(0.0, lam / (k * eps), size)
+    from ..symbolic import gauss_sigma_analytic_scalar
+
+    return rng.normal(0.0, lam / k * gauss_sigma_analytic_scalar(float(eps), float(delta)), size)
+
+
+def mse_terms(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=None):
     """Exact decomposition of the private estimator's MSE at block count(s) k (arrays over k).
 
     Returns a dict of arrays: ``bias2`` (mean β)², ``block_var`` Σ Var Z_j / k², ``noise``
-    2Λ²/(kε)², ``mse`` their sum, and ``efficient`` 1/(n I(θ)) broadcast.
+    (2Λ²/(kε)² for Laplace), ``mse`` their sum, and ``efficient`` 1/(n I(θ)) broadcast.
     """
     _validate(model, n, k, theta, a, b)
     k = np.asarray(k, dtype=np.int64)
@@ -321,16 +345,15 @@ def mse_terms(model, n, k, eps, theta, a, b, extra=None):
     rf = r.astype(float)
     beta = (rf * b1 + (kf - rf) * b0) / kf
     var = (rf * (m1 - b1 * b1) + (kf - rf) * (m0 - b0 * b0)) / kf**2
-    lam = b - a
-    noise = 2.0 * lam * lam / (kf * eps) ** 2
+    nv = noise_variance(kf, eps, b - a, noise, delta)
     eff = 1.0 / (n * fisher(model, theta, extra))
-    return {"bias2": beta * beta, "block_var": var, "noise": noise,
-            "mse": beta * beta + var + noise, "efficient": eff * np.ones_like(kf)}
+    return {"bias2": beta * beta, "block_var": var, "noise": nv,
+            "mse": beta * beta + var + nv, "efficient": eff * np.ones_like(kf)}
 
 
-def mse_exact(model, n, k, eps, theta, a, b, extra=None):
+def mse_exact(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=None):
     """The exact MSE of the estimator (see the module docstring); vectorised over k."""
-    return mse_terms(model, n, k, eps, theta, a, b, extra)["mse"]
+    return mse_terms(model, n, k, eps, theta, a, b, extra, noise, delta)["mse"]
 
 
 def certified_bias_bound(model, theta, t, a, b, extra=None):
@@ -343,7 +366,7 @@ def certified_bias_bound(model, theta, t, a, b, extra=None):
     return np.minimum(np.minimum(exact, markov), np.sqrt(V))
 
 
-def mse_certified(model, n, k, eps, theta, a, b, extra=None):
+def mse_certified(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=None):
     """Certified upper bound ``(mean B_j)² + mean V_j / k + 2Λ²/(kε)²`` (vectorised over k)."""
     _validate(model, n, k, theta, a, b)
     est = get_block_estimator(model)
@@ -357,8 +380,7 @@ def mse_certified(model, n, k, eps, theta, a, b, extra=None):
     V1 = est.variance(theta, t + 1, ex)
     B = (rf * B1 + (kf - rf) * B0) / kf
     V = (rf * V1 + (kf - rf) * V0) / kf
-    lam = b - a
-    return B * B + V / kf + 2.0 * lam * lam / (kf * eps) ** 2
+    return B * B + V / kf + noise_variance(kf, eps, b - a, noise, delta)
 
 
 _FISHER_FN: dict = {}
@@ -419,7 +441,7 @@ def block_estimates_from_data(model, x, extra=None):
 
 
 def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", extra=None,
-             max_elements=4_000_000):
+             max_elements=4_000_000, noise="laplace", delta=None):
     """Run the private estimator ``reps`` times; returns the array of estimates.
 
     ``method="raw"`` draws the n data points with the model's sampler and computes each block MLE
@@ -455,7 +477,7 @@ def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", ext
             total += np.clip(est.sample(rng, theta, t, (c, k - r), ex), a, b).sum(axis=1)
         else:
             raise ValueError("method must be 'raw' or 'sufficient'")
-        out[start:start + c] = total / k + rng.laplace(0.0, lam / (k * eps), c)
+        out[start:start + c] = total / k + noise_sampler(rng, c, k, eps, lam, noise, delta)
     return out
 
 

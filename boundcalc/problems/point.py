@@ -1,0 +1,563 @@
+"""Efficient private point estimation in a regular one-parameter model (Smith; THEOREMS.md §2.10).
+
+A. Smith, *Efficient, Differentially Private Point Estimators* (arXiv 0809.4794).
+
+Family: a built-in model ``p_θ`` of :mod:`boundcalc.models` (``--model``), θ in the interval
+Θ = [a, b] of diameter Λ (``--lam``; the model fixes where Θ sits), Fisher information I(θ) derived
+by sympy from the log-density. Loss (θ̂ - θ)².
+
+**Which risk.** Smith's result is pointwise (for every θ, the MSE is (1 + o(1))/(n I(θ))), and no
+estimator has a pointwise *lower* bound (the constant estimator θ̂ ≡ θ has zero error at θ). So the
+certified bounds here are for the **local minimax risk**
+
+    R_h(θ) = inf_θ̂ sup_{θ' ∈ N} E_θ'(θ̂ - θ')²,   N = [θ - h, θ + h] ∩ Θ = [θ_lo, θ_hi],
+
+with the radius ``--radius h`` (default ``auto``: h = 10/√(n I(θ)), the local-asymptotic scale, so
+the van Trees bound is within π²/100 ≈ 10% of 1/(nI)). Lower and upper bound the same quantity.
+The exact *pointwise* MSE of Smith's estimator at θ (what the simulation measures, and what
+efficiency is computed from) is reported too, as an upper bound marked ``certified: false``
+because it is not a bound on R_h: it is exact for the estimator, at the point θ only.
+
+Upper bounds (mechanism :mod:`boundcalc.mechanisms.subsample_aggregate`, free integer parameter
+``blocks`` = k, chosen by the solver):
+
+* ``smith-laplace`` (pure; approx since ε-DP implies (ε,δ)-DP): certified
+  ``sup_{θ'∈N} MSE(θ') <= (mean_j B_j)² + mean_j V*_j / k + 2Λ²/(kε)²`` with V*(t) = max_{θ'∈N} V(θ', t)
+  (V(θ,t) the exact block variance) and B*(t) = max(A(θ_lo, t), C(θ_hi, t)) (A = E(a-Y)_+,
+  C = E(Y-b)_+, exact tail excesses), also capped by the algebraic bound V*/(4 m), m the distance
+  from N to the ends of Θ. Derivation: see the mechanism's docstring (steps 1-4) plus monotonicity:
+  every block estimate is stochastically increasing in θ (binomial/Poisson counts, (t-1)λ/G with
+  G ~ Gamma(t,1), N(θ,σ²/t), vχ²_t/t), so A(θ') is non-increasing and C(θ') non-decreasing in θ'.
+* ``smith-gauss`` (approx): the same with Gaussian noise of the exact analytic calibration
+  σ = (Λ/k) σ_aG(ε, δ) (Balle & Wang 2018); noise term Λ² σ_aG² / k².
+* ``smith-exact-*``: the exact pointwise MSE at θ (``(mean β_j)² + Σ Var Z_j/k² + noise``, all exact
+  closed forms); certified: false (pointwise, see above).
+
+Lower bounds (certified, for R_h):
+
+* ``van-trees``: on the sub-interval [c - w, c + w] ⊂ N (c the centre of N, free w) with the prior
+  cos²(π(θ-c)/(2w))/w (J = π²/w²): ``R_h >= 1/(n max_{[c±w]} I + π²/w²)``; the max of I over an
+  interval is at an end point because I is convex for every built-in model (tested).
+* ``two-point-dp`` (pure, approx): θ_1,2 = c ∓ Δ/2 in N. Any two laws with TV(P_1,P_2) <= τ are
+  mixtures (1-τ)R + τ S_v, so the uniformity-of-mass coupling of THEOREMS.md §1.4 with N = 2 applies
+  with p = τ: ``R_h >= (Δ/2)² (1 - t_M - δ S_ε(M)) / (1 + e^{Mε})``, t_M = P(Bin(n, τ) > M).
+  τ = min{1, sqrt(min(KL(P_1‖P_2), KL(P_2‖P_1))/2)} (Pinsker; KL derived by sympy from the model).
+  Free: Δ, M.
+
+Non-private benchmark (``--privacy none``): the clipped full-sample unbiased MLE, whose MSE is at
+most V(θ', n) (clipping to Θ ∋ θ' is a contraction), and the same van Trees lower bound; the
+Cramér–Rao value 1/(n I(θ)) is the efficient benchmark.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from .. import symbolic as S
+from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
+from ..errors import InputError
+from ..mechanisms import subsample_aggregate as sa
+from ..methods import uniformity
+from ..models import ALIASES, MODELS, get_model
+from ..params import N, ParamSpec
+
+SOURCE = "Smith (2008), Efficient, Differentially Private Point Estimators, arXiv 0809.4794"
+
+# ---------------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class AutoFloat(ParamSpec):
+    """A float parameter whose default ``auto`` is filled in by the problem (model dependent)."""
+
+    def parse(self, value):
+        if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+            return "auto"
+        return super().parse(value)
+
+    def allowed(self) -> str:
+        return super().allowed() + " (or auto)"
+
+
+MODEL = ParamSpec("model", "choice", "exponential",
+                  "one-parameter model: " + ", ".join(MODELS) + " (aliases " + ", ".join(ALIASES) + ")",
+                  choices=tuple(MODELS) + tuple(ALIASES), structural=True)
+THETA = AutoFloat("theta", "float", "auto", "true parameter θ (auto: the model's default)",
+                  low=-1e12, high=1e12)
+LAM = AutoFloat("lam", "float", "auto",
+                "diameter Λ of the parameter space Θ (auto: the model's default; Θ = [low, low+Λ], "
+                "or centred at 0 for normal-mean)", low=0, low_open=True, high=1e12)
+SIGMA = ParamSpec("sigma", "float", 1.0, "known standard deviation σ (normal-mean only)", low=0,
+                  low_open=True, high=1e12)
+MU0 = ParamSpec("mu0", "float", 0.0, "known mean μ0 (normal-var only)", low=-1e12, high=1e12)
+RADIUS = AutoFloat("radius", "float", "auto",
+                   "radius h of the neighbourhood N = [θ-h, θ+h] ∩ Θ of the local minimax risk "
+                   "(auto: 10/sqrt(n I(θ)))", low=0, low_open=True, high=1e12)
+PARAMS = (N, MODEL, THETA, LAM, SIGMA, MU0, RADIUS)
+
+# ---------------------------------------------------------------------- symbols
+TH = sp.Symbol("theta", real=True)
+A_ = sp.Symbol("a", real=True)
+B_ = sp.Symbol("b", real=True)
+LAMBDA = sp.Symbol("Lambda", positive=True)
+LO = sp.Symbol("theta_lo", real=True)
+HI = sp.Symbol("theta_hi", real=True)
+CEN = sp.Symbol("theta_c", real=True)
+SIG = sp.Symbol("sigma", positive=True)
+MU0S = sp.Symbol("mu0", real=True)
+BLOCKS = sp.Symbol("blocks", positive=True, integer=True)
+W = sp.Symbol("w", positive=True)
+DELTA_SEP = sp.Symbol("Delta", positive=True)
+
+
+def _model_subs(m):
+    sub = {m.theta: TH}
+    for s, _ in m.extra:
+        sub[s] = {"sigma": SIG, "mu0": MU0S}[str(s)]
+    return sub
+
+
+def fisher_expr(model_name: str) -> sp.Expr:
+    """I(θ) in the problem's symbols (from the sympy derivation in :mod:`boundcalc.models`)."""
+    m = get_model(model_name)
+    return m.fisher_information().subs(_model_subs(m))
+
+
+def kl_expr(model_name: str, t1, t2) -> sp.Expr:
+    """KL(P_t1 ‖ P_t2) in the problem's symbols."""
+    m = get_model(model_name)
+    kl, th1 = m.kl_divergence()
+    sub = _model_subs(m)
+    sub.pop(m.theta)
+    return kl.subs(sub).subs({m.theta: t1, th1: t2}, simultaneous=True)
+
+
+# ---------------------------------------------------------------------- model-dependent pieces
+def _ident(name):
+    return name.replace("-", "_")
+
+
+def variance_max_expr(model_name: str, t) -> sp.Expr:
+    """max_{θ' ∈ [θ_lo, θ_hi]} V(θ', t): the exact block variance at its worst point of N.
+
+    bernoulli θ(1-θ)/t: maximised at the point of N closest to 1/2; poisson λ/t, exponential λ²/(t-2),
+    normal-var 2v²/t: increasing in θ' > 0, so at θ_hi; normal-mean σ²/t: constant.
+    """
+    name = get_model(model_name).name
+    if name == "bernoulli":
+        p = sp.Min(sp.Max(sp.Rational(1, 2), LO), HI)
+        return p * (1 - p) / t
+    if name == "poisson":
+        return HI / t
+    if name == "exponential":
+        return HI ** 2 / (t - 2)
+    if name == "normal-mean":
+        return SIG ** 2 / t
+    if name == "normal-var":
+        return 2 * HI ** 2 / t
+    raise KeyError(name)  # pragma: no cover
+
+
+def _as_scalar(x):
+    x = np.asarray(x, dtype=float)
+    return float(x) if x.size == 1 else None
+
+
+def _vectorise(scalar_fn, n, blocks, *rest):
+    """Call ``scalar_fn(n_arr, blocks_arr, *scalars)``; loop where a 'scalar' argument is an array."""
+    n = np.asarray(n, dtype=float)
+    blocks = np.asarray(blocks, dtype=float)
+    scal = [_as_scalar(r) for r in rest]
+    if all(s is not None for s in scal):
+        nb, kb = np.broadcast_arrays(n, blocks)
+        return scalar_fn(nb.astype(np.int64), kb.astype(np.int64), *scal)
+    arrs = np.broadcast_arrays(n, blocks, *[np.asarray(r, float) for r in rest])
+    out = np.empty(arrs[0].shape)
+    for ix in np.ndindex(out.shape):
+        out[ix] = scalar_fn(np.array([int(arrs[0][ix])]), np.array([int(arrs[1][ix])]),
+                            *[float(a[ix]) for a in arrs[2:]])[0]
+    return out
+
+
+def _local_bias_impl(model_name):
+    """mean_j B*_j: certified bound on |mean clipping bias| over N (see the module docstring)."""
+    est_v = sa.get_block_estimator(model_name).variance
+
+    def one(n, k, lo, hi, a, b, sigma):
+        extra = {"sigma": sigma} if model_name == "normal-mean" else {}
+        ex = {**get_model(model_name).extra_defaults, **extra}
+        t, r = sa.block_sizes(n, k)
+
+        def bstar(tt):
+            _, _, _, A_lo, _ = sa.clipped_block_moments(model_name, lo, tt, a, b, extra)
+            _, _, _, _, C_hi = sa.clipped_block_moments(model_name, hi, tt, a, b, extra)
+            vmax = np.maximum(est_v(lo, tt, ex), est_v(hi, tt, ex))
+            if model_name == "bernoulli":
+                p = min(max(0.5, lo), hi)
+                vmax = p * (1 - p) / np.asarray(tt, float)
+            exact = np.maximum(A_lo, C_hi) * (1 + 1e-9) + 1e-300
+            m = min(lo - a, b - hi)
+            markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
+            return np.minimum(np.minimum(exact, markov), np.sqrt(vmax))
+
+        with np.errstate(all="ignore"):
+            B0 = bstar(t)
+            B1 = bstar(t + 1)
+            kf, rf = k.astype(float), r.astype(float)
+            return (rf * B1 + (kf - rf) * B0) / kf
+
+    def impl(n, blocks, lo, hi, a, b, sigma):
+        return _vectorise(one, n, blocks, lo, hi, a, b, sigma)
+
+    return impl
+
+
+def _exact_data_impl(model_name):
+    """(mean β)² + Σ Var Z_j / k²: the exact data part of the pointwise MSE at θ."""
+
+    def one(n, k, th, a, b, sigma):
+        extra = {"sigma": sigma} if model_name == "normal-mean" else {}
+        t, r = sa.block_sizes(n, k)
+        with np.errstate(all="ignore"):
+            b0, m0, _, _, _ = sa.clipped_block_moments(model_name, th, t, a, b, extra)
+            b1, m1, _, _, _ = sa.clipped_block_moments(model_name, th, t + 1, a, b, extra)
+            kf, rf = k.astype(float), r.astype(float)
+            beta = (rf * b1 + (kf - rf) * b0) / kf
+            var = (rf * (m1 - b1 * b1) + (kf - rf) * (m0 - b0 * b0)) / kf ** 2
+        return beta * beta + var
+
+    def impl(n, blocks, th, a, b, sigma):
+        return _vectorise(one, n, blocks, th, a, b, sigma)
+
+    return impl
+
+
+def _to_float(fn):
+    def wrapped(*args):
+        out = fn(*[np.asarray(x, dtype=float) if not hasattr(x, "_mpf_") else float(x) for x in args])
+        return out
+    return wrapped
+
+
+@lru_cache(maxsize=None)
+def _functions(model_name: str):
+    """sympy Function classes with numeric implementations for this model (lambdify uses ``_imp_``)."""
+    ident = _ident(model_name)
+
+    def latex_bias(self, printer, exp=None):
+        args = ", ".join(printer._print(x) for x in self.args[:2])
+        tex = rf"\bar B^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}({args})"
+        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+    def latex_exact(self, printer, exp=None):
+        args = ", ".join(printer._print(x) for x in self.args[:3])
+        tex = rf"\mathrm{{MSE}}^{{\mathrm{{{model_name}}}}}_{{\mathrm{{data}}}}({args})"
+        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+    bias_cls = type(f"ClipBiasBound_{ident}", (sp.Function,),
+                    {"nargs": 7, "_imp_": staticmethod(_to_float(_local_bias_impl(model_name))),
+                     "_latex": latex_bias,
+                     "__doc__": "certified bound on |mean clipping bias| of the block estimates over N"})
+    exact_cls = type(f"ExactBlockMSE_{ident}", (sp.Function,),
+                     {"nargs": 6, "_imp_": staticmethod(_to_float(_exact_data_impl(model_name))),
+                      "_latex": latex_exact,
+                      "__doc__": "exact (mean clipping bias)² + Σ Var(clipped block)/k² at θ"})
+    return bias_cls, exact_cls
+
+
+# ---------------------------------------------------------------------- bounds
+def _t_and_r():
+    t = sp.floor(S.n / BLOCKS)
+    return t, S.n - BLOCKS * t
+
+
+def _blocks_free():
+    return FreeParameter(BLOCKS, lambda v: 1, lambda v: sa.k_range(v["model"], int(v["n"]))[1],
+                         integer=True, log=True, doc="block count k of subsample-and-aggregate")
+
+
+def noise_terms(privacy: str):
+    """(name, title, noise variance as sympy, derivation) for each aggregation noise."""
+    lap = ("laplace", "Laplace(Λ/(kε))", 2 * LAMBDA ** 2 / (BLOCKS * S.eps) ** 2,
+           "Laplace scale Λ/(kε) on a sum of sensitivity Λ/k is ε-DP; variance 2Λ²/(kε)².")
+    gau = ("gauss", "Gaussian, analytic calibration", LAMBDA ** 2 * S.GaussSigmaAnalytic(S.eps, S.delta) ** 2 / BLOCKS ** 2,
+           "Gaussian noise σ = (Λ/k) σ_aG(ε,δ) (Balle & Wang 2018, Thm 8; sensitivity Λ/k) is (ε,δ)-DP.")
+    if privacy == "pure":
+        return [lap]
+    if privacy == "approx":
+        return [lap, gau]
+    return []
+
+
+def _upper_bounds(model_name: str, privacy: str) -> list:
+    m = get_model(model_name)
+    bias_cls, exact_cls = _functions(m.name)
+    t, r = _t_and_r()
+    vbar = (r * variance_max_expr(m.name, t + 1) + (BLOCKS - r) * variance_max_expr(m.name, t)) / BLOCKS
+    bbar = bias_cls(S.n, BLOCKS, LO, HI, A_, B_, SIG)
+    exact_data = exact_cls(S.n, BLOCKS, TH, A_, B_, SIG)
+    est = sa.get_block_estimator(m.name)
+    out = []
+    for nname, ntitle, noise, why in noise_terms(privacy):
+        out.append(Bound(
+            "upper", f"smith-{nname}",
+            f"subsample-and-aggregate, {est.formula}, clipped to Θ, + {ntitle} (local worst case)",
+            bbar ** 2 + vbar / BLOCKS + noise, SOURCE + "; THEOREMS.md §2.10 (derived)",
+            "Blocks: r = n - k⌊n/k⌋ of ⌊n/k⌋+1 points, the rest of ⌊n/k⌋. MSE = (mean β_j)² + Σ Var Z_j/k² "
+            "+ noise (exact, independent blocks). |β_j| <= B_j = max(A_j, C_j) (A = E(a-Y)_+, C = E(Y-b)_+ "
+            "have opposite signs in β = A - C), B_j <= V_j/(4m) by (u-c)_+ <= u²/(4c), and "
+            "Var Z_j <= E(Z_j-θ)² <= V_j (clipping onto Θ ∋ θ contracts). Over θ' in N = [θ_lo, θ_hi]: "
+            "Y is stochastically increasing in θ', so A <= A(θ_lo), C <= C(θ_hi); V_j at its maximum "
+            "over N (exact finite-t variance of the unbiased block estimator). " + why,
+            free=(_blocks_free(),), extra={"model": m.name, "noise": nname}))
+        out.append(Bound(
+            "upper", f"smith-exact-{nname}",
+            f"exact pointwise MSE at θ of the same estimator ({ntitle}); not a bound on the local risk",
+            exact_data + noise, SOURCE + "; THEOREMS.md §2.10 (derived)",
+            "Exact identity MSE(θ) = (mean β_j)² + Σ Var Z_j/k² + noise with the clipped block moments in "
+            "closed form (regularised incomplete beta/gamma, normal cdf; see "
+            "boundcalc.mechanisms.subsample_aggregate). Pointwise at θ only, so certified: false as a bound "
+            "on the local minimax risk; checked against simulation.",
+            certified=False, free=(_blocks_free(),), extra={"model": m.name, "noise": nname}))
+    if privacy == "none":
+        out.append(Bound(
+            "upper", "mle", f"full-sample unbiased MLE ({est.formula} with t = n), clipped to Θ",
+            variance_max_expr(m.name, S.n), SOURCE + " (non-private benchmark)",
+            "The full-sample estimator is unbiased with exact variance V(θ', n); clipping onto Θ ∋ θ' "
+            "contracts the error, so sup_{θ'∈N} MSE <= max_{θ'∈N} V(θ', n).",
+            conditions=(Condition(f"n >= {est.min_block}", lambda v: np.all(np.asarray(v["n"]) >= est.min_block)),)))
+    return out
+
+
+def _lower_bounds(model_name: str, privacy: str) -> list:
+    m = get_model(model_name)
+    info = fisher_expr(m.name)
+    imax = sp.Max(info.subs(TH, CEN - W), info.subs(TH, CEN + W))
+    vt = Bound(
+        "lower", "van-trees", "van Trees, cos² prior on a sub-interval of N",
+        1 / (S.n * imax + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; THEOREMS.md §1.5",
+        "For the prior cos²(π(θ'-c)/(2w))/w on [c-w, c+w] ⊂ N (J = π²/w²): sup_{θ'} E(θ̂-θ')² >= "
+        "1/(n ∫ I dμ + J) >= 1/(n max_{[c±w]} I + π²/w²); I is convex, so its max is at an end point. "
+        "I(θ) derived by sympy from the log-density.",
+        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+                            doc="half-width of the prior's support"),),
+        conditions=(Condition("N has positive length", lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
+    out = [vt]
+    if privacy in ("pure", "approx"):
+        t1, t2 = CEN - DELTA_SEP / 2, CEN + DELTA_SEP / 2
+        kl = sp.Min(kl_expr(m.name, t1, t2), kl_expr(m.name, t2, t1))
+        tau = sp.Min(1, sp.sqrt(kl / 2))
+        delta = S.delta if privacy == "approx" else None
+        expr = (DELTA_SEP / 2) ** 2 * uniformity.failure_probability(S.n, tau, S.M, S.eps, 0, delta)
+        out.append(Bound(
+            "lower", "two-point-dp", "two points + DP coupling (uniformity of mass, N = 2)", expr,
+            "Barber & Duchi Lemma 2 / Thm 3 (THEOREMS.md §1.4), applied to two members of the model",
+            "θ_1,2 = c ∓ Δ/2 ∈ N. With τ >= TV(P_1,P_2), P_v = (1-τ)R + τ S_v, so the coupled samples differ "
+            "in Bin(n,τ) entries and §1.4 with N = 2 gives average failure probability >= "
+            "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}); the loss is >= (Δ/2)² on failure. τ = min{1, sqrt(KL/2)} "
+            "(Pinsker, KL derived by sympy).",
+            free=(FreeParameter(DELTA_SEP, lambda v: 1e-12 * float(np.max(v["theta_hi"] - v["theta_lo"])) + 1e-300,
+                                lambda v: float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-9),
+                                doc="separation of the two points"),
+                  FreeParameter(S.M, lambda v: 0, lambda v: float(np.max(v["n"])), integer=True,
+                                doc="coupling group size")),
+            conditions=(Condition("N has positive length", lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),)))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _bounds(model_name: str, privacy: str) -> tuple:
+    return tuple(_upper_bounds(model_name, privacy) + _lower_bounds(model_name, privacy))
+
+
+def bounds(values: dict) -> list:
+    return list(_bounds(get_model(values["model"]).name, values["privacy"]))
+
+
+# ---------------------------------------------------------------------- values
+def theta_space(model_name: str, lam=None):
+    """Θ = (a, b) for the model with diameter ``lam`` (None: the model's default)."""
+    m = get_model(model_name)
+    lo, hi = m.parameter_space
+    if lam is None or lam == "auto":
+        return float(lo), float(hi)
+    lam = float(lam)
+    if m.anchor == "center":
+        c = 0.5 * (lo + hi)
+        return c - lam / 2, c + lam / 2
+    return float(lo), float(lo) + lam
+
+
+def validate(values: dict) -> None:
+    """Fill in the ``auto`` parameters and check θ ∈ Θ ⊂ natural space (mutates ``values``)."""
+    m = get_model(values["model"])
+    values["model"] = m.name
+    a, b = theta_space(m.name, values["lam"])
+    nlo, nhi = m.natural_space
+    if values["lam"] == "auto":
+        values["lam"] = b - a
+    if a < nlo or b > nhi:
+        raise InputError("lam", f"Θ = [{a:g}, {b:g}] must lie in the natural parameter space "
+                                f"[{nlo:g}, {nhi:g}] of model {m.name}", values["lam"])
+    if values["theta"] == "auto":
+        values["theta"] = m.theta_default if a <= m.theta_default <= b else 0.5 * (a + b)
+    th = float(values["theta"])
+    if not (a <= th <= b) or not (nlo < th < nhi):
+        raise InputError("theta", f"must lie in Θ = [{a:g}, {b:g}] and strictly inside the natural "
+                                  f"space ({nlo:g}, {nhi:g}) of model {m.name}", values["theta"])
+    est = sa.get_block_estimator(m.name)
+    if np.any(np.asarray(values["n"]) < est.min_block):
+        raise InputError("n", f"must be >= {est.min_block} for model {m.name} (block estimator {est.formula})",
+                         values["n"])
+
+
+def derived(values: dict) -> dict:
+    m = get_model(values["model"])
+    a, b = theta_space(m.name, values["lam"])
+    th = float(values["theta"])
+    n = np.asarray(values["n"], dtype=float)
+    if values["radius"] == "auto":
+        info = sa.fisher(m.name, th, {"sigma": values["sigma"]} if m.name == "normal-mean" else None)
+        h = 10.0 / np.sqrt(n * info)
+    else:
+        h = np.asarray(float(values["radius"]))
+    lo = np.maximum(a, th - h)
+    hi = np.minimum(b, th + h)
+    out = {"a": a, "b": b, "Lambda": b - a, "theta_lo": lo, "theta_hi": hi, "theta_c": 0.5 * (lo + hi),
+           "h_radius": h}
+    for key in ("theta_lo", "theta_hi", "theta_c", "h_radius"):
+        if np.ndim(out[key]) == 0:
+            out[key] = float(out[key])
+    return out
+
+
+# ---------------------------------------------------------------------- rate (order)
+def rate_terms(values: dict) -> list:
+    """Order of the pointwise MSE of the optimised estimator: 1/(nI) + the privacy excess.
+
+    Block estimators exact at t = 1 (V(t) = 1/(tI): bernoulli, poisson, normal-mean, normal-var):
+    k ≈ n and the privacy term is Λ²/(nε)² (up to the log factor the clipping bias costs).
+    exponential (V(t) = λ²/(t-2) = (1/(tI))(1 + 2/(t-2))): minimising 2kλ²/n² + 2Λ²/(kε)² over k
+    gives k ≍ (Λ n/(λ ε))^{2/3} and the excess 3·2^{1/3} λ^{4/3}Λ^{2/3}/(n^{4/3}ε^{2/3}),
+    i.e. (Λ²/(n⁴ ε² I²))^{1/3} up to the constant.
+    """
+    m = get_model(values["model"])
+    info = fisher_expr(m.name)
+    stat = ("efficient 1/(n I(θ))", 1 / (S.n * info))
+    if values["privacy"] == "none":
+        return [stat]
+    eps2 = S.eps ** 2  # approx: the Laplace aggregation (ε-DP ⇒ (ε,δ)-DP) gives the same order
+    if m.name == "exponential":
+        priv = (LAMBDA ** 2 / (S.n ** 4 * eps2 * info ** 2)) ** sp.Rational(1, 3)
+    else:
+        priv = LAMBDA ** 2 / (S.n ** 2 * eps2)
+    return [stat, ("privacy", priv)]
+
+
+# ---------------------------------------------------------------------- registration
+register_problem("point", "efficient point estimation in a one-parameter model (subsample and aggregate)",
+                 aliases=("point-estimation", "smith"))
+for _priv in ("none", "pure", "approx"):
+    register(Entry(
+        problem="point", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
+        title="point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
+              "N = [θ-h, θ+h] ∩ Θ",
+        source=SOURCE, validate=validate, derived=derived,
+        check=None if _priv == "none" else "boundcalc.problems.point:check",
+        notes=("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
+               "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
+               "only because they are pointwise). The block count is the free parameter 'blocks'.",)))
+
+
+# ---------------------------------------------------------------------- simulation check
+DEFAULT_NS = (1000, 3162, 10000, 31623, 100000)
+RAW_BUDGET = 2e7  # n * reps raw draws at most per instance; beyond it the block sufficient statistics
+Z_PREDICT = 4.0  # |empirical - exact| must be within this many standard errors
+
+
+def _extra_for(values):
+    m = get_model(values["model"])
+    return {"sigma": float(values["sigma"])} if m.name == "normal-mean" else {}
+
+
+def check(values, ns=None, reps=200, seed=0, progress=False):
+    """Run Smith's estimator at the solver's block count on θ and on the two ends of N.
+
+    Per n: the certified upper/lower bounds of :func:`boundcalc.rate` (the local minimax risk over
+    N), the estimator with the block count of the best certified upper bound, simulated on the
+    instances θ_lo, θ, θ_hi (raw data, every block MLE computed from its points, vectorised over
+    blocks and repetitions; block sufficient statistics when n·reps is large). Each instance also
+    carries its exact pointwise MSE (``predicted``); an empirical MSE more than ``Z_PREDICT``
+    standard errors away from it is a failure. The notes list the efficiency (1/(nI(θ)))/MSE at θ,
+    predicted and empirical, and which term limits it.
+    """
+    from .. import simulate
+    from ..api import _with_derived, rate
+    from ..bounds import get_entry
+
+    ns = list(ns or DEFAULT_NS)
+    m = get_model(values["model"])
+    extra = _extra_for(values)
+    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
+    priv = values["privacy"]
+    eps = float(values["eps"])
+    rng_seeds = np.random.SeedSequence(seed).spawn(len(ns) * 3)
+    rows, notes, extra_failures = [], [], []
+    th = float(values["theta"])
+    info = sa.fisher(m.name, th, extra)
+    for i, n in enumerate(ns):
+        simulate.progress_line(progress, f"check point/{priv}: n={n} ({i + 1}/{len(ns)})")
+        res = rate("point", priv, **{**params, "n": n})
+        up, lo = res.upper, res.lower
+        v = dict(values)
+        v["n"] = n
+        v = _with_derived(get_entry("point", priv), v)
+        a, b = v["a"], v["b"]
+        k = int(up.free_parameters["blocks"])
+        noise = get_entry("point", priv).bounds(v)
+        noise_kind = next(bd.extra["noise"] for bd in noise if bd.name == up.name)
+        instances = []
+        for j, (tag, tt) in enumerate((("theta_lo", v["theta_lo"]), ("theta", th), ("theta_hi", v["theta_hi"]))):
+            tt = float(tt)
+            if not (m.natural_space[0] < tt < m.natural_space[1]):
+                continue
+            method = "raw" if n * reps <= RAW_BUDGET else "sufficient"
+            est = sa.simulate(m.name, n, k, eps, tt, a, b, reps=reps, seed=rng_seeds[3 * i + j], method=method,
+                              extra=extra, noise=noise_kind, delta=v.get("delta"))
+            err = (est - tt) ** 2
+            mse, c_lo, c_hi = simulate.risk_interval(err)
+            terms = sa.mse_terms(m.name, n, np.array([k]), eps, tt, a, b, extra, noise=noise_kind,
+                                 delta=v.get("delta"))
+            pred = float(terms["mse"][0])
+            se = (c_hi - mse) / simulate.Z
+            if abs(mse - pred) > Z_PREDICT * se:
+                extra_failures.append(f"n={n}, {tag}={tt:.6g}: empirical MSE {mse:.4g} is more than {Z_PREDICT} "
+                                      f"standard errors ({se:.3g}) from the exact MSE {pred:.4g}")
+            instances.append(simulate.InstanceRisk(f"{tag}={tt:.4g}", mse, c_lo, c_hi,
+                                                   f"{m.name} at θ' = {tt:.6g}, {method} simulation", pred))
+            if tag == "theta":
+                eff_pred = 1.0 / (n * info) / pred
+                eff_emp = 1.0 / (n * info) / mse
+                notes.append(f"n={n}: blocks={k} (t={n // k}), exact MSE {pred:.4g}, empirical {mse:.4g} "
+                             f"± {se:.2g}; efficiency predicted {eff_pred:.3f}, empirical {eff_emp:.3f}; "
+                             f"limited by {limiting_term(terms, n, info)}")
+        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
+                                      dict(up.free_parameters), up.label, lo.label if lo else ""))
+    predicted = simulate.fit_slope(ns, [r.upper for r in rows])
+    fitted = simulate.fit_slope(ns, [r.risk for r in rows])
+    return simulate.CheckResult("point", priv, params, rows, predicted, fitted, 0.25, reps, seed,
+                                notes=notes, extra_failures=extra_failures)
+
+
+def limiting_term(terms: dict, n, info) -> str:
+    """Which excess over 1/(nI) is largest: noise, clipping bias², or block variance."""
+    eff = 1.0 / (n * info)
+    parts = {"noise": float(terms["noise"][0]), "clipping bias": float(terms["bias2"][0]),
+             "block variance": float(terms["block_var"][0]) - eff}
+    top = max(parts, key=parts.get)
+    return f"{top} ({parts[top]:.3g} over the efficient {eff:.3g})"
