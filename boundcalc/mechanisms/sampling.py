@@ -12,15 +12,26 @@ of radius r (ℓ2: ||v||₂ <= r; ℓ∞: ||v||_∞ <= r) and exact constants ar
 Privacy: the density of Z given Ṽ is π_ε/A or (1-π_ε)/A (A half the sphere's area): ratio <= e^ε.
 ``E||Z||² = B²``.
 
-**ℓ∞ sampling.** ``Ṽ_j ∈ {±r}`` independent with ``P(+r) = 1/2 + v_j/(2r)``; with probability π_ε draw
-Z uniform on ``H+ = {z ∈ {±B}^d : ⟨z,Ṽ⟩ >= 0}``, else on ``H- = {⟨z,Ṽ⟩ <= 0}`` (the boundary is in
-both). By the sign symmetry ``E[Z|Ṽ] = B (2π_ε-1) m_d Ṽ/r`` with ``m_d = E[w_1 | w uniform on
-{w ∈ {±1}^d: Σw >= 0}]``. Counting (w_1 = ±1, the other d-1 signs summing to S'):
-d odd: ``m_d = binom(d-1, (d-1)/2)/2^{d-1}``; d even: ``m_d = binom(d-1, d/2)/(2^{d-1} + binom(d,d/2)/2)``.
-So ``B = r coth(ε/2) C_d`` with ``C_d = 1/m_d`` (B is *divided* by the binomial expression m_d).
-Privacy: P(z | Ṽ) is π_ε/|H+| (strictly inside H+), (1-π_ε)/|H+| (strictly inside H-), 1/|H+| on the
-boundary (|H+| = |H-|): ratio <= e^ε. ``E||Z||² = d B²``.
-Checked by exact enumeration over {±1}^d for d <= 10 (tests/test_local_mechanisms.py).
+**ℓ∞ sampling.** ``Ṽ_j ∈ {±r}`` independent with ``P(+r) = 1/2 + v_j/(2r)`` (so ``E Ṽ = v``); then Z = B w,
+w ∈ {±1}^d with ``P(w | Ṽ) = g(w)/Z_ε``, ``g = e^ε`` on the strict half ``⟨w,Ṽ⟩ > 0`` and ``g = 1`` on
+the closed other half ``⟨w,Ṽ⟩ <= 0``; ``Z_ε = K(e^ε + 1) + N_0`` with ``N_0 = binom(d, d/2)`` boundary
+points (0 for odd d) and ``K = (2^d - N_0)/2`` points in each strict half. Equivalently: with
+probability ``π' = K e^ε/Z_ε`` draw w uniform on the strict half, else uniform on the closed other half
+(for odd d, π' = π_ε = e^ε/(e^ε+1): the mechanism of DJW).
+Privacy: every P(w|Ṽ) is e^ε/Z_ε or 1/Z_ε with Z_ε the same for every Ṽ: ratio <= e^ε.
+Unbiasedness: the boundary sums to 0 (w -> -w), the strict halves are mirror images, so
+``E[w|Ṽ] = (e^ε-1)/Z_ε · Σ_{⟨w,1⟩>0} w_1 · Ṽ/r`` and ``Σ_{⟨w,1⟩>0} w_1 = binom(d-1, ⌊d/2⌋)`` (counting
+w_1 = ±1 and the other d-1 signs). So ``B = r coth(ε/2) C_d(ε)`` with
+d odd: ``1/C_d = binom(d-1, (d-1)/2)/2^{d-1}`` (as in THEOREMS.md);
+d even: ``1/C_d(ε) = binom(d-1, d/2)/(2^{d-1} - binom(d,d/2) tanh(ε/2)/2)``.
+
+*Correction to THEOREMS.md §2.4 (d even).* The catalogue lets the boundary ``⟨z,Ṽ⟩ = 0`` belong to
+both halves (uniform on each closed half, 1/C_d = binom(d-1,d/2)/(2^{d-1} + binom(d,d/2)/2)). That
+mechanism is unbiased but **not ε-LDP**: a boundary point has probability 1/|H| under one Ṽ and
+(1-π_ε)/|H| under another (strictly on the far side), a ratio of e^ε + 1 (found by exact enumeration
+for d = 2, tests/test_local_mechanisms.py). The version above gives the boundary the weight of the
+far half, is ε-LDP, and has a smaller B. B is *divided* by the binomial expression (the published
+implementation that multiplies is biased: also tested). ``E||Z||² = d B²``.
 
 **Coordinate splitting.** Pick J uniform in [d]; release J and the one-bit value (local_scalar) of
 v_J at level ε; ``Z = d·Y·e_J``. ``E Z = v``, ``||Z||² = d² r² coth²(ε/2)``.
@@ -49,28 +60,41 @@ def l2_gamma_ratio_np(d):
     return np.sqrt(np.pi) * np.exp(special.gammaln((d + 1) / 2) - special.gammaln(d / 2))
 
 
-def linf_C_np(d):
-    """C_d = 1/m_d of the ℓ∞ sampling mechanism (vectorised; log-space binomials, any d)."""
+def linf_C_np(d, eps=None):
+    """C_d(ε) of the ℓ∞ sampling mechanism (vectorised; log-space binomials, any d).
+
+    d odd: 1/C_d = binom(d-1,(d-1)/2)/2^{d-1}; d even: 1/C_d = binom(d-1,d/2)/(2^{d-1} - binom(d,d/2)
+    tanh(ε/2)/2). ``eps=None`` for even d returns the ε -> 0 value (which is an upper bound: C_d(ε)
+    decreases in ε)."""
     from scipy import special
 
     d = np.asarray(d, float)
     dd = np.floor(d)
-    lb = special.gammaln  # log binom(a, b) = lb(a+1) - lb(b+1) - lb(a-b+1)
+    th = 0.0 if eps is None else np.tanh(np.asarray(eps, float) / 2)
+    lb = special.gammaln
 
     def logbinom(a, b):
         return lb(a + 1) - lb(b + 1) - lb(a - b + 1)
 
     odd = np.mod(dd, 2) == 1
-    # odd: m = binom(d-1, (d-1)/2) / 2^{d-1}
-    log_m_odd = logbinom(dd - 1, (dd - 1) / 2) - (dd - 1) * math.log(2)
-    # even: m = binom(d-1, d/2) / (2^{d-1} + binom(d, d/2)/2)
-    log_den = np.logaddexp((dd - 1) * math.log(2), logbinom(dd, dd / 2) - math.log(2))
-    log_m_even = logbinom(dd - 1, dd / 2) - log_den
+    log_m_odd = logbinom(dd - 1, np.floor((dd - 1) / 2)) - (dd - 1) * math.log(2)
+    # even: 2^{d-1} - N0 tanh/2 = 2^{d-1} (1 - tanh · binom(d,d/2)/2^d), binom(d,d/2)/2^d <= 1/2
+    log_ratio = logbinom(dd, np.floor(dd / 2)) - dd * math.log(2)
+    log_den = (dd - 1) * math.log(2) + np.log1p(-th * np.exp(log_ratio))
+    log_m_even = logbinom(dd - 1, np.floor(dd / 2)) - log_den
     return np.exp(-np.where(odd, log_m_odd, log_m_even))
 
 
-def linf_m_exact(d: int):
-    """m_d as an exact sympy Rational (for the enumeration test)."""
+def linf_m_exact(d: int, eps=0):
+    """m_d(ε) = 1/C_d(ε) as an exact sympy expression (for the enumeration test)."""
+    if d % 2 == 1:
+        return sp.Rational(math.comb(d - 1, (d - 1) // 2), 2 ** (d - 1))
+    return sp.Integer(math.comb(d - 1, d // 2)) / (2 ** (d - 1) - sp.Integer(math.comb(d, d // 2))
+                                                   * sp.tanh(sp.sympify(eps) / 2) / 2)
+
+
+def linf_m_theorems(d: int):
+    """The catalogue's (THEOREMS.md §2.4) 1/C_d, valid for the non-private 'both halves' variant."""
     if d % 2 == 1:
         return sp.Rational(math.comb(d - 1, (d - 1) // 2), 2 ** (d - 1))
     return sp.Rational(math.comb(d - 1, d // 2), 1) / (2 ** (d - 1) + sp.Rational(math.comb(d, d // 2), 2))
@@ -94,20 +118,20 @@ class L2SphereConst(sp.Function):
 
 
 class LinfSamplingC(sp.Function):
-    """``LinfSamplingC(d) = C_d``: 1/C_d = binom(d-1,(d-1)/2)/2^{d-1} (d odd) or
-    binom(d-1,d/2)/(2^{d-1} + binom(d,d/2)/2) (d even); B = r coth(ε/2) C_d (ℓ∞ sampling)."""
+    """``LinfSamplingC(d, ε) = C_d(ε)``: 1/C_d = binom(d-1,(d-1)/2)/2^{d-1} (d odd) or
+    binom(d-1,d/2)/(2^{d-1} - binom(d,d/2) tanh(ε/2)/2) (d even); B = r coth(ε/2) C_d(ε)."""
 
-    nargs = 1
+    nargs = 2
 
     @staticmethod
-    def _imp_(d):
-        return _float_out(linf_C_np(_float_in(d)))
+    def _imp_(d, eps):
+        return _float_out(linf_C_np(_float_in(d), _float_in(eps)))
 
     def _eval_evalf(self, prec):
-        return sp.Float(float(linf_C_np(float(self.args[0]))), prec)
+        return sp.Float(float(linf_C_np(float(self.args[0]), float(self.args[1]))), prec)
 
     def _latex(self, printer):
-        return rf"C_{{{printer._print(self.args[0])}}}"
+        return rf"C_{{{printer._print(self.args[0])}}}({printer._print(self.args[1])})"
 
 
 def _float_in(x):
@@ -129,7 +153,7 @@ def l2_B(r, eps, d):
 
 def linf_B(r, eps, d):
     """Sympy B of ℓ∞ sampling."""
-    return r * coth_half(eps) * LinfSamplingC(d)
+    return r * coth_half(eps) * LinfSamplingC(d, eps)
 
 
 def second_moments(r, eps, d):
@@ -168,18 +192,27 @@ def l2_sampling(v, r, eps, rng: np.random.Generator):
     return B * g
 
 
+def _linf_pi(d: int, eps: float) -> float:
+    """π' = K e^ε/(K(e^ε+1) + N_0): probability of the strict near half."""
+    if d % 2 == 1:
+        return _pi(eps)
+    x = math.exp(math.lgamma(d + 1) - 2 * math.lgamma(d / 2 + 1) - d * math.log(2))  # N_0/2^d
+    return 1.0 / (1.0 + (1.0 + 2.0 * x / (1.0 - x)) * math.exp(-eps))
+
+
 def linf_sampling(v, r, eps, rng: np.random.Generator):
     """ℓ∞ sampling of the rows of v (shape (m, d), ||v_i||_∞ <= r). Returns Z (m, d).
 
-    Uniform on a closed half cube {w: ⟨w,s⟩ >= 0} (s = sign Ṽ) by reflection: draw w uniform on
-    {±1}^d; if it is strictly on the wrong side, flip it (a bijection between the strict halves).
-    Then each strict point has probability 2/2^d and each boundary point (d even) 1/2^d, so strict
-    points are accepted with probability 1/2 (and the rejected rows redrawn) when d is even.
+    With probability π' w is uniform on the strict half {⟨w,s⟩ > 0} (s = sign Ṽ), otherwise uniform on
+    the closed half {⟨w,s⟩ <= 0}. Both by reflection of a uniform w ∈ {±1}^d: to the strict half,
+    flip w when ⟨w,s⟩ < 0 and redraw when ⟨w,s⟩ = 0; to the closed half, flip when ⟨w,s⟩ > 0, after
+    which strict points have probability 2/2^d and boundary points 1/2^d, so strict points are kept
+    with probability 1/2 (d even; rejected rows are redrawn).
     """
     v = np.atleast_2d(np.asarray(v, float))
     m, d = v.shape
     s = np.where(rng.random((m, d)) < 0.5 + v / (2 * r), 1.0, -1.0)  # sign of Ṽ
-    want_pos = rng.random(m) < _pi(eps)
+    want_pos = rng.random(m) < _linf_pi(d, eps)
     w = np.empty((m, d))
     todo = np.arange(m)
     while todo.size:
@@ -189,26 +222,29 @@ def linf_sampling(v, r, eps, rng: np.random.Generator):
         wrong = np.where(wp, t < 0, t > 0)
         ww[wrong] *= -1.0
         if d % 2 == 1:
-            accept = np.ones(todo.size, bool)  # no boundary: reflection alone is uniform
+            accept = np.ones(todo.size, bool)
         else:
-            accept = (t == 0) | (rng.random(todo.size) < 0.5)
+            accept = np.where(wp, t != 0, (t == 0) | (rng.random(todo.size) < 0.5))
         w[todo[accept]] = ww[accept]
         todo = todo[~accept]
-    B = r * float(coth_half_np(eps)) * float(linf_C_np(d))
+    B = r * float(coth_half_np(eps)) * float(linf_C_np(d, eps))
     return B * w
 
 
-def linf_sampling_law(vt_sign, eps):
-    """Exact law of W = Z/B given sign(Ṽ) (a ±1 vector): (list of w, probabilities). For tests."""
+def linf_sampling_law(vt_sign, eps, variant="private"):
+    """Exact law of w = Z/B given sign(Ṽ) (a ±1 vector): (points, probabilities). For tests.
+    ``variant="theorems"`` is the catalogue's 'boundary in both halves' law (not ε-LDP for even d)."""
     import itertools
 
     d = len(vt_sign)
     pts = np.array(list(itertools.product([-1.0, 1.0], repeat=d)))
     t = pts @ np.asarray(vt_sign, float)
-    pos, neg = t >= 0, t <= 0
-    pi = _pi(eps)
-    prob = pi * pos / pos.sum() + (1 - pi) * neg / neg.sum()
-    return pts, prob
+    if variant == "theorems":
+        pos, neg = t >= 0, t <= 0
+        pi = _pi(eps)
+        return pts, pi * pos / pos.sum() + (1 - pi) * neg / neg.sum()
+    g = np.where(t > 0, math.exp(eps), 1.0)
+    return pts, g / g.sum()
 
 
 def coordinate_splitting(v, r, eps, rng: np.random.Generator):

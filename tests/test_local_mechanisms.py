@@ -1,0 +1,221 @@
+"""Tests of the ε-LDP mechanisms: exact enumeration of the ℓ∞ sampling law (privacy, unbiasedness,
+the constant C_d), the ℓ2 constant, exact risks of the discrete mechanisms (sympy identities and
+finite-channel computation), and seeded simulations of every sampler."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy import integrate, special
+
+from boundcalc.mechanisms import discrete as DM
+from boundcalc.mechanisms import local_scalar as LS
+from boundcalc.mechanisms import sampling as SM
+
+
+# ----------------------------------------------------------------------------- ℓ∞ sampling
+
+@pytest.mark.parametrize("d", range(1, 11))
+@pytest.mark.parametrize("eps", [0.1, 1.0, 4.0])
+def test_linf_constant_by_exact_enumeration(d, eps):
+    pts = np.array(list(itertools.product([-1, 1], repeat=d)))
+    g = np.where(pts.sum(axis=1) > 0, math.exp(eps), 1.0)
+    m_enum = float(g @ pts[:, 0] / g.sum()) / math.tanh(eps / 2)  # E[w_1 | Ṽ = 1] / (2π_ε - 1)
+    assert m_enum == pytest.approx(float(SM.linf_m_exact(d, eps)), rel=1e-12)
+    assert float(SM.linf_C_np(d, eps)) == pytest.approx(1 / m_enum, rel=1e-12)
+    assert float(SM.LinfSamplingC(d, eps).evalf()) == pytest.approx(1 / m_enum, rel=1e-12)
+    # the catalogue's (closed halves) constant, by enumeration of its own law
+    half = pts[pts.sum(axis=1) >= 0]
+    assert sp.Rational(int(half[:, 0].sum()), len(half)) == SM.linf_m_theorems(d)
+    if d % 2 == 1:
+        assert SM.linf_m_theorems(d) == SM.linf_m_exact(d, eps)
+
+
+def test_linf_catalogue_variant_is_not_private_for_even_d():
+    """THEOREMS.md §2.4 'boundary in both halves' law: ratio e^ε + 1 > e^ε (d even)."""
+    for d, eps in [(2, 0.1), (4, 1.0), (6, 3.0)]:
+        P = np.array([SM.linf_sampling_law(s, eps, variant="theorems")[1]
+                      for s in itertools.product([-1.0, 1.0], repeat=d)])
+        assert np.max(P.max(axis=0) / P.min(axis=0)) == pytest.approx(math.exp(eps) + 1)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("eps", [0.1, 1.0, 4.0])
+def test_linf_sampling_exact_unbiased_and_private(d, eps):
+    r = 1.7
+    B = r * float(LS.coth_half_np(eps)) * float(SM.linf_C_np(d, eps))
+    laws = {}
+    for s in itertools.product([-1.0, 1.0], repeat=d):
+        w, prob = SM.linf_sampling_law(s, eps)
+        assert prob.sum() == pytest.approx(1.0)
+        # E[Z | Ṽ] = B E[w | s] must equal Ṽ = r s exactly
+        assert np.allclose(B * (prob @ w), r * np.array(s), atol=1e-12)
+        laws[s] = prob
+    # privacy: for every output, the ratio over any two Ṽ (hence any two inputs) is <= e^ε
+    P = np.array(list(laws.values()))
+    assert np.max(P.max(axis=0) / P.min(axis=0)) <= math.exp(eps) * (1 + 1e-12)
+    # the published variant (B multiplied by the binomial expression m_d) is biased for d >= 2
+    if d >= 2:
+        Bwrong = r * float(LS.coth_half_np(eps)) * float(SM.linf_m_exact(d, eps))
+        w, prob = SM.linf_sampling_law((1.0,) * d, eps)
+        assert not np.allclose(Bwrong * (prob @ w), r * np.ones(d))
+    # and the input-to-Ṽ step: E Ṽ = v for v in the cube
+    v = np.linspace(-r, r, d)
+    pplus = 0.5 + v / (2 * r)
+    assert np.allclose(r * (2 * pplus - 1), v)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 7])
+def test_linf_sampler_matches_exact_law(d):
+    rng = np.random.default_rng(d)
+    eps, r = 0.8, 1.0
+    v = np.full((200000, d), r)  # Ṽ = r·1 deterministically
+    Z = SM.linf_sampling(v, r, eps, rng)
+    B = r * float(LS.coth_half_np(eps)) * float(SM.linf_C_np(d, eps))
+    assert np.allclose(np.abs(Z), B)
+    w, prob = SM.linf_sampling_law((1.0,) * d, eps)
+    idx = {tuple(x): i for i, x in enumerate(w)}
+    counts = np.bincount([idx[tuple(x)] for x in np.sign(Z[:50000])], minlength=len(w))
+    expected = prob * 50000
+    chi2 = np.sum((counts - expected) ** 2 / np.maximum(expected, 1e-9))
+    assert chi2 < len(w) + 6 * math.sqrt(2 * len(w))
+    assert np.allclose(Z.mean(axis=0), r, atol=5 * B / math.sqrt(200000))
+
+
+# ----------------------------------------------------------------------------- ℓ2 sampling
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 10])
+def test_l2_constant_is_one_over_mean_abs_coordinate(d):
+    # E|u_1| for u uniform on S^{d-1}: density of u_1 ∝ (1-x²)^{(d-3)/2}
+    if d == 1:
+        mean_abs = 1.0
+    else:
+        f = lambda x: (1 - x * x) ** ((d - 3) / 2)
+        num = integrate.quad(lambda x: abs(x) * f(x), -1, 1)[0]
+        den = integrate.quad(f, -1, 1)[0]
+        mean_abs = num / den
+    assert float(SM.l2_gamma_ratio_np(d)) == pytest.approx(1 / mean_abs, rel=1e-7)
+    assert float(SM.L2SphereConst(d).evalf()) == pytest.approx(1 / mean_abs, rel=1e-7)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 6])
+def test_l2_sampler_unbiased(d):
+    rng = np.random.default_rng(100 + d)
+    eps, r, m = 1.0, 2.0, 400000
+    v0 = rng.normal(size=d)
+    v0 *= 0.6 * r / np.linalg.norm(v0)
+    Z = SM.l2_sampling(np.tile(v0, (m, 1)), r, eps, rng)
+    B = float(SM.l2_B(r, eps, d).evalf())
+    assert np.allclose(np.linalg.norm(Z, axis=1), B)
+    assert np.all(np.abs(Z.mean(axis=0) - v0) < 5 * B / math.sqrt(m))
+
+
+@pytest.mark.parametrize("mech", ["linf-sampling", "coordinate-splitting", "coordinate-composition"])
+def test_cube_samplers_unbiased_and_second_moment(mech):
+    rng = np.random.default_rng(7)
+    d, eps, r, m = 4, 1.3, 1.0, 300000
+    v0 = np.array([0.9, -0.3, 0.0, 0.5])
+    Z = SM.SAMPLERS[mech](np.tile(v0, (m, 1)), r, eps, rng)
+    e2 = float(SM.second_moments(r, eps, d)[mech].evalf())
+    assert np.mean(np.sum(Z ** 2, axis=1)) == pytest.approx(e2, rel=1e-9 if mech != "coordinate-splitting" else 1e-9)
+    sd = math.sqrt(e2)
+    assert np.all(np.abs(Z.mean(axis=0) - v0) < 5 * sd / math.sqrt(m))
+
+
+# ----------------------------------------------------------------------------- scalar mechanisms
+
+def test_onebit_exact():
+    eps, T = 0.7, 2.0
+    x = np.linspace(-5, 5, 101)
+    p = LS.onebit_probabilities(x, T, eps)
+    c = float(LS.coth_half_np(eps))
+    assert np.allclose(T * c * (2 * p - 1), np.clip(x, -T, T))
+    assert p.max() / p.min() <= math.exp(eps) * (1 + 1e-12)
+    assert (1 - p).max() / (1 - p).min() <= math.exp(eps) * (1 + 1e-12)
+    assert float(LS.onebit_second_moment(sp.Float(T), sp.Float(eps))) == pytest.approx((T * c) ** 2)
+
+
+def test_scalar_samplers_moments():
+    rng = np.random.default_rng(11)
+    eps, T, m = 0.5, 1.0, 400000
+    x = np.full(m, 0.4)
+    z = LS.onebit(x, T, eps, rng)
+    assert abs(z.mean() - 0.4) < 5 * T * float(LS.coth_half_np(eps)) / math.sqrt(m)
+    z = LS.laplace(x, T, eps, rng)
+    assert abs(z.mean() - 0.4) < 5 * math.sqrt(8) * T / eps / math.sqrt(m)
+    assert np.var(z) == pytest.approx(8 * T ** 2 / eps ** 2, rel=0.02)
+
+
+# ----------------------------------------------------------------------------- discrete mechanisms
+
+def test_krr_and_rr_closed_forms_symbolic():
+    n, e, d = sp.symbols("n epsilon d", positive=True)
+    E = sp.exp(e)
+    D = E + d - 1
+    a, b = E / D, 1 / D
+    c = a - b
+    # Σ_j m_j(1-m_j)/c² with m_j = b + θ_j c equals (1 - d b² - 2bc)/c² - ||θ||²
+    krr_const = (1 - d * b ** 2 - 2 * b * c) / c ** 2
+    assert sp.simplify(krr_const - ((d - 1) * (d + 2 * E - 2) / (E - 1) ** 2 + 1)) == 0
+    assert sp.simplify(DM.risk_constant("krr", n, e, d).rewrite(sp.exp) * n
+                       - ((d - 1) * (d + 2 * E - 2) / (E - 1) ** 2 + 1)) == 0
+    q = sp.exp(e / 2) / (1 + sp.exp(e / 2))
+    assert sp.simplify(q * (1 - q) / (2 * q - 1) ** 2 - sp.exp(e / 2) / (sp.exp(e / 2) - 1) ** 2) == 0
+
+
+def test_subset_closed_form_symbolic():
+    n, e, d, s = sp.symbols("n epsilon d s", positive=True)
+    E = sp.exp(e)
+    ps = s * E / (s * E + d - s)
+    qs = (s - ps) / (d - 1)
+    c = ps - qs
+    exact_const = (s - d * qs ** 2 - 2 * qs * c) / c ** 2  # n × risk + ||θ||²
+    claimed = (d - 1) ** 2 * (s * E + d - s) ** 2 / (d * s * (d - s) * (E - 1) ** 2) + 1 / d
+    assert sp.simplify(exact_const - claimed) == 0
+
+
+CASES = [("krr", d, None) for d in (2, 3, 5, 8)] + [("rr", d, None) for d in (2, 3, 5)] + \
+        [("subset", d, s) for d in (3, 4, 6, 7) for s in range(1, d)]
+
+
+@pytest.mark.parametrize("mech,d,s", CASES)
+@pytest.mark.parametrize("eps", [0.3, 1.0, 3.0])
+def test_discrete_exact_risk_privacy_unbiased(mech, d, s, eps):
+    rng = np.random.default_rng(d * 10 + (s or 0))
+    Q, A = DM.channel(mech, d, eps, s)
+    assert np.allclose(Q.sum(axis=1), 1)
+    assert DM.max_privacy_ratio(Q) <= math.exp(eps) * (1 + 1e-12)
+    assert np.allclose(Q @ A, np.eye(d), atol=1e-10)  # E[a(Z) | x] = e_x
+    n = 37
+    for theta in [np.full(d, 1 / d), rng.dirichlet(np.ones(d)), np.eye(d)[0]]:
+        risk, mean = DM.exact_risk_linear(Q, A, theta, n)
+        assert np.allclose(mean, theta)
+        const = float(DM.risk_constant(mech, n, eps, d, s if s else 1))
+        assert risk == pytest.approx(const - float(theta @ theta) / n, rel=1e-10)
+        assert risk <= float(DM.worst_risk(mech, n, eps, d, s if s else 1)) * (1 + 1e-12)
+    # the worst case is the uniform distribution
+    risk_u, _ = DM.exact_risk_linear(Q, A, np.full(d, 1 / d), n)
+    assert risk_u == pytest.approx(float(DM.worst_risk(mech, n, eps, d, s if s else 1)), rel=1e-10)
+
+
+@pytest.mark.parametrize("mech", DM.MECHANISMS)
+def test_discrete_simulation_matches_exact_risk(mech):
+    rng = np.random.default_rng(5)
+    d, n, eps, reps = 5, 400, 1.0, 1500
+    s = DM.default_subset_size(d, eps) if mech == "subset" else None
+    theta = np.array([0.4, 0.3, 0.15, 0.1, 0.05])
+    est = DM.estimate(mech, theta, n, eps, reps, rng, s=s)
+    assert np.all(np.abs(est.mean(axis=0) - theta) < 5 * est.std(axis=0) / math.sqrt(reps))
+    err = np.sum((est - theta) ** 2, axis=1)
+    exact = float(DM.risk_constant(mech, n, eps, d, s or 1)) - float(theta @ theta) / n
+    assert abs(err.mean() - exact) < 5 * err.std() / math.sqrt(reps)
+    proj = DM.project_simplex(est)
+    assert np.allclose(proj.sum(axis=1), 1) and np.all(proj >= 0)
+    assert np.all(np.sum((proj - theta) ** 2, axis=1) <= err + 1e-12)
+
+
+def test_default_subset_size():
+    assert DM.default_subset_size(10, 0.01) == 5
+    assert DM.default_subset_size(10, 10.0) == 1
+    assert DM.default_subset_size(2, 0.0001) == 1
