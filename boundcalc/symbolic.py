@@ -77,18 +77,31 @@ class GaussSigmaAnalytic(sp.Function):
 # ---------------------------------------------------------------- numeric implementations
 
 def _binom_sf(m, nn, pp):
+    """P(Bin(n,p) > m) = I_p(m+1, n-m) (regularised incomplete beta; works for n up to 1e18,
+    where scipy's bdtrc casts n to a C int and fails)."""
     from scipy import special
 
     m, nn, pp = np.broadcast_arrays(np.asarray(m, float), np.asarray(nn, float), np.asarray(pp, float))
-    out = special.bdtrc(np.floor(m), nn, pp)
+    m = np.floor(m)
+    inside = (m >= 0) & (m < nn)
+    with np.errstate(all="ignore"):
+        out = special.betainc(np.where(inside, m + 1, 1.0), np.where(inside, nn - m, 1.0), pp)
     out = np.where(m >= nn, 0.0, out)
-    out = np.where(m < 0, 1.0, out)
-    return out
+    return np.where(m < 0, 1.0, out)
+
+
+def _binom_cdf(j, nn, pp):
+    """P(Bin(n,p) <= j) = I_{1-p}(n-j, j+1)."""
+    from scipy import special
+
+    inside = (j >= 0) & (j < nn)
+    with np.errstate(all="ignore"):
+        out = special.betainc(np.where(inside, nn - j, 1.0), np.where(inside, j + 1, 1.0), 1.0 - pp)
+    out = np.where(j >= nn, 1.0, out)
+    return np.where(j < 0, 0.0, out)
 
 
 def _binom_tv_complement(nn, q1, q2):
-    from scipy import special
-
     nn, q1, q2 = np.broadcast_arrays(np.asarray(nn, float), np.asarray(q1, float), np.asarray(q2, float))
     lo = np.minimum(q1, q2)
     hi = np.maximum(q1, q2)
@@ -98,9 +111,7 @@ def _binom_tv_complement(nn, q1, q2):
         j0 = nn * a / (a + b)  # pmf_lo(j) > pmf_hi(j) iff j < j0
     j = np.ceil(j0) - 1.0
     j = np.clip(j, -1.0, nn)
-    sf_lo = np.where(j < 0, 1.0, special.bdtrc(np.maximum(j, 0), nn, lo))
-    cdf_hi = np.where(j < 0, 0.0, special.bdtr(np.maximum(j, 0), nn, hi))
-    out = sf_lo + cdf_hi
+    out = _binom_sf(j, nn, lo) + _binom_cdf(j, nn, hi)
     out = np.where(lo == hi, 1.0, out)
     return np.clip(out, 0.0, 1.0)
 
