@@ -81,7 +81,7 @@ KL_GROUP = ("KL divergence has no triangle inequality: α-KL privacy for neighbo
 
 # ------------------------------------------------------------------ relation records
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: relations are keys of the chain caches
 class Relation:
     """One implication ``src ⇒ dst``.
 
@@ -360,15 +360,22 @@ def _initial_state(model: str, level: float, dlt: float | None):
 
 
 def _evaluate(src: str, chain, level, dlt, group: int, symbolic: bool = True) -> Candidate:
-    num, sym = _initial_state(src, level, dlt)
+    num, _ = _initial_state(src, level, dlt)
     nodes = [(src, 1)]
     for r, node in chain:
         num = r.fn(num, group)
-        if symbolic:
-            sym = r.apply_sym(sym)
         nodes.append(node)
     num = {k: float(np.asarray(v)) for k, v in num.items()}
-    return Candidate([r.key for r, _ in chain], nodes, num, sym if symbolic else {})
+    return Candidate([r.key for r, _ in chain], nodes, num, _symbolic_chain(src, chain) if symbolic else {})
+
+
+@lru_cache(maxsize=None)
+def _symbolic_chain(src: str, chain) -> dict:
+    """The composed sympy expression of a chain (structural: independent of the numeric level)."""
+    _, sym = _initial_state(src, 1.0, 0.5)
+    for r, _node in chain:
+        sym = r.apply_sym(sym)
+    return sym
 
 
 def _better(dst: str, a: Candidate, b: Candidate) -> bool:
@@ -411,15 +418,18 @@ def _pareto(cands: list) -> list:
 
 
 def _best(src, dst, level, dlt, group, symbolic=True):
+    """Evaluate every chain numerically, keep the tightest; the sympy form only for the winner."""
     chains = _paths(src, dst, group > 1)
-    cands = [_evaluate(src, ch, level, dlt, group, symbolic) for ch in chains]
+    cands = [_evaluate(src, ch, level, dlt, group, symbolic=False) for ch in chains]
     if not cands:
         return None, []
-    best = cands[0]
-    for c in cands[1:]:
-        if _better(dst, c, best):
-            best = c
-    return best, cands
+    bi = 0
+    for i in range(1, len(cands)):
+        if _better(dst, cands[i], cands[bi]):
+            bi = i
+    if symbolic:
+        cands[bi] = _evaluate(src, chains[bi], level, dlt, group, symbolic=True)
+    return cands[bi], cands
 
 
 # ------------------------------------------------------------------ public numeric helpers
@@ -497,6 +507,11 @@ CHTP_PURE_EXPR = sp.tanh(eps / 2)
 CHTP_CONVERSE_EXPR = sp.log((1 + 2 * alpha) / (1 - 2 * alpha))
 
 
+@lru_cache(maxsize=None)
+def _printed(expr) -> tuple:
+    return str(expr), sp.latex(expr)
+
+
 def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
     """(ε,δ)-DP ⇒ (α,γ)-CHTP (Barber–Duchi Theorem 1, forward; constants derived, THEOREMS.md §1.6).
 
@@ -526,14 +541,14 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
     err = em * em * (g - d) / (g + em * d)
     out = {
         "alpha": 1.0 - err, "min_error_sum": err, "gamma": g, "eps": e, "delta": d,
-        "expr": str(CHTP_FORWARD_EXPR), "latex": sp.latex(CHTP_FORWARD_EXPR),
+        "expr": _printed(CHTP_FORWARD_EXPR)[0], "latex": _printed(CHTP_FORWARD_EXPR)[1],
         "status": "derived", "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)",
         "condition": "conditioning sets S with Q(S|x) ≥ γ > δ",
     }
     if d == 0.0:
         out["alpha_pure"] = math.tanh(e / 2)
         out["min_error_sum_pure"] = 2 * em / (1 + em)
-        out["expr_pure"] = str(CHTP_PURE_EXPR)
+        out["expr_pure"] = _printed(CHTP_PURE_EXPR)[0]
     return out
 
 
@@ -554,8 +569,8 @@ def dp_from_chtp(alpha: float, gamma: float) -> dict:
     if not 0.0 < g < 1.0:
         raise InputError("gamma", "must be in (0, 1)", gamma)
     return {
-        "eps": 2.0 * math.atanh(2.0 * a), "delta": g, "expr": str(CHTP_CONVERSE_EXPR),
-        "latex": sp.latex(CHTP_CONVERSE_EXPR), "status": "derived",
+        "eps": 2.0 * math.atanh(2.0 * a), "delta": g, "expr": _printed(CHTP_CONVERSE_EXPR)[0],
+        "latex": _printed(CHTP_CONVERSE_EXPR)[1], "status": "derived",
         "source": "Barber–Duchi Theorem 1 (converse), form derived (THEOREMS.md §1.6)",
         "condition": "CHTP must hold for every less informative channel Q' ⪯ Q (CHTP is not inherited)",
     }
@@ -792,12 +807,11 @@ def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
     res.holds = True
     keys = LEVEL_KEYS[dst]
     res.value = best.numeric[keys[0]]
-    res.expr = str(best.symbolic[keys[0]])
-    res.latex = sp.latex(best.symbolic[keys[0]])
+    res.expr, res.latex = _printed(best.symbolic[keys[0]])
     if dst == "approx":
         res.delta = best.numeric["delta"]
-        res.delta_expr = str(best.symbolic["delta"])
-        res.latex = f"\\varepsilon = {res.latex},\\ \\delta = {sp.latex(best.symbolic['delta'])}"
+        res.delta_expr, dlatex = _printed(best.symbolic["delta"])
+        res.latex = f"\\varepsilon = {res.latex},\\ \\delta = {dlatex}"
     res.path = best.steps()
     res.relations = best.path
     rels = [RELATIONS_BY_KEY[k] for k in best.path]
@@ -827,13 +841,14 @@ def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
         res.vacuous = res.value <= 0.0
     if dst == "approx" and src in ("tv", "kl"):
         note = ((note + " ") if note else "") + (
-            "The (0, δ) guarantee holds for every ε ≥ 0, and no smaller δ follows at any ε: "
-            + "release-one-at-random with n = 1/α has δ(ε) = α for every ε.")
+            "The (0, δ) guarantee (δ = the TV level) holds for every ε ≥ 0, and no smaller δ follows "
+            "from a TV level at any ε: release-one-at-random with n = 1/α is α-TV private and has "
+            "δ(ε) = α for every ε.")
     res.note = note
     pref = [c for c in (cands if dst != "approx" else _pareto(cands))]
     res.candidates = [
         {"path": c.steps(), "relations": c.path,
-         **{k: c.numeric[k] for k in keys}, "expr": str(c.symbolic[keys[0]]),
+         **{k: c.numeric[k] for k in keys},
          "best": c is best, "pareto": (c in pref) if dst == "approx" else None}
         for c in cands
     ]
@@ -844,7 +859,7 @@ def _testing_view(src, level, dlt, g):
     best, _ = _best(src, "testing", level, dlt, 1, symbolic=True)
     out = {
         "min_error_sum": max(0.0, best.numeric["error_sum"]),
-        "expr": str(best.symbolic["error_sum"]),
+        "expr": _printed(best.symbolic["error_sum"])[0],
         "path": best.steps(),
         "source": "; ".join(RELATIONS_BY_KEY[k].source for k in best.path),
         "meaning": "any test between neighbouring samples x, x' has P_x(ψ=1) + P_x'(ψ=0) ≥ min_error_sum",
@@ -864,14 +879,14 @@ def _chtp_view(src, level, dlt):
                 "gamma": "any γ > 0", "status": "derived",
                 "source": "Barber–Duchi Theorem 1 (forward); tight pure-DP form derived by boundcalc",
                 "paper_form_alpha": 1.0 - math.exp(-2.0 * min(level, 700.0)),
-                "paper_form_expr": str(CHTP_FORWARD_EXPR.subs(delta, 0).simplify())}
+                "paper_form_expr": "1 - exp(-2*epsilon)"}
     if src == "approx":
         vals = {}
         for mult in (2.0, 10.0, 100.0):
             gm = mult * dlt
             if gm <= 1.0:
                 vals[f"{gm:.6g}"] = chtp_from_dp(level, dlt, gm)["alpha"]
-        return {"alpha_at_gamma": vals, "expr": str(CHTP_FORWARD_EXPR), "status": "derived",
+        return {"alpha_at_gamma": vals, "expr": _printed(CHTP_FORWARD_EXPR)[0], "status": "derived",
                 "condition": "conditioning sets of probability ≥ γ > δ",
                 "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)"}
     return None
