@@ -1,0 +1,201 @@
+"""Unit tests of the formulas behind the central mean bounds, each against an independent computation."""
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy import optimize, stats
+
+from boundcalc import symbolic as S
+from boundcalc.methods import uniformity
+from boundcalc.problems import mean_central as mc
+
+
+# ---------------------------------------------------------------- special functions
+
+@pytest.mark.parametrize("n,p", [(1, 0.3), (7, 0.5), (50, 0.02), (400, 0.9)])
+def test_binom_sf_matches_scipy(n, p):
+    m = np.arange(-2, n + 3)
+    np.testing.assert_allclose(S._binom_sf(m, n, p), stats.binom.sf(m, n, p), rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("n,q1,q2", [(1, 0.2, 0.7), (10, 0.5, 0.51), (60, 0.3, 0.45), (300, 0.01, 0.02),
+                                     (200, 0.9, 0.1)])
+def test_binom_tv_complement_brute_force(n, q1, q2):
+    k = np.arange(n + 1)
+    tv = 0.5 * np.abs(stats.binom.pmf(k, n, q1) - stats.binom.pmf(k, n, q2)).sum()
+    assert S._binom_tv_complement(n, q1, q2) == pytest.approx(1 - tv, rel=1e-9, abs=1e-14)
+
+
+def test_binom_tv_complement_large_n_normal_limit():
+    # Bin(n, 1/2 ± h) for huge n: TV -> 2Φ(2h√n) - 1 (normal approximation, independent formula)
+    n, h = 1e15, 1e-8
+    exact = float(S._binom_tv_complement(n, 0.5 - h, 0.5 + h))
+    approx = 1 - (2 * stats.norm.cdf(2 * h * math.sqrt(n)) - 1)
+    assert exact == pytest.approx(approx, rel=1e-6)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (1.0, 1e-6), (5.0, 1e-10), (0.5, 1e-300), (20, 1e-3)])
+def test_analytic_gaussian_calibration(eps, delta):
+    sigma = S.gauss_sigma_analytic_scalar(eps, delta)
+
+    def dl(sig):  # Balle & Wang Thm 8, straight from scipy's normal cdf in log space
+        a, b = 1 / (2 * sig), eps * sig
+        return math.exp(stats.norm.logcdf(a - b)) - math.exp(eps + stats.norm.logcdf(-a - b))
+
+    if delta > 1e-250:
+        assert dl(sigma) == pytest.approx(delta, rel=1e-6)
+        assert dl(sigma * 0.999) > delta  # smallest such σ
+    else:  # below double precision of the difference: check in log space via mpmath
+        import mpmath
+        mpmath.mp.dps = 60
+        a, b = 1 / (2 * mpmath.mpf(sigma)), eps * mpmath.mpf(sigma)
+        d = mpmath.ncdf(a - b) - mpmath.e ** eps * mpmath.ncdf(-a - b)
+        assert float(mpmath.log(d)) == pytest.approx(math.log(delta), rel=1e-6)
+    if eps < 1:
+        classical = math.sqrt(2 * math.log(1.25 / delta)) / eps
+        assert sigma <= classical
+
+
+def test_tv_gaussian_calibration_exact():
+    # σ = Δ/(2√2 erfinv(α)) makes TV(N(0,σ²), N(Δ,σ²)) = 2Φ(Δ/(2σ)) - 1 exactly α
+    for alpha in (0.01, 0.3, 0.9):
+        delta_ = 0.7
+        sigma = delta_ / (2 * math.sqrt(2) * float(sp.erfinv(alpha)))
+        assert 2 * stats.norm.cdf(delta_ / (2 * sigma)) - 1 == pytest.approx(alpha, rel=1e-10)
+
+
+# ---------------------------------------------------------------- noise second moments (simulation)
+
+@pytest.mark.parametrize("d", [1, 3, 10])
+def test_noise_second_moments(d):
+    from boundcalc.mechanisms import noise
+
+    rng = np.random.default_rng(1)
+    b, reps = 0.7, 200_000
+    w = noise.l2_laplace(rng, reps, d, b)
+    assert np.mean(np.sum(w ** 2, axis=1)) == pytest.approx(d * (d + 1) * b ** 2, rel=0.02)
+    w = noise.laplace(rng, reps, d, b)
+    assert np.mean(np.sum(w ** 2, axis=1)) == pytest.approx(2 * d * b ** 2, rel=0.02)
+
+
+def test_l2_laplace_density_is_radial_exponential():
+    # ||W|| ~ Gamma(d, b): check the radius distribution by a KS test
+    from boundcalc.mechanisms import noise
+
+    rng = np.random.default_rng(2)
+    w = noise.l2_laplace(rng, 20000, 4, 1.5)
+    assert stats.kstest(np.linalg.norm(w, axis=1), stats.gamma(a=4, scale=1.5).cdf).pvalue > 1e-3
+
+
+# ---------------------------------------------------------------- bias constant
+
+@pytest.mark.parametrize("k", [2.0, 2.5, 4.0, 10.0])
+def test_bias_constant_is_attained_by_two_point_law(k):
+    r = 1.3
+    T = 1.2 * r  # the extremal law exists when y* = kT/(k-1) >= r
+    ck = float(mc.bias_constant(k))
+    ystar = k * T / (k - 1)
+    mass = r ** k / ystar ** k
+    assert mass <= 1
+    attained = mass * (ystar - T)  # E(Y - T)_+ for Y = y* w.p. mass, else 0; E Y^k = r^k
+    assert attained == pytest.approx(ck * r ** k / T ** (k - 1), rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [2.0, 3.0, 4.0])
+def test_bias_bound_holds_for_random_laws(k):
+    rng = np.random.default_rng(3)
+    ck = float(mc.bias_constant(k))
+    for _ in range(2000):
+        y = rng.exponential(1.0, size=5) * rng.uniform(0.1, 5)
+        w = rng.dirichlet(np.ones(5))
+        r = float((w @ y ** k) ** (1 / k))
+        T = rng.uniform(0.05, 3) * r
+        lhs = float(w @ np.maximum(y - T, 0))
+        assert lhs <= ck * r ** k / T ** (k - 1) * (1 + 1e-12)
+
+
+# ---------------------------------------------------------------- Hodges–Lehmann
+
+@pytest.mark.parametrize("n", [1, 5, 40, 300])
+def test_hodges_lehmann_constant_risk(n):
+    # the estimator (X + √n/2)/(n + √n) has risk exactly 1/(4(1+√n)²) for every q
+    x = np.arange(n + 1)
+    est = (x + math.sqrt(n) / 2) / (n + math.sqrt(n))
+    for q in (0.0, 0.13, 0.5, 0.91):
+        risk = float(stats.binom.pmf(x, n, q) @ (est - q) ** 2)
+        assert risk == pytest.approx(1 / (4 * (1 + math.sqrt(n)) ** 2), rel=1e-9, abs=1e-15)
+    # ... and it is the posterior mean for the Beta(√n/2, √n/2) prior, hence Bayes: its constant risk is the
+    # Bayes risk, a lower bound on the minimax risk
+    a = math.sqrt(n) / 2
+    assert np.allclose(est, (x + a) / (n + 2 * a))
+
+
+# ---------------------------------------------------------------- uniformity of mass
+
+@pytest.mark.parametrize("N,n,p,M,eps,delta", [(2, 20, 0.1, 3, 1.0, 0.0), (5, 100, 0.02, 4, 0.5, 1e-3),
+                                               (50, 1000, 0.01, 15, 0.3, 1e-6)])
+def test_uniformity_rewriting(N, n, p, M, eps, delta):
+    expr = uniformity.failure_probability(S.n, S.p, S.M, S.eps, sp.log(N - 1), S.delta if delta else None)
+    f = sp.lambdify([S.n, S.p, S.M, S.eps, S.delta], expr, modules=[S.NUMPY_IMPL, "numpy"])
+    assert float(f(n, p, M, eps, delta)) == pytest.approx(
+        uniformity.failure_probability_direct(N, n, p, M, eps, delta), rel=1e-10)
+
+
+@pytest.mark.parametrize("n,eps,noise", [(10, 1.0, "laplace"), (30, 0.5, "laplace"), (25, 1.0, "gauss")])
+def test_uniformity_bound_below_exact_failure_of_a_dp_test(n, eps, noise):
+    """Theorem 3 (N = 2) against an exact computation for a concrete private estimator.
+
+    Data from (1-p)δ_0 + p δ_{±a}; the estimator releases S + W with S = Σ sign(x_i) (sensitivity 2)
+    and W Laplace(2/ε) (ε-DP) or Gaussian (exact (ε,δ) calibration), and guesses the sign. Its exact
+    failure probability must be at least the certified bound for every p and M.
+    """
+    delta = 0.0
+    if noise == "gauss":
+        delta = 1e-3
+        sigma = 2 * S.gauss_sigma_analytic_scalar(eps, delta)
+        cdf = stats.norm(scale=sigma).cdf
+    else:
+        cdf = stats.laplace(scale=2 / eps).cdf
+    j = np.arange(n + 1)
+    for p in (0.01, 0.05, 0.2, 0.5):
+        # under v = +1, S ~ Bin(n, p); failure = P(S + W <= 0) (ties to the wrong side: conservative)
+        fail = float(stats.binom.pmf(j, n, p) @ cdf(-j))
+        best = max(uniformity.failure_probability_direct(2, n, p, M, eps, delta) for M in range(n + 1))
+        assert best <= fail + 1e-12
+
+
+# ---------------------------------------------------------------- truncation optimum
+
+@pytest.mark.parametrize("k", [2.0, 2.5, 3.0, 4.0, 8.0])
+@pytest.mark.parametrize("c", [1e-6, 1e-3, 0.3])
+def test_symbolic_truncation_optimum_matches_numeric(k, c):
+    r = 1.7
+    obj = lambda T: float(mc.bias_constant(k)) ** 2 * r ** (2 * k) / T ** (2 * (k - 1)) + c * T ** 2
+    num = optimize.minimize_scalar(lambda lt: obj(math.exp(lt)), bounds=(-20, 20), method="bounded",
+                                   options={"xatol": 1e-12}).x
+    sym = float(mc.truncation_optimum(k, sp.Float(c)).subs({S.r: r}))
+    assert sym == pytest.approx(math.exp(num), rel=1e-5)
+    # and sympy's own stationary point agrees with the closed form
+    Tv = sp.Symbol("T", positive=True)
+    sol = sp.solve(sp.diff(mc.bias_constant(k) ** 2 * sp.Float(r) ** (2 * mc._knum(k)) / Tv ** (2 * (mc._knum(k) - 1))
+                           + sp.Float(c) * Tv ** 2, Tv), Tv)
+    assert any(abs(float(s_) - sym) < 1e-6 * sym for s_ in sol)
+
+
+@pytest.mark.parametrize("k", ["4", "inf"])
+def test_solver_T_agrees_with_symbolic_optimum(k):
+    import boundcalc as bc
+
+    # private-dominated regime, T* < r: the variance term is small, the solver and the closed form agree
+    res = bc.rate("mean", "pure", k=k, n=10**6, eps=1e-3, d=1)
+    up = res.upper
+    b = next(b for b in __import__("boundcalc.bounds", fromlist=["x"]).get_entry("mean", "pure").bounds(
+        {"privacy": "pure", "k": float(k), "d": 1}) if b.name == up.name)
+    values = {"n": 10**6, "eps": 1e-3, "d": 1, "r": 1.0}
+    t_sym = float(b.optimum[S.T].subs({S.n: values["n"], S.eps: values["eps"], S.d: 1, S.r: 1}))
+    assert up.free_parameters["T"] == pytest.approx(t_sym, rel=0.05)
+    # the solver's value is never worse than the closed form, and not much better
+    closed = float(b.evaluate(values, {"T": t_sym}))
+    assert up.value <= closed * (1 + 1e-9)
+    assert up.value >= closed * 0.9
