@@ -206,10 +206,11 @@ RELATIONS: list[Relation] = [
         lambda s, mm: {"alpha": _f(s["eps"]) * np.tanh(_f(s["eps"]) / 2)},
         "ε-DP ⇒ α-KL with α = ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)",
         "THEOREMS.md §1.6 (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
-        "With L = log(p/q) ∈ [−ε, ε]: KL(P‖Q) + KL(Q‖P) = Σ (p − q) L ≤ ε Σ|p − q| = 2ε TV ≤ 2ε tanh(ε/2); "
-        "sharper, for each direction the maximum of the convex functional KL over the polytope of "
-        "ε-DP pairs is attained at an extreme pair with L ∈ {±ε}, where KL = ε·TV·... = ε tanh(ε/2) "
-        "(randomized response).",
+        "KL(P‖Q) is jointly convex in (P, Q), so over the polytope of ε-DP pairs {e^{−ε} ≤ p_z/q_z ≤ e^ε} "
+        "its maximum is at a vertex. A vertex needs 2k − 2 independent active constraints: all but two "
+        "coordinates vanish and the two left have likelihood ratios e^ε and e^{−ε}, i.e. binary "
+        "randomized response P = (e^ε, 1)/(1+e^ε), Q = (1, e^ε)/(1+e^ε), where "
+        "KL = ε (e^ε − 1)/(e^ε + 1).",
         "derived", True, "randomized response on one bit: KL = ε tanh(ε/2) exactly",
         paper_form={"alpha": eps * (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
     ),
@@ -743,7 +744,8 @@ def _no_guarantee_reason(src, dst, group):
     if dst == "local":
         return LOCAL_REASON
     if dst == "smooth":
-        return SMOOTH_REASON
+        # a source that does not even give pure DP fails for the stronger reason
+        return _NO_GUARANTEE.get((src, "pure"), SMOOTH_REASON)
     if (src, dst) in _NO_GUARANTEE:
         return _NO_GUARANTEE[(src, dst)]
     if dst == "kl" and src == "kl" and group > 1:

@@ -97,7 +97,7 @@ def test_numeric_matches_lambdified_expression(r):
 
 # ------------------------------------------------------------------ brute force on random channels
 
-N = 4000
+N = 10000
 
 
 @pytest.fixture(scope="module")
@@ -377,6 +377,22 @@ def test_none_local_smooth_and_trivial():
     assert rel.convert("local", "tv", eps=1).value == pytest.approx((E - 1) / (E + 1))
     r = rel.convert("kl", "kl", eps=0.3, group=2)
     assert not r.holds and "triangle" in r.reason
+
+
+def test_kl_has_no_group_guarantee():
+    """The three-point chain of the KL_GROUP reason: neighbour KLs (both directions) stay ≤ 0.5 while
+    KL(P0‖P2) grows without bound as m0 → 0 (so no f(α, m) bounds KL at distance 2)."""
+    a = 0.5
+    ratios = []
+    for m0 in (0.3, 0.2, 0.15):
+        t = m0 * math.exp(-a / m0)
+        c = a / t
+        P0, P1 = np.array([m0, 1 - m0]), np.array([t, 1 - t])
+        P2 = np.array([t * math.exp(-c), 1 - t * math.exp(-c)])
+        level = max(ch.kl_sym_max(P0, P1), ch.kl_sym_max(P1, P2))
+        assert level <= a + 1e-9
+        ratios.append(float(ch.kl(P0, P2) / level))
+    assert ratios == sorted(ratios) and ratios[-1] > 20
 
 
 def test_composition_keeps_tightest():
