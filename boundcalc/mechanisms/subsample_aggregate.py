@@ -123,7 +123,7 @@ def _bern_tails(th, t, a, b, extra):
         # P(Bin(nn, th) > m); nn >= 0
         def f(m):
             m = np.asarray(m, float)
-            out = special.bdtrc(np.clip(m, 0, None), nn, th)
+            out = special.bdtrc(np.clip(m, 0, None), np.asarray(nn).astype(np.int64), th)
             out = np.where(m < 0, 1.0, np.where(m >= nn, 0.0, out))
             return out
         return f
@@ -131,7 +131,7 @@ def _bern_tails(th, t, a, b, extra):
     def cdf_n(nn):
         def f(m):
             m = np.asarray(m, float)
-            out = special.bdtr(np.clip(m, 0, None), nn, th)
+            out = special.bdtr(np.clip(m, 0, None), np.asarray(nn).astype(np.int64), th)
             return np.where(m < 0, 0.0, np.where(m >= nn, 1.0, out))
         return f
 
