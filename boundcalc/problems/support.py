@@ -1,0 +1,296 @@
+"""Support of a uniform distribution under central privacy (Barber & Duchi Prop 3; THEOREMS.md §2.2).
+
+Family {Unif[0, θ] : θ ∈ [θ_0, 2θ_0]} (``--theta0``, default 1), loss |θ̂ - θ| (``--loss abs``,
+default) or (θ̂ - θ)² (``--loss squared``). Non-private: the sample maximum, E|max - θ| = θ/(n+1).
+Private rate (paper, lower side): θ_0 min{1, 1/(nα)}, α the implied TV level (§1.6).
+
+Lower bounds (certified):
+
+* ``le-cam-tv``: P_0 = Unif[0,θ_0], P_1 = Unif[0,(1+p)θ_0], p ∈ (0,1]; TV(P_0,P_1) = p/(1+p),
+  TV(P_0^n,P_1^n) = 1 - (1+p)^{-n} (P_0^n has constant density ratio (1+p)^n w.r.t. P_1^n on [0,θ_0]^n,
+  which has P_1^n-mass (1+p)^{-n}); separation pθ_0 = 2s. Le Cam (§1.1) + central TV contraction (§1.2):
+  ``M_n >= Φ(pθ_0/2) (1 - min{n α_TV p/(1+p), 1 - (1+p)^{-n}})/2``, Φ(s) = s or s²; α_TV the TV level
+  implied by the privacy model (relations.tv_level: tv α, kl min{√(α/2), √(1-e^{-α})}, pure tanh(ε/2),
+  approx (e^ε-1+2δ)/(e^ε+1)). Without privacy only the second term of the min is used.
+* ``uniformity-two-point`` (pure, approx): P_1 = (1-q)P_0 + q Unif(θ_0, (1+p)θ_0] with q = p/(1+p) is a
+  mixture with base P_0, so the uniformity-of-mass coupling of §1.4 with N = 2 applies:
+  ``M_n >= Φ(pθ_0/2) (1 - t_M - δ S_ε(M))/(1 + e^{Mε})``, t_M = P(Bin(n, q) > M); free p and M.
+
+Upper bounds (certified):
+
+* ``max`` (no privacy): |·|: E|max - θ| = θ/(n+1) <= 2θ_0/(n+1) (exact, worst at θ = 2θ_0);
+  squared: the unbiased (n+1)max/n has MSE θ²/(n(n+2)) <= 4θ_0²/(n(n+2)).
+* ``exp-mech`` (ours; see :func:`exp_mech_bound`): the exponential mechanism with utility
+  -#{i : X_i > t} (sensitivity 1) and a data-independent exponential base measure e^{-γt} on
+  [0, ∞), shifted and projected onto [θ_0, 2θ_0]. Rate θ_0/(n(1 - e^{-ε/2})) ≍ θ_0(1/n + 1/(nε)):
+  it matches the lower bound's order (no log factor). tv/kl/approx run it at a pure level that implies
+  the model: tv α: ε' = log((1+α)/(1-α)) (ε'-DP ⇒ tanh(ε'/2) = α TV-private); kl α: ε' = √(2α)
+  (ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α); approx: ε' = ε (ε-DP ⇒ (ε,δ)-DP).
+* ``constant``: θ̂ = 3θ_0/2 (no data): |·| <= θ_0/2, squared <= θ_0²/4.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from .. import relations
+from .. import symbolic as S
+from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..methods import le_cam, uniformity
+from ..params import N, ParamSpec
+
+SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Prop 3"
+THETA0 = ParamSpec("theta0", "float", 1.0, "lower end θ_0 of the support range: θ ∈ [θ_0, 2θ_0]",
+                   low=0, low_open=True, high=1e150)
+LOSS = ParamSpec("loss", "choice", "abs", "loss: abs |θ̂-θ| or squared (θ̂-θ)²", choices=("abs", "squared"),
+                 structural=True)
+PARAMS = (N, THETA0, LOSS)
+PRIVACIES = ("none", "pure", "approx", "tv", "kl")
+
+theta0 = sp.Symbol("theta0", positive=True)
+alpha_tv = sp.Symbol("alpha_TV", positive=True)
+rho = sp.Symbol("rho", positive=True)  # γ/λ of the exponential mechanism
+shift = sp.Symbol("s_shift", nonnegative=True)  # shift b = s/γ of the exponential mechanism
+
+
+def _phi(x, loss):
+    return x if loss == "abs" else x ** 2
+
+
+def effective_eps(privacy: str):
+    """The pure-DP level ε' at which the exponential mechanism runs so that it satisfies ``privacy``."""
+    return {
+        "pure": S.eps,
+        "approx": S.eps,
+        "tv": sp.log((1 + S.alpha) / (1 - S.alpha)),
+        "kl": sp.sqrt(2 * S.alpha),
+    }[privacy]
+
+
+def rate_lambda(privacy: str):
+    """λ = n (1 - e^{-ε'/2}) / (2θ_0): the decay rate (in t) of E e^{-ε' N(t)/2} below θ, worst θ = 2θ_0."""
+    return -S.n * S.expm1(-effective_eps(privacy) / 2) / (2 * theta0)
+
+
+def exp_mech_bound(lam, loss: str):
+    """Certified risk of the shifted exponential mechanism, as a sympy expression in λ, ρ, s.
+
+    Mechanism (given ε'): output t ∈ [0, ∞) with density ∝ exp(-γt - ε' N(t)/2), N(t) = #{i : X_i > t};
+    estimate θ̂ = clip(t - b, θ_0, 2θ_0), with γ = ρλ (0 < ρ < 1) and b = s/γ (s >= 0) free.
+
+    Privacy: N changes by at most 1 between neighbours (replace-one), so the unnormalised density and the
+    normaliser each change by a factor <= e^{ε'/2}: ε'-DP; the base measure e^{-γt} is data-independent.
+
+    Risk (write u = t - θ, g(t) = e^{-γ(t-θ) - ε'N(t)/2} the unnormalised density):
+    1. Normaliser: N(t) = 0 for t >= θ (all X_i <= θ), so Z = ∫g >= ∫_θ^∞ e^{-γ(t-θ)} dt = 1/γ.
+    2. Hence E ℓ(θ̂) <= E[∫ℓ(t-b-θ) g / Z] <= γ ∫ ℓ(t-b-θ) E g(t) dt (projection onto [θ_0, 2θ_0] ∋ θ
+       is a contraction, ℓ = |·| or (·)²).
+    3. Above θ: E g = e^{-γu}. Below θ (u = θ - t > 0): N(t) ~ Bin(n, u/θ), so
+       E e^{-ε'N/2} = (1 - (u/θ)(1 - e^{-ε'/2}))^n <= e^{-λu} with λ = n(1 - e^{-ε'/2})/(2θ_0) (θ <= 2θ_0),
+       and E g <= e^{-(λ-γ)u}; extend the integral to u ∈ [0, ∞).
+    4. Integrals (κ = λ - γ = (1-ρ)λ, b = s/γ):
+       |·|: γ∫_0^∞|u-b|e^{-γu} = (s - 1 + 2e^{-s})/γ and γ∫_0^∞(u+b)e^{-κu} = γ/κ² + γb/κ, total
+            [(s - 1 + 2e^{-s})/ρ + ρ/(1-ρ)² + s/(1-ρ)] / λ;
+       (·)²: γ∫(u-b)²e^{-γu} = (2 - 2s + s²)/γ², γ∫(u+b)²e^{-κu} = γ(2/κ³ + 2b/κ² + b²/κ), total
+            [(2 - 2s + s²)/ρ² + 2ρ/(1-ρ)³ + 2s/(1-ρ)² + s²/(ρ(1-ρ))] / λ².
+    Checked in tests/test_support.py by exact numerical integration of steps 2-4 and by simulation.
+    """
+    if loss == "abs":
+        return ((shift - 1 + 2 * sp.exp(-shift)) / rho + rho / (1 - rho) ** 2 + shift / (1 - rho)) / lam
+    return ((2 - 2 * shift + shift ** 2) / rho ** 2 + 2 * rho / (1 - rho) ** 3 + 2 * shift / (1 - rho) ** 2
+            + shift ** 2 / (rho * (1 - rho))) / lam ** 2
+
+
+def _p_range():
+    return (lambda v: min(1e-3, 1e-4 / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: 1.0)
+
+
+@lru_cache(maxsize=None)
+def _bounds(privacy: str, loss: str) -> tuple:
+    out = []
+    phi_s = _phi(S.p * theta0 / 2, loss)
+    tv_product = -S.expm1(-S.n * S.log1p(S.p))  # 1 - (1+p)^{-n}
+    p_free = FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0")
+    if privacy == "none":
+        out.append(Bound("lower", "le-cam", "Le Cam two points (exact product TV)",
+                         le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); THEOREMS.md §1.1",
+                         "Unif[0,θ_0] vs Unif[0,(1+p)θ_0]: separation pθ_0 = 2s, TV(P_0^n,P_1^n) = 1-(1+p)^{-n}; "
+                         "Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,)))
+    else:
+        via = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
+               "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
+        out.append(Bound(
+            "lower", "le-cam-tv", f"Le Cam + TV contraction ({via})",
+            le_cam.two_point(phi_s, le_cam.tv_private_contraction(alpha_tv, S.n, S.p / (1 + S.p), tv_product)),
+            SOURCE + "; constant derived (THEOREMS.md §1.2, §1.6)",
+            "Unif[0,θ_0] vs Unif[0,(1+p)θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
+            "separation pθ_0 = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
+            "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
+            "privacy: " + via + ".", free=(p_free,)))
+    if privacy in ("pure", "approx"):
+        q = S.p / (1 + S.p)
+        delta = S.delta if privacy == "approx" else None
+        out.append(Bound(
+            "lower", "uniformity-two-point", "uniformity of mass, two points (group privacy coupling)",
+            phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
+            "Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (THEOREMS.md §1.4)",
+            "Unif[0,(1+p)θ_0] = (1-q) Unif[0,θ_0] + q Unif(θ_0,(1+p)θ_0], q = p/(1+p): a mixture with base "
+            "P_0 = Unif[0,θ_0] (the other hypothesis is P_0 itself), so the §1.4 coupling gives Hamming distance "
+            "Bin(n, q); the success sets {|θ̂ - θ_v| < pθ_0/2} are disjoint; average failure >= "
+            "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(pθ_0/2) × failure.",
+            free=(p_free, FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True,
+                                        doc="coupling group size"))))
+    # ---- upper
+    if privacy == "none":
+        if loss == "abs":
+            expr, why = 2 * theta0 / (S.n + 1), "E|max - θ| = θ/(n+1) (max/θ ~ Beta(n,1)), worst θ = 2θ_0."
+        else:
+            expr, why = (4 * theta0 ** 2 / (S.n * (S.n + 2)),
+                         "θ̂ = (n+1)max/n is unbiased with variance θ²/(n(n+2)) (E max² = nθ²/(n+2)), worst θ = 2θ_0.")
+        out.append(Bound("upper", "max", "sample maximum (no privacy)" if loss == "abs"
+                         else "unbiased rescaled maximum (no privacy)", expr,
+                         "Lehmann & Casella; exact", why))
+    else:
+        lam = rate_lambda(privacy)
+        eps_txt = {"pure": "ε' = ε", "approx": "ε' = ε (ε-DP ⇒ (ε,δ)-DP)",
+                   "tv": "ε' = log((1+α)/(1-α)): ε'-DP ⇒ tanh(ε'/2) = α TV privacy",
+                   "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}[privacy]
+        out.append(Bound(
+            "upper", "exp-mech", f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
+            exp_mech_bound(lam, loss), "boundcalc (ours; derived, THEOREMS.md §2.2 leaves the upper bound open)",
+            exp_mech_bound.__doc__.split("Risk", 1)[1].strip() + " Privacy level: " + eps_txt + ".",
+            free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
+                  FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
+            extra={"mechanism": "exp-mech"}))
+    out.append(Bound("upper", "constant", "constant estimate 3θ_0/2 (uses no data)",
+                     _phi(theta0 / 2, loss), "trivial", "|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0]."))
+    return tuple(out)
+
+
+def bounds(values: dict) -> list[Bound]:
+    return list(_bounds(values["privacy"], values["loss"]))
+
+
+def derived(values: dict) -> dict:
+    out = {}
+    priv = values["privacy"]
+    if priv in ("tv", "kl"):
+        out["alpha"] = values["eps"]
+    if priv != "none":
+        eps = np.asarray(values["eps"], float)
+        level = np.vectorize(lambda e: relations.tv_level(priv, float(e), values.get("delta")))(eps)
+        out["alpha_TV"] = level if level.ndim else float(level)
+    return out
+
+
+def _level(privacy):
+    return {"pure": S.eps, "approx": S.eps, "tv": S.alpha, "kl": sp.sqrt(S.alpha)}.get(privacy)
+
+
+def rate_terms(values: dict) -> list:
+    loss = values["loss"]
+    out = [("statistical θ_0/n", _phi(theta0 / S.n, loss))]
+    lvl = _level(values["privacy"])
+    if lvl is not None:
+        out.append(("privacy", _phi(theta0 / (S.n * lvl), loss)))
+    return out
+
+
+def lower_rate(values: dict):
+    loss = values["loss"]
+    lvl = _level(values["privacy"])
+    base = _phi(theta0 / S.n, loss)
+    return base if lvl is None else base + _phi(theta0 * sp.Min(1, 1 / (S.n * lvl)), loss)
+
+
+# ------------------------------------------------------------------ simulation
+
+DEFAULT_NS = (100, 316, 1000, 3162, 10000)
+
+
+def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
+    """One draw per row of the exponential mechanism (density ∝ exp(-γt - ε N(t)/2) on [0, ∞)).
+
+    Exact: the density is piecewise exponential on [0, X_(1)), [X_(j), X_(j+1)), [X_(n), ∞) with
+    N = n, n - j, 0; pick the piece by the Gumbel-max trick on its log-mass, then an exponential
+    truncated to the piece (inverse CDF).
+    """
+    reps, n = x_sorted.shape
+    a = np.concatenate([np.zeros((reps, 1)), x_sorted], axis=1)  # left ends, (reps, n+1)
+    b = np.concatenate([x_sorted, np.full((reps, 1), np.inf)], axis=1)
+    cnt = n - np.arange(n + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = b - a
+        logmass = -0.5 * eps * cnt - gamma * a + np.where(np.isinf(width), 0.0, np.log(-np.expm1(-gamma * width)))
+    j = np.argmax(logmass + rng.gumbel(size=logmass.shape), axis=1)
+    rows = np.arange(reps)
+    aj, wj = a[rows, j], width[rows, j]
+    u = rng.random(reps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t_fin = aj - np.log1p(-u * -np.expm1(-gamma * np.where(np.isinf(wj), 1.0, wj))) / gamma
+    t_inf = aj + rng.exponential(1.0 / gamma, size=reps)
+    return np.where(np.isinf(wj), t_inf, t_fin)
+
+
+def _eps_effective_value(values):
+    priv, e = values["privacy"], float(values["eps"])
+    return {"pure": e, "approx": e, "tv": math.log((1 + e) / (1 - e)) if priv == "tv" else None,
+            "kl": math.sqrt(2 * e)}[priv]
+
+
+def check(values, ns=None, reps=200, seed=0, progress=False):
+    """Simulate the mechanism behind the best certified upper bound on θ = 2θ_0 (where the bound's
+    λ is attained) and θ = θ_0; report the risk against the certified bounds."""
+    from .. import simulate
+    from ..api import rate
+
+    ns = list(ns or DEFAULT_NS)
+    rng = np.random.default_rng(seed)
+    t0, loss, priv = float(values["theta0"]), values["loss"], values["privacy"]
+    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
+    rows = []
+    for i, n in enumerate(ns):
+        simulate.progress_line(progress, f"check support/{priv}: n={n} ({i + 1}/{len(ns)})")
+        res = rate("support", priv, **{**params, "n": n})
+        up, lo = res.upper, res.lower
+        instances = []
+        for theta in (2 * t0, t0):
+            x = np.sort(rng.random((reps, n)), axis=1) * theta
+            if up.name == "max":
+                est = x[:, -1] if loss == "abs" else x[:, -1] * (n + 1) / n
+            elif up.name == "exp-mech":
+                e = _eps_effective_value(values)
+                lam = n * -math.expm1(-e / 2) / (2 * t0)
+                g = up.free_parameters["rho"] * lam
+                t = exp_mech_sample(x, e, g, rng)
+                est = np.clip(t - up.free_parameters["s_shift"] / g, t0, 2 * t0)
+            else:
+                est = np.full(reps, 1.5 * t0)
+            err = np.abs(est - theta) if loss == "abs" else (est - theta) ** 2
+            m, a, b = simulate.risk_interval(err)
+            instances.append(simulate.InstanceRisk(f"theta={theta:g}", m, a, b, f"Unif[0, {theta:g}]"))
+        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
+                                      dict(up.free_parameters) if up else {}, up.label if up else "",
+                                      lo.label if lo else ""))
+    predicted = simulate.fit_slope(ns, [r.upper for r in rows])
+    fitted = simulate.fit_slope(ns, [r.risk for r in rows])
+    return simulate.CheckResult("support", priv, params, rows, predicted, fitted, 0.25 if loss == "abs" else 0.4,
+                                reps, seed)
+
+
+# ------------------------------------------------------------------ registration
+
+register_problem("support", "support of a uniform distribution Unif[0, θ], θ ∈ [θ_0, 2θ_0]",
+                 aliases=("uniform-support",))
+for _priv in PRIVACIES:
+    register(Entry(
+        problem="support", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
+        title="support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²", source=SOURCE,
+        derived=derived, lower_rate=lower_rate, check="boundcalc.problems.support:check",
+        notes=() if _priv == "none" else (
+            "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
+            "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
+            "order θ_0(1/n + 1/(nα)).",)))
