@@ -306,6 +306,21 @@ RELATIONS: list[Relation] = [
 RELATIONS_BY_KEY = {r.key: r for r in RELATIONS}
 
 
+def relation_table() -> list:
+    """Every relation as a JSON-safe dict (for listings, docs and ``boundcalc list``)."""
+    out = []
+    for r in RELATIONS:
+        out.append({
+            "key": r.key, "from": r.src, "to": r.dst, "kind": r.kind, "title": r.title,
+            "expr": {k: _printed(sp.sympify(e))[0] for k, e in r.out.items()},
+            "latex": {k: _printed(sp.sympify(e))[1] for k, e in r.out.items()},
+            "paper_form": {k: str(e) for k, e in r.paper_form.items()} or None,
+            "source": r.source, "derivation": r.derivation, "status": r.status,
+            "tight": r.tight, "tight_note": r.tight_note or None,
+        })
+    return out
+
+
 # ------------------------------------------------------------------ the graph search
 
 @dataclass

@@ -38,6 +38,13 @@ def test_required_values():
     assert r.value == pytest.approx(0.5, rel=1e-12)  # Pinsker: sqrt(0.5/2)
 
 
+def test_relation_table_is_json_safe():
+    table = rel.relation_table()
+    assert len(table) == len(rel.RELATIONS)
+    json.dumps(table, allow_nan=False)
+    assert all(row["status"] in ("paper", "derived", "definition") and row["source"] for row in table)
+
+
 def test_dict_shape_and_text():
     d = rel.convert("approx", "tv", eps=1, delta=1e-6).to_dict()
     for key in ("from", "to", "params", "value", "delta", "holds", "expr", "latex", "path", "source",
