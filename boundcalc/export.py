@@ -1,0 +1,668 @@
+"""Tables of rates and certified bounds: text, LaTeX (booktabs), Markdown, CSV and JSON.
+
+:func:`table` builds one row per privacy model of a problem (or per problem, for several problems)
+at the given parameters, each row computed by :func:`boundcalc.api.rate` (the same path as
+``boundcalc rate``): the minimax rate (order only; upper and lower-bound rates where they differ),
+the best certified lower and upper values, their ratio, and the method and mechanism behind them.
+``boundcalc table --problem mean`` is Barber & Duchi's Table 1 (mean estimation under every privacy
+model), with certified numbers beside the rates.
+
+The LaTeX output is a ``table`` float with a booktabs ``tabular``, math in ``$...$``, and a caption
+naming the sources; it needs ``\\usepackage{booktabs}`` and ``\\usepackage{amsmath}`` and is pure
+ASCII (Unicode in labels and sources is translated to LaTeX commands), so it compiles with pdflatex.
+:func:`write_atomic` writes a file through a temporary file and ``os.replace``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import __version__
+from . import bounds as registry
+from .errors import InputError
+from .privacy import EPS, MODELS, get_model
+from .result import finite_or_none
+
+FORMATS = ("text", "latex", "markdown", "csv", "json")
+PRIVACY_ORDER = tuple(MODELS)  # none, pure, smooth, approx, tv, kl, local
+SHORT = {"none": "none", "pure": "pure DP", "smooth": "smooth DP", "approx": "approximate DP",
+         "tv": "TV privacy", "kl": "KL privacy", "local": "local DP"}
+TEX_SHORT = {"none": "none", "pure": r"$\varepsilon$-DP", "smooth": r"$\varepsilon$-smooth DP",
+             "approx": r"$(\varepsilon,\delta)$-DP", "tv": r"$\alpha$-TV", "kl": r"$\alpha$-KL",
+             "local": r"$\varepsilon$-local DP"}
+
+
+# ---------------------------------------------------------------------- file output
+
+def write_atomic(path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same directory, then os.replace.
+
+    A reader never sees a half-written file, and an existing file is left intact if writing fails.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise InputError("output", "must be a path in an existing directory", path)
+    if os.path.isdir(path):
+        raise InputError("output", "must be a file path, not a directory", path)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o666 & ~_umask()
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+# ---------------------------------------------------------------------- LaTeX helpers
+
+# (text-mode glyphs that need the textcomp/T1 fonts are avoided: math mode is used instead)
+_TEX_CHARS = {
+    "\\": r"\ensuremath{\backslash}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\ensuremath{\sim}", "^": r"\^{}",
+    "<": r"\ensuremath{<}", ">": r"\ensuremath{>}", "|": r"\ensuremath{|}",
+}
+_TEX_UNICODE = {
+    "ε": r"\varepsilon", "δ": r"\delta", "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "θ": r"\theta",
+    "ρ": r"\rho", "σ": r"\sigma", "μ": r"\mu", "λ": r"\lambda", "π": r"\pi", "ν": r"\nu", "τ": r"\tau",
+    "κ": r"\kappa", "η": r"\eta", "ξ": r"\xi", "ζ": r"\zeta", "φ": r"\phi", "ψ": r"\psi", "ω": r"\omega",
+    "χ": r"\chi", "Φ": r"\Phi", "Σ": r"\Sigma", "Δ": r"\Delta", "Γ": r"\Gamma", "Θ": r"\Theta",
+    "Λ": r"\Lambda", "Ψ": r"\Psi", "Ω": r"\Omega", "Π": r"\Pi",
+    "√": r"\surd", "‖": r"\|", "≤": r"\le", "≥": r"\ge", "×": r"\times", "·": r"\cdot", "∞": r"\infty",
+    "⇒": r"\Rightarrow", "→": r"\to", "←": r"\leftarrow", "↔": r"\leftrightarrow", "≍": r"\asymp",
+    "≈": r"\approx", "≠": r"\ne", "∈": r"\in", "±": r"\pm", "∘": r"\circ", "∑": r"\sum", "∫": r"\int",
+    "∇": r"\nabla", "⊂": r"\subset", "∪": r"\cup", "∩": r"\cap", "∀": r"\forall", "∃": r"\exists",
+    "ℓ": r"\ell", "𝒫": r"\mathcal{P}", "𝒬": r"\mathcal{Q}", "𝒱": r"\mathcal{V}", "ℝ": r"\mathbb{R}",
+    "θ̂": r"\hat\theta", "⌈": r"\lceil", "⌉": r"\rceil", "⌊": r"\lfloor", "⌋": r"\rfloor",
+    "²": "^2", "³": "^3", "¹": "^1", "⁻": "^-", "₀": "_0", "₁": "_1", "₂": "_2", "ᵢ": "_i", "ⱼ": "_j",
+}
+_COMBINING = {"\u0302": r"\hat", "\u0304": r"\bar", "\u0303": r"\tilde", "\u0307": r"\dot"}
+#: multi-character ASCII notation turned into math (applied before the character translation)
+_TEX_SEQ = (("||", r"\ensuremath{\|}"), ("<=", r"\ensuremath{\le}"), (">=", r"\ensuremath{\ge}"),
+            ("!=", r"\ensuremath{\ne}"))
+_TEX_TEXT = {"–": "--", "—": "---", "§": r"\ensuremath{\mathsection}", "’": "'", "‘": "`", "“": "``", "”": "''", "…": r"\ldots{}",
+             "\u00a0": "~", "•": r"\textbullet{}", "°": r"\ensuremath{^\circ}"}
+
+
+def tex_text(s) -> str:
+    """Plain text (possibly with Unicode math symbols) as ASCII LaTeX for text mode."""
+    s = str(s)
+    for seq, rep in _TEX_SEQ:
+        s = s.replace(seq, "\x00" + rep + "\x01")
+    out = []
+    chars = list(s)
+    i = 0
+    raw = False
+    while i < len(chars):
+        ch = chars[i]
+        nxt = chars[i + 1] if i + 1 < len(chars) else ""
+        i += 1
+        if ch == "\x00":
+            raw = True
+            continue
+        if ch == "\x01":
+            raw = False
+            continue
+        if raw:
+            out.append(ch)
+            continue
+        if nxt in _COMBINING:
+            i += 1
+            inner = _TEX_UNICODE.get(ch, ch if ch.isascii() and ch.isalnum() else None)
+            if inner is not None:
+                out.append(r"\ensuremath{" + _COMBINING[nxt] + "{" + inner + "}}")
+                continue
+        if ch == "^" and nxt:
+            if nxt == "{":
+                depth, j = 0, i
+                while j < len(chars):
+                    depth += chars[j] == "{"
+                    depth -= chars[j] == "}"
+                    if depth == 0:
+                        break
+                    j += 1
+                if j < len(chars):
+                    out.append(r"\textsuperscript{" + tex_text("".join(chars[i + 1:j])) + "}")
+                    i = j + 1
+                    continue
+            elif nxt.isalnum():
+                out.append(r"\textsuperscript{" + nxt + "}")
+                i += 1
+                continue
+        if ch in _TEX_CHARS:
+            out.append(_TEX_CHARS[ch])
+        elif ch in _TEX_TEXT:
+            out.append(_TEX_TEXT[ch])
+        elif ch in _TEX_UNICODE:
+            cmd = _TEX_UNICODE[ch]
+            out.append(r"\ensuremath{" + cmd + "}")
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+            if base and all(ord(c) < 128 for c in base):
+                out.append(tex_text(base))
+            elif unicodedata.category(ch).startswith("Z"):
+                out.append(" ")
+            else:
+                out.append("?")
+    return "".join(out)
+
+
+def tex_math(expr) -> str:
+    """A sympy expression as LaTeX math (without the dollars), in the papers' notation."""
+    s = sp.latex(expr, fold_frac_powers=True)
+    return s.replace(r"\epsilon", r"\varepsilon")
+
+
+def tex_number(x, digits=3) -> str:
+    """A number as LaTeX math (without the dollars): 2.35\\times 10^{-4}."""
+    if x is None:
+        return r"\text{--}"
+    if x == 0:
+        return "0"
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e6):
+        return f"{int(x)}"
+    if 1e-2 <= abs(x) < 1e4:
+        return f"{x:.{digits}g}"
+    m, e = f"{x:.{digits - 1}e}".split("e")
+    return rf"{m}\times 10^{{{int(e)}}}"
+
+
+def _num(x, digits=4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, int):
+        return str(x)
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}g}"
+    return f"{x:.{digits - 1}e}"
+
+
+# ---------------------------------------------------------------------- the table
+
+@dataclass
+class TableRow:
+    problem: str
+    privacy: str
+    params: dict  # every parameter used for this row (defaults included)
+    level: dict  # {"name": "eps"|"alpha", "value": ..., "delta": ...} (empty for none)
+    rate_expr: sp.Expr
+    rate_latex: str
+    rate_lower_expr: sp.Expr | None
+    lower: float | None
+    upper: float | None
+    ratio: float | None
+    lower_method: str | None
+    upper_mechanism: str | None
+    lower_source: str | None
+    upper_source: str | None
+    nonprivate: float | None
+    source: str
+    title: str
+    upper_free: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def level_text(self) -> str:
+        if not self.level:
+            return "-"
+        sym = "ε" if self.level["name"] == "eps" else "α"
+        s = f"{sym}={_num(self.level['value'])}"
+        if "delta" in self.level:
+            s += f", δ={_num(self.level['delta'])}"
+        return s
+
+    def level_tex(self) -> str:
+        if not self.level:
+            return "--"
+        sym = r"\varepsilon" if self.level["name"] == "eps" else r"\alpha"
+        s = f"${sym}={tex_number(self.level['value'])}"
+        if "delta" in self.level:
+            s += rf",\ \delta={tex_number(self.level['delta'])}"
+        return s + "$"
+
+    def to_dict(self) -> dict:
+        return {
+            "problem": self.problem, "privacy": self.privacy,
+            "level": {k: finite_or_none(v) if k != "name" else v for k, v in self.level.items()},
+            "params": {k: ("inf" if v == math.inf else v) for k, v in self.params.items()},
+            "rate": {"expr": str(self.rate_expr), "latex": self.rate_latex},
+            "lower_rate": None if self.rate_lower_expr is None else
+            {"expr": str(self.rate_lower_expr), "latex": tex_math(self.rate_lower_expr)},
+            "lower": finite_or_none(self.lower), "upper": finite_or_none(self.upper),
+            "ratio": finite_or_none(self.ratio),
+            "lower_method": self.lower_method, "upper_mechanism": self.upper_mechanism,
+            "upper_free_parameters": {k: (v if isinstance(v, int) else finite_or_none(v))
+                                      for k, v in self.upper_free.items()},
+            "lower_source": self.lower_source, "upper_source": self.upper_source,
+            "nonprivate": finite_or_none(self.nonprivate), "source": self.source,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Table:
+    """Rows of rates and certified bounds; :meth:`render` in any of :data:`FORMATS`."""
+
+    rows: list
+    problems: list
+    params: dict  # the parameters given (shared by the rows)
+    notes: list = field(default_factory=list)
+
+    # ------------------------------------------------------------------ shared pieces
+    @property
+    def multi_problem(self) -> bool:
+        return len(self.problems) > 1
+
+    def sources(self) -> list[str]:
+        seen = []
+        for r in self.rows:
+            for s in (r.source, r.lower_source, r.upper_source):
+                for part in _split_sources(s):
+                    if part and part not in seen:
+                        seen.append(part)
+        return seen
+
+    def shared_params(self) -> dict:
+        """Parameters with the same value in every row (shown once, in the caption)."""
+        if not self.rows:
+            return {}
+        keys = [k for k in self.rows[0].params if k not in ("eps", "delta")]
+        out = {}
+        for k in keys:
+            vals = {repr(r.params.get(k)) for r in self.rows}
+            if len(vals) == 1 and all(k in r.params for r in self.rows):
+                out[k] = self.rows[0].params[k]
+        return out
+
+    def title(self) -> str:
+        if self.multi_problem:
+            return "Minimax risk of several estimation problems"
+        return f"Minimax risk of {self.rows[0].title if self.rows else self.problems[0]}"
+
+    def _param_text(self, tex=False) -> str:
+        parts = []
+        for k, v in self.shared_params().items():
+            val = "inf" if v == math.inf else _num(v) if isinstance(v, float) else str(v)
+            if tex:
+                name = {"n": "n", "d": "d", "r": "r", "k": "k"}.get(k, r"\mathrm{" + k.replace("_", r"\_") + "}")
+                shown = r"\infty" if v == math.inf else (tex_number(v) if isinstance(v, (int, float))
+                                                         else r"\text{" + tex_text(v) + "}")
+                parts.append(f"${name}={shown}$")
+            else:
+                parts.append(f"{k}={val}")
+        return ", ".join(parts)
+
+    # ------------------------------------------------------------------ formats
+    def render(self, fmt: str = "text") -> str:
+        key = str(fmt).strip().lower()
+        if key == "md":
+            key = "markdown"
+        if key == "tex":
+            key = "latex"
+        if key not in FORMATS:
+            raise InputError("format", "must be one of " + ", ".join(FORMATS), fmt)
+        return getattr(self, f"to_{key}")()
+
+    def to_dict(self) -> dict:
+        return {
+            "title": self.title(), "problems": list(self.problems),
+            "params": {k: ("inf" if v == math.inf else v) for k, v in self.params.items()},
+            "columns": ["privacy", "level", "rate", "lower_rate", "lower", "upper", "ratio"],
+            "rows": [r.to_dict() for r in self.rows],
+            "sources": self.sources(), "notes": list(self.notes),
+            "generator": f"boundcalc {__version__}",
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=str) + "\n"
+
+    def _cells(self):
+        head = (["problem"] if self.multi_problem else []) + [
+            "privacy", "level", "rate (order)", "lower-bound rate", "certified lower", "certified upper",
+            "ratio", "upper mechanism"]
+        body = []
+        for r in self.rows:
+            lower_rate = "same" if _same(r.rate_lower_expr, r.rate_expr) else compact(r.rate_lower_expr)
+            body.append(([r.problem] if self.multi_problem else []) + [
+                r.privacy, r.level_text(), compact(r.rate_expr), lower_rate, _num(r.lower), _num(r.upper),
+                _num(r.ratio, 3), r.upper_mechanism or "n/a"])
+        return head, body
+
+    def to_text(self) -> str:
+        head, body = self._cells()
+        widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+        numeric = {"certified lower", "certified upper", "ratio"}
+
+        def line(cells):
+            return "  ".join(c.rjust(w) if h in numeric else c.ljust(w)
+                             for c, w, h in zip(cells, widths, head)).rstrip()
+
+        out = [f"{self.title()} ({self._param_text()})", line(head), line(["-" * w for w in widths])]
+        out += [line(b) for b in body]
+        out.append("risk: worst-case expected loss; rates are orders (constants unspecified), "
+                   "lower/upper are certified values")
+        out += [f"note: {n}" for n in self._all_notes()]
+        out.append("sources: " + "; ".join(self.sources()))
+        return "\n".join(out) + "\n"
+
+    def _all_notes(self) -> list[str]:
+        """Table notes, then row notes (a note shared by several rows is listed once, with its rows)."""
+        tags: dict = {}
+        for r in self.rows:
+            tag = f"{r.problem}/{r.privacy}" if self.multi_problem else r.privacy
+            for n in r.notes:
+                tags.setdefault(n, [])
+                if tag not in tags[n]:
+                    tags[n].append(tag)
+        out = [_sentence(n) for n in self.notes]
+        out += [_sentence(", ".join(t) + ": " + n) for n, t in tags.items()]
+        return out
+
+    def to_markdown(self) -> str:
+        head = (["Problem"] if self.multi_problem else []) + [
+            "Privacy", "Level", "Rate (order)", "Lower-bound rate", "Certified lower", "Certified upper",
+            "Ratio", "Mechanism (upper)"]
+        align = (["---"] if self.multi_problem else []) + ["---", "---", "---", "---", "---:", "---:", "---:", "---"]
+        lines = [f"**{self.title()}** ({self._param_text()})", "",
+                 "| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+        for r in self.rows:
+            lr = "same" if _same(r.rate_lower_expr, r.rate_expr) else _md_math(tex_math(r.rate_lower_expr))
+            cells = ([_md(r.problem)] if self.multi_problem else []) + [
+                _md(SHORT.get(r.privacy, r.privacy)), _md(r.level_text()), _md_math(r.rate_latex), lr,
+                _num(r.lower), _num(r.upper), _num(r.ratio, 3), _md(r.upper_mechanism or "n/a")]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        lines.append("Rates are orders (constants unspecified); lower and upper are certified values of the "
+                     "worst-case risk.")
+        for n in self._all_notes():
+            lines.append(f"- Note: {_md(n)}")
+        lines.append("")
+        lines.append("Sources: " + _md("; ".join(self.sources())) + ".")
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self) -> str:
+        param_keys = []
+        for r in self.rows:
+            for k in r.params:
+                if k not in param_keys and k not in ("eps", "delta"):
+                    param_keys.append(k)
+        cols = (["problem", "privacy", "level_name", "level", "delta"] + param_keys +
+                ["rate", "rate_latex", "lower_rate", "lower", "upper", "ratio", "lower_method",
+                 "upper_mechanism", "nonprivate", "lower_source", "upper_source"])
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(cols)
+        for r in self.rows:
+            rec = {"problem": r.problem, "privacy": r.privacy, "level_name": r.level.get("name", ""),
+                   "level": _csv(r.level.get("value")), "delta": _csv(r.level.get("delta")),
+                   "rate": str(r.rate_expr), "rate_latex": r.rate_latex,
+                   "lower_rate": "" if r.rate_lower_expr is None else str(r.rate_lower_expr),
+                   "lower": _csv(r.lower), "upper": _csv(r.upper), "ratio": _csv(r.ratio),
+                   "lower_method": r.lower_method or "", "upper_mechanism": r.upper_mechanism or "",
+                   "nonprivate": _csv(r.nonprivate), "lower_source": r.lower_source or "",
+                   "upper_source": r.upper_source or ""}
+            for k in param_keys:
+                rec[k] = _csv(r.params.get(k))
+            w.writerow([rec[c] for c in cols])
+        return buf.getvalue()
+
+    def to_latex(self, label: str | None = None, float_env: bool = True) -> str:
+        """A booktabs table (a ``table`` float with caption and label unless ``float_env=False``).
+
+        Columns: privacy model, level, the rate (order; the lower-bound rate under it where the two
+        differ, as in Barber & Duchi's Table 1), the certified lower and upper values and their ratio.
+        """
+        multi = self.multi_problem
+        cols = ("l" if multi else "") + "lll" + "rrr"
+        head = (["Problem"] if multi else []) + [
+            "Privacy", "Level", "Rate (order)", "Lower", "Upper", "Ratio"]
+        body = []
+        for r in self.rows:
+            if _same(r.rate_lower_expr, r.rate_expr):
+                rate_cell = f"${r.rate_latex}$"
+            else:
+                rate_cell = (r"\begin{tabular}[c]{@{}l@{}}" + f"${r.rate_latex}$" + r" \\[2pt] "
+                             + r"{\scriptsize lower:} " + f"${tex_math(r.rate_lower_expr)}$" + r"\end{tabular}")
+            cells = ([tex_text(r.problem)] if multi else []) + [
+                TEX_SHORT.get(r.privacy, tex_text(r.privacy)), r.level_tex(), rate_cell,
+                f"${tex_number(r.lower)}$", f"${tex_number(r.upper)}$",
+                f"${tex_number(r.ratio, 3)}$" if r.ratio is not None else "--"]
+            body.append(" & ".join(cells) + r" \\" + (r"\addlinespace[3pt]" if r is not self.rows[-1] else ""))
+        label = label or ("tab:boundcalc-" + "-".join(p.replace("_", "-") for p in self.problems))
+        entry_sources = []
+        for r in self.rows:
+            for part in _split_sources(r.source):
+                if part not in entry_sources:
+                    entry_sources.append(part)
+        bound_sources = [s for s in self.sources() if s not in entry_sources]
+        caption = (tex_text(self.title()) + (" at " + self._param_text(tex=True) if self.shared_params() else "")
+                   + ". Rate: the minimax rate (order only, constants unspecified), with the rate of the "
+                   "lower bound under it where the two differ. Lower, Upper: certified values of the "
+                   "worst-case risk (every constant explicit); Ratio = Upper/Lower. Source"
+                   + ("s" if len(entry_sources) > 1 else "") + ": " + tex_text("; ".join(entry_sources))
+                   + "; computed with boundcalc " + __version__ + ".")
+        notes = self._all_notes()
+        lines = [f"% generated by boundcalc {__version__}: table of rates and certified bounds",
+                 r"% needs \usepackage{booktabs} and \usepackage{amsmath} in the preamble"]
+        if float_env:
+            lines += [r"\begin{table}[htbp]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{4pt}",
+                      r"\renewcommand{\arraystretch}{1.15}",
+                      r"\caption{" + caption + "}", r"\label{" + label + "}",
+                      # a table wider than the text block is centred on the page instead of overflowing right
+                      r"\makebox[\linewidth][c]{%"]
+        lines += [r"\begin{tabular}{" + cols + "}", r"\toprule", " & ".join(head) + r" \\", r"\midrule"]
+        lines += body
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        if float_env:
+            lines[-1] += "}"
+            extra = [tex_text("Note: " + n) for n in notes]
+            if bound_sources:
+                extra.append(tex_text("Bounds: " + _sentence("; ".join(bound_sources))))
+            if extra:
+                lines.append(r"\par\smallskip\parbox{\linewidth}{\scriptsize " + " ".join(extra) + "}")
+            lines.append(r"\end{table}")
+        return "\n".join(lines) + "\n"
+
+
+def _sentence(s: str) -> str:
+    s = str(s).strip()
+    return s if s.endswith((".", "!", "?")) else s + "."
+
+
+def compact(expr) -> str:
+    """A sympy expression as compact plain text: d^(3/2)·r^2/(ε^(3/2)·n^(3/2))."""
+    if expr is None:
+        return "n/a"
+    s = str(expr).replace("**", "^").replace("*", "·")
+    for name, sym in (("epsilon", "ε"), ("delta", "δ"), ("alpha", "α")):
+        s = s.replace(name, sym)
+    return s
+
+
+def _same(a, b) -> bool:
+    if a is None:
+        return True
+    try:
+        return a == b or sp.simplify(a - b) == 0
+    except Exception:  # sympy may fail to simplify exotic functions: treat them as different
+        return False
+
+
+def _split_sources(s):
+    if not s:
+        return []
+    return [p.strip() for p in str(s).split(";") if p.strip()]
+
+
+def _md(s) -> str:
+    return str(s).replace("|", r"\|")
+
+
+def _md_math(tex: str) -> str:
+    return "$" + tex.replace("|", r"\vert ") + "$"
+
+
+def _csv(x):
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        if x == math.inf:
+            return "inf"
+        return repr(x) if math.isfinite(x) else ""
+    return str(x)
+
+
+# ---------------------------------------------------------------------- building rows
+
+def _problem_list(problem) -> list[str]:
+    if problem is None:
+        raise InputError("problem", "is required (a problem name, a comma-separated list, or all)")
+    if isinstance(problem, str):
+        names = [p.strip() for p in problem.split(",") if p.strip()]
+    else:
+        names = [str(p).strip() for p in problem]
+    if not names:
+        raise InputError("problem", "is required (a problem name, a comma-separated list, or all)", problem)
+    if len(names) == 1 and names[0].lower() == "all":
+        return sorted(registry.problems())
+    out = []
+    for n in names:
+        name = registry.resolve_problem(n).name
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _privacy_list(privacies) -> list[str] | None:
+    if privacies is None:
+        return None
+    if isinstance(privacies, str):
+        privacies = [p.strip() for p in privacies.split(",") if p.strip()]
+    out = []
+    for p in privacies:
+        name = get_model(p).name
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise InputError("privacy", "must name at least one privacy model", privacies)
+    return out
+
+
+def _row_params(entry, params: dict, notes: list, multi: bool) -> dict:
+    """The user's parameters adapted to one (problem, privacy) row."""
+    model = get_model(entry.privacy)
+    p = dict(params)
+    if "alpha" in p:
+        if "eps" in p:
+            raise InputError("alpha", "is an alias of --eps: give one of them", p["alpha"])
+        p["eps"] = p.pop("alpha")
+    if model.level is None:
+        p.pop("eps", None)
+    elif "eps" in p:
+        try:
+            model.level.parse(p["eps"])
+        except InputError:
+            EPS.parse(p["eps"])  # a bad value for every model: report it
+            sym = "α" if model.level_name == "alpha" else "ε"
+            notes.append(f"{entry.privacy}: the given level {p['eps']} is not a valid {sym} for {model.title} "
+                         f"({model.level.allowed()}); its default {sym} = {model.level.default} is used")
+            p.pop("eps")
+    if not model.uses_delta:
+        p.pop("delta", None)
+    if multi:
+        allowed = {s.name for s in entry.params}
+        for k in list(p):
+            if k not in allowed and k not in ("eps", "delta"):
+                p.pop(k)
+                msg = f"--{k} does not apply to {entry.problem} (not used in its rows)"
+                if msg not in notes:
+                    notes.append(msg)
+    return p
+
+
+def table(problem, privacies=None, **params) -> Table:
+    """Rates and certified bounds, one row per privacy model (or per problem) at ``params``.
+
+    ``problem``: a name, a comma-separated string or a list of names, or ``"all"``.
+    ``privacies``: the privacy models to include (default: every model registered for the problem,
+    in the order none, pure, smooth, approx, tv, kl, local). With several problems, a model a problem
+    does not have is skipped; with one problem it is an error.
+    ``params``: as for :func:`boundcalc.rate` (``eps`` is the level of each row's model; ``delta`` is used
+    by the approx row only; a level not allowed for a model, e.g. ε >= 1 for tv, falls back to that
+    model's default with a note).
+    """
+    from .api import rate, resolve
+
+    params = {k: v for k, v in params.items() if v is not None}
+    names = _problem_list(problem)
+    privs = _privacy_list(privacies)
+    multi = len(names) > 1
+    notes: list = []
+    rows = []
+    for name in names:
+        info = registry.resolve_problem(name)
+        wanted = privs if privs is not None else [p for p in PRIVACY_ORDER if p in info.entries]
+        for priv in wanted:
+            if priv not in info.entries:
+                if not multi:
+                    raise InputError("privacy", f"for --problem {name} must be among "
+                                     + ", ".join(info.entries), priv)
+                continue
+            entry = info.entries[priv]
+            p = _row_params(entry, params, notes, multi)
+            res = rate(name, priv, **p)
+            _, values = resolve(name, priv, p)
+            terms = entry.rate(_with_derived(entry, values))
+            rate_latex = " + ".join(tex_math(t) for _, t in terms) if terms else tex_math(res.rate_expr)
+            lo, up = res.lower, res.upper
+            level = {}
+            model = get_model(priv)
+            if model.level is not None:
+                level = {"name": model.level_name, "value": res.params.get("eps")}
+                if model.uses_delta:
+                    level["delta"] = res.params.get("delta")
+            rows.append(TableRow(
+                problem=name, privacy=priv, params=dict(res.params), level=level,
+                rate_expr=res.rate_expr, rate_latex=rate_latex, rate_lower_expr=res.rate_lower_expr,
+                lower=None if lo is None else lo.value, upper=None if up is None else up.value, ratio=res.ratio,
+                lower_method=None if lo is None else lo.label, upper_mechanism=None if up is None else up.label,
+                lower_source=None if lo is None else lo.source, upper_source=None if up is None else up.source,
+                nonprivate=res.nonprivate, source=entry.source or "", title=entry.title or info.title,
+                upper_free=dict(up.free_parameters) if up is not None else {}, notes=list(res.notes)))
+    if not rows:
+        raise InputError("privacy", "no (problem, privacy) pair of the table is registered", privacies)
+    return Table(rows, names, params, notes)
+
+
+def _with_derived(entry, values):
+    from .api import _with_derived as wd
+
+    return wd(entry, values)
