@@ -528,21 +528,45 @@ def _printed(expr) -> tuple:
     return str(expr), sp.latex(expr)
 
 
+def _chtp_lp_error(e: float, d: float, g: float) -> float:
+    """Lower bound on the conditional error sum under (ε,δ)-DP for sets of probability ≥ γ (LP form,
+    derived by boundcalc; see :func:`chtp_from_dp`). Exact 2/(1+e^ε) at δ = 0."""
+    if e > 300.0:
+        return 0.0  # the bound is below e^{-300}: 0 is a valid (and numerically honest) lower bound
+    r = d / g
+    c1 = 1.0 - r
+    E = math.exp(e)
+    x_lo, x_hi = c1 / E, E + r
+    v2 = c1
+    xc = min(max(c1 / E + r, x_lo), x_hi)
+    v1 = max(c1 / (E * xc), 1.0 - r / xc)
+    K, L = r + c1 * E, 1.0 + c1 + E * r
+    xs = min(max(math.sqrt(K / E), x_lo), x_hi)
+    v3 = (E * xs + K / xs - L) / math.expm1(2.0 * e)
+    return max(0.0, min(v1, v2, v3))
+
+
 def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
-    """(ε,δ)-DP ⇒ (α,γ)-CHTP (Barber–Duchi Theorem 1, forward; constants derived, THEOREMS.md §1.6).
+    """(ε,δ)-DP ⇒ (α,γ)-CHTP (Barber–Duchi Theorem 1, forward; constants derived).
 
     CHTP (Def. 8): for neighbours x, x', every output set S with Q(S|x) ≥ γ and every test ψ,
-    ``Q(ψ=1 | x, S) + Q(ψ=0 | x', S) ≥ 1 − α``. Returned:
+    ``Q(ψ=1 | x, S) + Q(ψ=0 | x', S) ≥ 1 − α`` (by the symmetry x ↔ x', ψ ↔ 1−ψ, the same holds when
+    Q(S|x') ≥ γ). Two valid forms are computed and the smaller α is returned as ``alpha``:
 
-    - ``alpha`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (derived; the proof of A.3.1): with
-      s = Q(S|x) ≥ γ, rejection region A: Q(A^c|x', S) ≥ (Q(A^c∩S|x) − δ)/(e^{2ε}s + e^ε δ) because
-      Q(S|x') ≤ e^ε s + δ, and Q(A|x,S) ≥ Q(A∩S|x)/(e^{2ε}s + e^ε δ); adding gives
-      (s − δ)/(e^{2ε}s + e^ε δ), increasing in s, so ≥ (γ − δ)/(e^{2ε}γ + e^ε δ).
-    - ``alpha_pure`` (δ = 0 only) = ``tanh(ε/2)`` for every γ > 0 (derived by boundcalc; tight, and
-      much smaller than the general form's 1 − e^{−2ε}): given S, the two conditional laws have
-      likelihood ratio (q/q')(s'/s) with q/q' ∈ [e^{−ε}, e^ε], so its range [L, U] has U/L ≤ e^{2ε} and
-      contains 1; the largest TV for such a pair is (U−1)(1−L)/(U−L), maximised at U = 1/L = e^ε,
-      i.e. tanh(ε/2). Conditioning does not help the adversary under pure DP.
+    - ``alpha_theorem1`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (THEOREMS.md §1.6; the proof of
+      A.3.1): with s = Q(S|x) ≥ γ and rejection region A, Q(A^c|x', S) ≥ (Q(A^c∩S|x) − δ)/(e^{2ε}s +
+      e^ε δ) because Q(S|x') ≤ e^ε s + δ, and Q(A|x,S) ≥ Q(A∩S|x)/(e^{2ε}s + e^ε δ); adding gives
+      (s − δ)/(e^{2ε}s + e^ε δ), increasing in s. At δ = 0 it is 1 − e^{−2ε}: loose.
+    - ``alpha_lp`` (derived by boundcalc): write x = s'/s with s' = Q(S|x'), a = type I, b = type II
+      of the conditional test. DP applied to A^c∩S and A∩S and divided by s, s' gives
+      ``a + e^ε x b ≥ c1 = 1 − δ/γ`` and ``b + (e^ε/x) a ≥ c2 = 1 − δ/(xγ)``, with
+      x ∈ [e^{−ε}(1 − δ/γ), e^ε + δ/γ]. The least a + b under two such constraints is at a vertex of
+      the feasible region, so it is at least min(V1, V2, V3): V1 = max(c1/(e^ε x), c2),
+      V2 = max(c1, c2 x/e^ε) ≥ c1, V3 = (e^ε x + (δ/γ + c1 e^ε)/x − (1 + c1 + e^ε δ/γ))/(e^{2ε} − 1);
+      each is minimised over x in closed form (V1 at the crossing of its two branches, V3 at
+      x = sqrt(δ/(γe^ε) + c1), clipped to the range). At δ = 0 this is 2/(1+e^ε), i.e.
+      ``alpha_lp = tanh(ε/2)``: tight (S = all outputs, randomized response), so conditioning on the
+      output does not help the adversary under pure DP.
     Both are checked by brute force over every conditioning set of random finite channels.
     """
     e = _pos(eps, "eps")
@@ -554,11 +578,17 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
         raise InputError("gamma", "must satisfy delta < gamma <= 1", gamma)
     em = math.exp(-min(e, 700.0))
     # (γ−δ)/(e^{2ε}γ + e^ε δ) = e^{−2ε}(γ−δ)/(γ + e^{−ε}δ)
-    err = em * em * (g - d) / (g + em * d)
+    err_t1 = em * em * (g - d) / (g + em * d)
+    err_lp = _chtp_lp_error(e, d, g)
+    best = max(err_t1, err_lp)
     out = {
-        "alpha": 1.0 - err, "min_error_sum": err, "gamma": g, "eps": e, "delta": d,
+        "alpha": 1.0 - best, "min_error_sum": best, "gamma": g, "eps": e, "delta": d,
+        "form": "lp" if err_lp >= err_t1 else "theorem1",
+        "alpha_theorem1": 1.0 - err_t1, "alpha_lp": 1.0 - err_lp,
         "expr": _printed(CHTP_FORWARD_EXPR)[0], "latex": _printed(CHTP_FORWARD_EXPR)[1],
-        "status": "derived", "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)",
+        "status": "derived",
+        "source": "Barber–Duchi Theorem 1 (forward); alpha_theorem1 = THEOREMS.md §1.6, alpha_lp derived by "
+                  "boundcalc (LP over the DP constraints of the conditional test)",
         "condition": "conditioning sets S with Q(S|x) ≥ γ > δ",
     }
     if d == 0.0:
@@ -898,12 +928,15 @@ def _chtp_view(src, level, dlt):
                 "paper_form_alpha": 1.0 - math.exp(-2.0 * min(level, 700.0)),
                 "paper_form_expr": "1 - exp(-2*epsilon)"}
     if src == "approx":
-        vals = {}
+        vals, t1 = {}, {}
         for mult in (2.0, 10.0, 100.0):
             gm = mult * dlt
             if gm <= 1.0:
-                vals[f"{gm:.6g}"] = chtp_from_dp(level, dlt, gm)["alpha"]
-        return {"alpha_at_gamma": vals, "expr": _printed(CHTP_FORWARD_EXPR)[0], "status": "derived",
+                c = chtp_from_dp(level, dlt, gm)
+                vals[f"{gm:.6g}"] = c["alpha"]
+                t1[f"{gm:.6g}"] = c["alpha_theorem1"]
+        return {"alpha_at_gamma": vals, "alpha_theorem1_at_gamma": t1,
+                "expr_theorem1": _printed(CHTP_FORWARD_EXPR)[0], "status": "derived",
                 "condition": "conditioning sets of probability ≥ γ > δ",
                 "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)"}
     return None

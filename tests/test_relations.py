@@ -287,26 +287,33 @@ def test_bruteforce_smooth_to_pure():
 # ------------------------------------------------------------------ CHTP (Theorem 1)
 
 def test_bruteforce_chtp_forward(pairs):
-    """(ε,δ)-DP ⇒ (α,γ)-CHTP with α = 1 − (γ−δ)/(e^{2ε}γ + e^ε δ) (THEOREMS.md §1.6), over every
-    conditioning set S of probability ≥ γ under x (and under either sample)."""
+    """(ε,δ)-DP ⇒ (α,γ)-CHTP, over every conditioning set S of probability ≥ γ under x (and under
+    either sample): both the THEOREMS.md §1.6 form α = 1 − (γ−δ)/(e^{2ε}γ + e^ε δ) and boundcalc's LP
+    form (the returned ``alpha`` is the smaller of the two)."""
     P, R, _, _, _ = pairs
     rng = np.random.default_rng(11)
     checked = 0
+    lp_better = 0
     for _ in range(2):
         e = rng.exponential(1.0, size=len(P))
         d = ch.delta_of_eps(P, R, e)
-        ok = d < 0.95
         g = d + (1 - d) * rng.random(len(P)) ** 2
-        g = np.where(g > d, g, np.nextafter(d, 1))
-        bound = np.array([1 - rel.chtp_from_dp(ei, di, gi)["alpha"] if di < gi <= 1 else 0.0
-                          for ei, di, gi in zip(e[ok][:300], d[ok][:300], g[ok][:300])])
-        formula = (g[ok] - d[ok]) / (np.exp(2 * e[ok]) * g[ok] + np.exp(e[ok]) * d[ok])
-        assert np.allclose(bound, formula[:300], rtol=1e-9, atol=1e-15)
+        ok = (d < 0.95) & (g > d)
+        e, d, g = e[ok], d[ok], g[ok]
+        res = [rel.chtp_from_dp(ei, di, gi) for ei, di, gi in zip(e, d, g)]
+        t1 = np.array([1 - r["alpha_theorem1"] for r in res])
+        best = np.array([1 - r["alpha"] for r in res])
+        formula = (g - d) / (np.exp(2 * e) * g + np.exp(e) * d)
+        assert np.allclose(t1, formula, rtol=1e-9, atol=1e-15)
+        assert np.all(best >= t1 - 1e-15)
+        lp_better += int((best > t1 + 1e-12).sum())
         for cond in ("x", "max"):
-            cm = ch.chtp_min_error_sum(P[ok], R[ok], g[ok][:, None], cond)
+            cm = ch.chtp_min_error_sum(P[ok], R[ok], g[:, None], cond)
             assert np.all(cm >= formula - TOL)
+            assert np.all(cm >= best - TOL)
             checked += ok.sum()
     assert checked > 3 * N
+    assert lp_better > checked // 8  # the LP form is the tighter one in most cases
 
 
 def test_bruteforce_chtp_pure_tight(pairs):
@@ -316,6 +323,8 @@ def test_bruteforce_chtp_pure_tight(pairs):
     fin = np.isfinite(e)
     cm = ch.chtp_min_error_sum(P[fin], R[fin], 1e-12, "max")
     want = 1 - np.array([rel.chtp_from_dp(x, 0.0, 1.0)["alpha_pure"] for x in e[fin]])
+    lp = 1 - np.array([rel.chtp_from_dp(x, 0.0, 0.5)["alpha_lp"] for x in e[fin][:200]])
+    assert np.allclose(lp, want[:200], rtol=1e-9, atol=1e-12)  # the LP form is exact at δ = 0
     assert np.all(cm >= want - TOL)
     assert np.min(cm - want) == pytest.approx(0.0, abs=1e-9)
     paper = np.exp(-2 * e[fin])
