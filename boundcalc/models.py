@@ -86,15 +86,22 @@ class Model:
         dens = sp.simplify(self.density())
         if self.support == "binary":
             return sp.simplify(sum((expr * dens).subs(x, v) for v in (0, 1)))
-        if self.support == "count":
-            return sp.simplify(sp.summation(sp.expand(expr * dens), (x, 0, sp.oo)))
-        if self.support in ("positive", "real"):
-            # linearity: integrate term by term (much faster than one big integrand)
-            lo = 0 if self.support == "positive" else -sp.oo
-            terms = sp.Add.make_args(sp.expand(expr))
-            total = sum(sp.integrate(term * dens, (x, lo, sp.oo), conds="none") for term in terms)
-            return sp.simplify(total)
-        raise ValueError(f"unknown support {self.support!r}")  # pragma: no cover
+        if self.support not in ("count", "positive", "real"):
+            raise ValueError(f"unknown support {self.support!r}")  # pragma: no cover
+        # linearity: E[Σ c_j g_j(X)] = Σ c_j E[g_j(X)], with E[1] = 1 (the density is normalised:
+        # checked by tests/test_models.py); each E[g_j] is one sum/integral (much faster than one
+        # big integrand)
+        lo = 0 if self.support in ("count", "positive") else -sp.oo
+        total = sp.Integer(0)
+        for term in sp.Add.make_args(sp.expand(expr)):
+            coeff, g = term.as_independent(x, as_Add=False)
+            if g == 1:
+                total += coeff
+            elif self.support == "count":
+                total += coeff * sp.summation(g * dens, (x, lo, sp.oo))
+            else:
+                total += coeff * sp.integrate(g * dens, (x, lo, sp.oo), conds="none")
+        return sp.simplify(total)
 
     def fisher_information(self) -> sp.Expr:
         """``I(θ) = -E_θ[∂²_θ log p_θ(X)]`` computed by sympy (cached per model).
@@ -106,6 +113,17 @@ class Model:
             d2 = sp.diff(self.log_density, self.theta, 2)
             _FISHER_CACHE[key] = sp.simplify(-self.expectation(d2))
         return _FISHER_CACHE[key]
+
+    def total_mass(self) -> sp.Expr:
+        """∑/∫ p_θ over the support (1 for a normalised density; checked in the tests)."""
+        x = self.x
+        dens = self.density()
+        if self.support == "binary":
+            return sp.simplify(sum(dens.subs(x, v) for v in (0, 1)))
+        if self.support == "count":
+            return sp.simplify(sp.summation(dens, (x, 0, sp.oo)))
+        lo = 0 if self.support == "positive" else -sp.oo
+        return sp.simplify(sp.integrate(dens, (x, lo, sp.oo), conds="none"))
 
     def fisher_information_from_score(self) -> sp.Expr:
         """``E_θ[S_θ(X)²]`` (an independent route to the Fisher information)."""

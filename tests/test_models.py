@@ -94,6 +94,12 @@ def test_kl_divergence_local_expansion(name):
     assert math.isclose(val, TEXTBOOK[name](th) * h * h / 2, rel_tol=1e-2)
 
 
+@pytest.mark.parametrize("name", sorted(TEXTBOOK))
+def test_density_is_normalised(name):
+    """expectation() uses E[1] = 1."""
+    assert sp.simplify(get_model(name).total_mass() - 1) == 0
+
+
 def test_seeded_sampler_reproducible():
     m = get_model("exponential")
     a = m.sampler(np.random.default_rng(3), 2.0, 10)
