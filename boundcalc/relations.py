@@ -840,11 +840,12 @@ def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
     if dst == "none":
         res.holds = True
         res.path = [src, "none"]
-        res.status = "definition"
+        res.status = "paper"
         res.reason = "every channel satisfies 'no privacy'"
         return res
     if src == "none":
         res.holds = False
+        res.status = "paper"
         res.reason = _no_guarantee_reason(src, dst, g)
         res.testing = {"min_error_sum": 0.0, "note": "without privacy a test can be error-free"}
         return res
@@ -853,13 +854,15 @@ def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
     eff_group = g
     if dst in ("smooth", "local"):
         if g > 1:
-            note = (f"{dst} privacy is not a neighbour-only guarantee; --group is not applied "
-                    f"(use --to pure for the group guarantee)")
+            note = ("ε-LDP is a guarantee per individual" if dst == "local" else
+                    "ε-smooth DP already covers every pair of samples")
+            note += "; --group is not applied (use --to pure for the central group-m level)"
         eff_group = 1
     best, cands = _best(src, dst, level, dlt, eff_group)
     if best is None:
         res.holds = False
         res.reason = _no_guarantee_reason(src, dst, g)
+        res.status = "paper" if res.reason == RELEASE_ONE else "derived"
         res.note = note
         return res
 
@@ -875,8 +878,8 @@ def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
     res.relations = best.path
     rels = [RELATIONS_BY_KEY[k] for k in best.path]
     if not rels:
-        res.status = "definition"
-        res.source = "identity"
+        res.status = "paper"
+        res.source = "identity (the same definition)"
         res.derivation = "the same guarantee"
         res.tight = True
     else:

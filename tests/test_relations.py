@@ -51,6 +51,8 @@ def test_dict_shape_and_text():
                 "derivation", "status", "reason", "testing", "candidates", "tight"):
         assert key in d
     assert d["status"] in ("paper", "derived")
+    for a, b in [("pure", "pure"), ("none", "tv"), ("tv", "pure"), ("kl", "kl"), ("pure", "none")]:
+        assert rel.convert(a, b).to_dict()["status"] in ("paper", "derived")
     assert d["testing"]["min_error_sum"] == pytest.approx(2 * (1 - 1e-6) / (1 + E))
     text = rel.convert("approx", "tv", eps=1, delta=1e-6).to_text()
     assert "0.4621" in text and 3 <= len(text.splitlines()) <= 12
