@@ -34,6 +34,8 @@ def test_theorem1_symmetric_kl(nx, nz, spread, ext):
         p0, p1 = _rand_pmf(rng, nx), _rand_pmf(rng, nx)
         m0, m1 = p0 @ Q, p1 @ Q
         assert ldp.kl(m0, m1) + ldp.kl(m1, m0) <= ldp.sym_kl_bound(eps, _tv(p0, p1)) * (1 + 1e-12) + 1e-13
+        # the sharper one-direction bound (χ² argument)
+        assert ldp.kl(m0, m1) <= ldp.kl_bound(eps, _tv(p0, p1)) * (1 + 1e-12) + 1e-13
 
 
 def _joint_sequential(P, Q1, Q2s):
@@ -57,9 +59,11 @@ def test_corollary1_sequential_and_private_le_cam():
         tv = _tv(p0, p1)
         skl = ldp.kl(M0, M1) + ldp.kl(M1, M0)
         assert skl <= ldp.sym_kl_bound(eps, tv, n=2) * (1 + 1e-12) + 1e-13
+        assert ldp.kl(M0, M1) <= ldp.kl_bound(eps, tv, n=2) * (1 + 1e-12) + 1e-13
         tvn = _tv(M0, M1)
         assert tvn <= ldp.private_tv_bound(eps, tv, n=2) + 1e-12
-        worst = max(worst, tvn / (math.sqrt(2) * math.expm1(eps) * tv))
+        assert tvn <= ldp.private_tv_bound_catalogue(eps, tv, n=2) + 1e-12
+        worst = max(worst, tvn / ldp.private_tv_bound(eps, tv, n=2))
     assert worst > 0.05  # the test is not vacuous
 
 
@@ -88,6 +92,7 @@ def test_private_fano_and_variational_bounds(n):
         I = _mutual_information(Ps, Q, n)
         max_tv = max(_tv(a, b) for a, b in itertools.combinations(Ps, 2))
         assert I <= ldp.fano_mi_bound(eps, max_tv, n) * (1 + 1e-12) + 1e-13
+        assert ldp.fano_mi_bound(eps, max_tv, n) <= ldp.fano_mi_bound_catalogue(eps, max_tv, n)
         vb = ldp.variational_mi_bound(eps, ldp.sup_gamma_finite(np.array(Ps)), nv, n)
         assert I <= vb * (1 + 1e-12) + 1e-13
         # the recalled (e^ε - e^{-ε})² / |V| form is looser than ours
@@ -101,7 +106,9 @@ def test_fano_probability_and_sympy_forms():
     assert ldp.fano_probability(0.1, 100) == pytest.approx(1 - (0.1 + math.log(2)) / math.log(100))
     n, e, tv = sp.symbols("n e tv", positive=True)
     expr = ldp.private_le_cam_expr(1, n, e, tv)
-    assert float(expr.subs({n: 4, e: 1.0, tv: 0.1})) == pytest.approx((1 - 2 * math.expm1(1) * 0.1) / 2)
+    assert float(expr.subs({n: 4, e: 1.0, tv: 0.1})) == pytest.approx(
+        (1 - ldp.private_tv_bound(1.0, 0.1, 4)) / 2)
+    assert ldp.private_tv_bound(1.0, 0.1, 4) == pytest.approx(math.sqrt(2) * math.expm1(1) * 0.1)
 
 
 def test_private_assouad_convexity_step():

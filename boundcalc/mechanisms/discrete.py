@@ -160,18 +160,21 @@ def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Gen
     if mech == "subset":
         ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
         qs = (s - ps) / (d - 1)
-        inc = rng.random((reps, n)) < ps  # true symbol in the subset
-        # the other members: a uniformly random (s-1)- or s-subset of the d-1 other symbols
-        keys = rng.random((reps, n, d))
-        np.put_along_axis(keys, x[..., None], np.inf, axis=2)  # never pick x among the others
-        order = np.argsort(keys, axis=2)
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(d)[None, None, :], axis=2)
-        k_other = np.where(inc, s - 1, s)[..., None]
-        member = rank < k_other
-        member[np.arange(reps)[:, None], np.arange(n)[None, :], x] = inc
-        T = member.sum(axis=1)
-        return (T / n - qs) / (ps - qs)
+        out = np.empty((reps, d))
+        chunk = max(1, int(2_000_000 // max(n * d, 1)))
+        for i0 in range(0, reps, chunk):
+            xs = x[i0:i0 + chunk]
+            rr = xs.shape[0]
+            inc = rng.random((rr, n)) < ps  # true symbol in the subset
+            # the other members: a uniformly random (s-1)- or s-subset of the d-1 other symbols
+            keys = rng.random((rr, n, d))
+            np.put_along_axis(keys, xs[..., None], np.inf, axis=2)  # never pick x among the others
+            rank = np.argsort(np.argsort(keys, axis=2), axis=2)
+            member = rank < np.where(inc, s - 1, s)[..., None]
+            np.put_along_axis(member, xs[..., None], inc[..., None], axis=2)
+            T = member.sum(axis=1)
+            out[i0:i0 + rr] = (T / n - qs) / (ps - qs)
+        return out
     raise ValueError(mech)
 
 

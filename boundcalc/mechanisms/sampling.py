@@ -112,9 +112,10 @@ class L2SphereConst(sp.Function):
     def _eval_evalf(self, prec):
         return sp.Float(float(l2_gamma_ratio_np(float(self.args[0]))), prec)
 
-    def _latex(self, printer):
+    def _latex(self, printer, exp=None):
         a = printer._print(self.args[0])
-        return rf"\frac{{\sqrt{{\pi}}\,\Gamma(\frac{{{a}+1}}{{2}})}}{{\Gamma(\frac{{{a}}}{{2}})}}"
+        out = rf"\frac{{\sqrt{{\pi}}\,\Gamma(\frac{{{a}+1}}{{2}})}}{{\Gamma(\frac{{{a}}}{{2}})}}"
+        return out if exp is None else rf"\left({out}\right)^{{{exp}}}"
 
 
 class LinfSamplingC(sp.Function):
@@ -130,8 +131,9 @@ class LinfSamplingC(sp.Function):
     def _eval_evalf(self, prec):
         return sp.Float(float(linf_C_np(float(self.args[0]), float(self.args[1]))), prec)
 
-    def _latex(self, printer):
-        return rf"C_{{{printer._print(self.args[0])}}}({printer._print(self.args[1])})"
+    def _latex(self, printer, exp=None):
+        out = rf"C_{{{printer._print(self.args[0])}}}({printer._print(self.args[1])})"
+        return out if exp is None else rf"{out}^{{{exp}}}"
 
 
 def _float_in(x):

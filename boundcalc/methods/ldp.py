@@ -9,14 +9,20 @@ by exact computation):
 1. **Theorem 1** (DJW, paper): ``KL(M_0‖M_1) + KL(M_1‖M_0) <= 4(e^ε-1)² TV(P_0,P_1)²`` (one sample),
    and **Corollary 1** (paper): for n samples with sequential interaction the symmetrised KL of the
    n-sample marginals is at most ``4 n (e^ε-1)² TV(P_0,P_1)²``.
-2. **Private Le Cam** (derived, certified): Pinsker on both directions,
-   ``2 TV(M_0^n,M_1^n)² <= min KL <= (KL_01 + KL_10)/2 <= 2n(e^ε-1)² TV²``, so
-   ``TV(M_0^n, M_1^n) <= √n (e^ε-1) TV(P_0,P_1)`` (also <= TV(P_0^n, P_1^n) by data processing), and
-   ``M_n >= Φ(s)(1 - min{√n(e^ε-1)TV, TV(P_0^n,P_1^n)})/2``.
-3. **Private Fano** (derived, certified; constant 2 verified): ``I(Z_{1:n};V) <= 2n(e^ε-1)² max TV²``.
-   Derivation: I = (1/|V|) Σ_v KL(M_v‖M̄) <= (1/|V|²) Σ_{v,v'} KL(M_v‖M_v') (convexity of KL in the
-   second argument) = (1/(2|V|²)) Σ_{v≠v'} [KL(M_v‖M_v') + KL(M_v'‖M_v)]
-   <= (1/(2|V|²)) |V|(|V|-1) 4n(e^ε-1)² max TV² <= 2n(e^ε-1)² max TV² (Corollary 1).
+2. **One-direction KL** (derived here, certified; sharper than Theorem 1 by a factor 2):
+   ``KL(M_0‖M_1) <= χ²(M_0‖M_1) <= (e^ε-1)² TV(P_0,P_1)²``. With q*(z) = inf_x q(z|x), q^*(z) = sup_x,
+   ``|m_0(z) - m_1(z)| = |∫(q(z|x) - c_z) d(P_0-P_1)| <= (q^* - q*) TV`` (c_z the midpoint),
+   ``m_1 >= q*``, ``q^* - q* <= (e^ε-1) q*`` and ``∫ q* dz <= 1``. For n samples with sequential
+   interaction the chain rule of KL (X_i is independent of Z_{1:i-1} and each conditional channel is
+   ε-LDP) gives ``KL(M_0^n‖M_1^n) <= n(e^ε-1)² TV²``.
+3. **Private Le Cam** (derived, certified): Pinsker and Bretagnolle–Huber on the bound of 2,
+   ``TV(M_0^n, M_1^n) <= min{ sqrt(n/2)(e^ε-1)TV, sqrt(1 - exp(-n(e^ε-1)²TV²)), TV(P_0^n,P_1^n) }``
+   (THEOREMS.md states the weaker √n(e^ε-1)TV from Corollary 1; both are tested), and
+   ``M_n >= Φ(s)(1 - TV(M_0^n, M_1^n))/2``.
+3'. **Private Fano** (derived, certified): ``I(Z_{1:n};V) <= n(e^ε-1)² max TV²``
+   (THEOREMS.md: 2n(e^ε-1)², also verified). Derivation: I = (1/|V|) Σ_v KL(M_v‖M̄) <= (1/|V|²)
+   Σ_{v,v'} KL(M_v‖M_v') (convexity of KL in the second argument) <= n(e^ε-1)² max TV² (by 2; the
+   catalogue's constant 2 follows from Corollary 1 the same way).
 4. **Variational bound** (DJW Theorem 2 form; constant *re-derived* here, certified for
    non-interactive channels): ``I(Z_{1:n};V) <= n (e^ε-1)²/(4|V|) · sup_{‖γ‖_∞<=1} Σ_v (∫γ d(P_v - P̄))²``.
    Derivation (one sample; for non-interactive channels the Z_i are independent given V, so
@@ -27,8 +33,8 @@ by exact computation):
    ``(e^ε - e^{-ε})²`` recalled in THEOREMS.md (which is therefore also valid, but looser).
 5. **Private Assouad** (coordinate-wise, derived, certified): for a hypercube family where flipping
    v_j changes P_v by TV at most τ_j, convexity of TV over the mixtures M_{±j} (pair v with its
-   j-flip) and the private Le Cam bound give ``TV(M_{+j}, M_{-j}) <= min{1, √n(e^ε-1) τ_j}``, so
-   ``M_n >= s Σ_j (1 - min{1, √n(e^ε-1)τ_j})``.
+   j-flip) and the private Le Cam bound give ``TV(M_{+j}, M_{-j}) <= TVbound(τ_j)`` (item 3), so
+   ``M_n >= s Σ_j (1 - TVbound(τ_j))``.
    DJW's *variational* Assouad (a sum over j of symmetrised KL bounded through sup_γ) is kept
    **order only**: its n-sample tensorisation constant was not verified here.
 """
@@ -51,13 +57,29 @@ def sym_kl_bound(eps: float, tv: float, n: int = 1) -> float:
     return 4.0 * n * math.expm1(eps) ** 2 * tv ** 2
 
 
-def private_tv_bound(eps: float, tv: float, n: int = 1) -> float:
-    """TV(M_0^n, M_1^n) <= min{1, √n (e^ε - 1) TV(P_0, P_1)}  (private Le Cam, derived)."""
+def kl_bound(eps: float, tv: float, n: int = 1) -> float:
+    """One-direction KL(M_0^n‖M_1^n) <= n (e^ε-1)² TV(P_0,P_1)² (derived, χ² argument)."""
+    return n * math.expm1(eps) ** 2 * tv ** 2
+
+
+def private_tv_bound_catalogue(eps: float, tv: float, n: int = 1) -> float:
+    """THEOREMS.md's private Le Cam: TV(M_0^n, M_1^n) <= min{1, √n (e^ε - 1) TV(P_0, P_1)}."""
     return min(1.0, math.sqrt(n) * math.expm1(eps) * tv)
 
 
+def private_tv_bound(eps: float, tv: float, n: int = 1) -> float:
+    """TV(M_0^n, M_1^n) <= min{1, sqrt(n/2)(e^ε-1)TV, sqrt(1 - exp(-n(e^ε-1)²TV²))} (derived)."""
+    k = kl_bound(eps, tv, n)
+    return min(1.0, math.sqrt(k / 2), math.sqrt(-math.expm1(-k)))
+
+
 def fano_mi_bound(eps: float, max_tv: float, n: int = 1) -> float:
-    """Private Fano: I(Z_{1:n}; V) <= 2 n (e^ε-1)² max_{v≠v'} TV(P_v, P_v')² (derived)."""
+    """Private Fano: I(Z_{1:n}; V) <= n (e^ε-1)² max_{v≠v'} TV(P_v, P_v')² (derived)."""
+    return n * math.expm1(eps) ** 2 * max_tv ** 2
+
+
+def fano_mi_bound_catalogue(eps: float, max_tv: float, n: int = 1) -> float:
+    """THEOREMS.md's private Fano constant: 2 n (e^ε-1)² max TV²."""
     return 2.0 * n * math.expm1(eps) ** 2 * max_tv ** 2
 
 
@@ -88,25 +110,26 @@ def fano_probability(mi_bound: float, n_hyp: int) -> float:
 # ----------------------------------------------------------------------------- sympy forms
 
 def tv_private_expr(n, eps, tv_one, tv_product=None):
-    """sympy: min{√n (e^ε-1) TV(P_0,P_1), TV(P_0^n,P_1^n)} (the second term optional)."""
-    a = sp.sqrt(n) * S.expm1(eps) * tv_one
-    return a if tv_product is None else sp.Min(a, tv_product)
+    """sympy: min{sqrt(n/2)(e^ε-1)TV, sqrt(1 - e^{-n(e^ε-1)²TV²}), TV(P_0^n,P_1^n)} (last optional)."""
+    a = sp.sqrt(n / 2) * S.expm1(eps) * tv_one
+    bh = sp.sqrt(-S.expm1(-n * S.expm1(eps) ** 2 * tv_one ** 2))
+    return sp.Min(a, bh) if tv_product is None else sp.Min(a, bh, tv_product)
 
 
 def private_le_cam_expr(loss_at_s, n, eps, tv_one, tv_product=None):
-    """sympy: Φ(s)(1 - min{√n (e^ε-1) TV, TV(P^n)})/2, clipped at 0."""
+    """sympy: Φ(s)(1 - TV bound)/2 with the TV bound of :func:`tv_private_expr`, clipped at 0."""
     return sp.Max(0, loss_at_s * (1 - tv_private_expr(n, eps, tv_one, tv_product)) / 2)
 
 
 def private_fano_expr(loss_at_s, n, eps, max_tv, log_nhyp):
-    """sympy: Φ(s)·max{0, 1 - (2n(e^ε-1)² max TV² + log 2)/log|V|}."""
-    mi = 2 * n * S.expm1(eps) ** 2 * max_tv ** 2
+    """sympy: Φ(s)·max{0, 1 - (n(e^ε-1)² max TV² + log 2)/log|V|}."""
+    mi = n * S.expm1(eps) ** 2 * max_tv ** 2
     return loss_at_s * sp.Max(0, 1 - (mi + sp.log(2)) / log_nhyp)
 
 
 def private_assouad_expr(s_sep, n_coords, n, eps, tv_flip):
-    """sympy: s Σ_j (1 - min{1, √n(e^ε-1) τ}) for ``n_coords`` coordinates with flip TV τ."""
-    return s_sep * n_coords * sp.Max(0, 1 - sp.sqrt(n) * S.expm1(eps) * tv_flip)
+    """sympy: s Σ_j (1 - TV bound(τ)) for ``n_coords`` coordinates whose flip changes P_v by TV τ."""
+    return s_sep * n_coords * sp.Max(0, 1 - tv_private_expr(n, eps, tv_flip))
 
 
 # ----------------------------------------------------------------------------- exact finite checks

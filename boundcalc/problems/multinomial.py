@@ -1,0 +1,225 @@
+"""Discrete distribution (multinomial) estimation under ε-local differential privacy (THEOREMS.md §2.5).
+
+Duchi, Jordan & Wainwright (NeurIPS 2013, *Local Privacy and Minimax Bounds: Sharp Rates for
+Probability Estimation*); Barnes, Chen & Özgür (Cor 2); Ye & Barg (subset selection); Kairouz,
+Bonawitz & Ramage (k-RR). X takes one of d symbols, θ in the simplex; loss ‖θ̂ - θ‖₂² (``--loss l2sq``)
+or ‖θ̂ - θ‖₁ (``--loss l1``). Rate: ``d/(n min{ε², e^ε, d})`` for ℓ2² (all ε), ``min{1, d/sqrt(n min{ε², e^ε, d})}``
+for ℓ1.
+
+Upper bounds (derived, certified; :mod:`boundcalc.mechanisms.discrete`): exact worst-case risks of the
+unbiased linear estimators of randomized response, Laplace, k-RR and subset selection (subset size
+tuned by the solver), the best chosen per (n, ε, d); the trivial uniform estimator. For ℓ1:
+``E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²)`` (Cauchy–Schwarz and Jensen), and the uniform estimator's 2(1 - 1/d).
+
+Lower bounds (derived, certified):
+- van Trees (:mod:`boundcalc.methods.van_trees`) on the paired family ``p(2j-1) = (1+θ_j)/d``,
+  ``p(2j) = (1-θ_j)/d`` (m = ⌊d/2⌋ pairs, p(d) = 1/d for odd d), θ ∈ [-w,w]^m:
+  I_X = diag((2/d)/(1-θ_j²)) (sympy-checked in tests), I_0 = (2/d)/(1-w²), Tr I_X <= m I_0, score values
+  in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²), J = mπ²/w², and ``‖p̂-p‖² >= (2/d²)‖θ̂-θ‖²``
+  (θ̂_j = (d/2)(p̂_{2j-1} - p̂_{2j}) and (a-b)² <= 2a² + 2b²):
+  ``sup E‖p̂-p‖² >= (2/d²) m² / (n min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} + mπ²/w²)``
+  (at w = 1/2 and even d this is THEOREMS.md's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
+- private Assouad (coordinate-wise private Le Cam, :mod:`boundcalc.methods.ldp`) on
+  ``p(2j-1) = (1+δv_j)/(2m')``, ``p(2j) = (1-δv_j)/(2m')`` for j <= m' (other symbols 0): flipping v_j
+  moves TV by δ/m'; a wrong sign costs ``(δ/m')²/2`` in ℓ2² and ``δ/m'`` in ℓ1. Gives
+  ``(δ²/(4m'))(1 - TVb(δ/m'))`` (ℓ2²) and ``(δ/2)(1 - TVb(δ/m'))`` (ℓ1), δ and m' tuned.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from .. import simulate
+from .. import symbolic as S
+from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..errors import InputError
+from ..mechanisms import discrete as DM
+from ..methods import fisher as F
+from ..methods import ldp
+from ..methods import van_trees as VT
+from ..params import N, ParamSpec
+
+SOURCE = ("Duchi, Jordan & Wainwright (NeurIPS 2013); Barnes, Chen & Özgür (2020), Cor 2; Ye & Barg (2018); "
+          "Kairouz, Bonawitz & Ramage (2016)")
+D_ALPHABET = ParamSpec("d", "int", 10, "alphabet size (number of symbols, integer >= 2)", low=2, high=1e6)
+LOSS = ParamSpec("loss", "choice", "l2sq", "loss: l2sq (squared ℓ2) or l1", choices=("l2sq", "l1"),
+                 structural=True)
+PARAMS = (N, D_ALPHABET, LOSS)
+
+W_BOX = sp.Symbol("w", positive=True)
+M_PAIRS = sp.Symbol("m", positive=True, integer=True)
+DELTA_GAP = sp.Symbol("delta_gap", positive=True)
+MPAIRS = sp.Symbol("m_pairs", positive=True, integer=True)  # ⌊d/2⌋ (a derived value)
+
+
+def derived(values: dict) -> dict:
+    d = np.asarray(values["d"], float)
+    out = np.floor(d / 2)
+    return {"m_pairs": out if out.ndim else float(out)}
+
+
+# ------------------------------------------------------------------------------ bounds
+
+def _upper_bounds(loss: str, private: bool) -> list[Bound]:
+    n, e, d = S.n, S.eps, S.d
+    out = []
+    if private:
+        for mech in DM.MECHANISMS:
+            risk = DM.worst_risk(mech, n, e, d, DM.ssub)
+            expr = risk if loss == "l2sq" else sp.sqrt(d * risk)
+            free = ()
+            opt = None
+            if mech == "subset":
+                free = (FreeParameter(DM.ssub, lambda v: 1, lambda v: max(1, v["d"] - 1), integer=True,
+                                      doc="subset size"),)
+                opt = {DM.ssub: sp.Max(1, sp.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
+            out.append(Bound(
+                "upper", mech, DM.TITLES[mech], expr, SOURCE + "; THEOREMS.md §2.5 (derived)",
+                "Unbiased linear estimator; exact risk = constant - ‖θ‖²/n (mechanisms.discrete, sympy identity and "
+                "finite-channel computation in tests), maximal at the uniform θ. Projection onto the simplex can "
+                "only reduce the ℓ2 error." + ("" if loss == "l2sq" else
+                                               " ℓ1: E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²) (Cauchy–Schwarz, Jensen)."),
+                free=free, optimum=opt, extra={"mechanism": mech}))
+    else:
+        risk = (1 - 1 / d) / n
+        out.append(Bound("upper", "empirical", "empirical frequencies (no privacy)",
+                         risk if loss == "l2sq" else sp.sqrt(d * risk), "textbook",
+                         "E‖θ̂-θ‖² = (1 - ‖θ‖²)/n <= (1 - 1/d)/n; ℓ1 by Cauchy–Schwarz.",
+                         extra={"mechanism": "empirical"}))
+    triv = (1 - 1 / d) if loss == "l2sq" else 2 * (1 - 1 / d)
+    out.append(Bound("upper", "uniform", "the uniform estimator (no data)", triv, "trivial",
+                     "‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
+                     extra={"mechanism": "uniform"}))
+    return out
+
+
+def _lower_bounds(loss: str, private: bool) -> list[Bound]:
+    n, e, d, w, m = S.n, S.eps, S.d, W_BOX, MPAIRS
+    out = []
+    if loss == "l2sq":
+        I0 = (2 / d) / (1 - w ** 2)
+        T1 = (F.trace_bound(e, trace_IX=m * I0, I0=I0, subgaussian=1 / (1 - w) ** 2) if private else m * I0)
+        out.append(Bound(
+            "lower", "van-trees", "van Trees, paired family, box prior",
+            2 / d ** 2 * VT.van_trees(m, n, T1, VT.box_prior_information(w, m)),
+            F.SOURCE_BCO + " (Cor 2); THEOREMS.md §2.5 (derived)",
+            "Paired family p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d, m = ⌊d/2⌋ pairs, θ ∈ [-w,w]^m. "
+            "I_X = diag((2/d)/(1-θ_j²)) <= I_0 = (2/d)/(1-w²), Tr I_X <= m I_0, ⟨u,S⟩ ∈ [-1/(1-w), 1/(1-w)] "
+            "(Hoeffding proxy 1/(1-w)²). Tr I_Z <= min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} (methods.fisher). "
+            "van Trees with the cos² box prior (J = mπ²/w²) and ‖p̂-p‖² >= (2/d²)‖θ̂-θ‖² (θ̂_j = (d/2)(p̂_{2j-1}-p̂_{2j})).",
+            free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),),
+            optimum={w: sp.Rational(1, 2)}, extra={"instance": "paired"}))
+    if private:
+        mp, dl = M_PAIRS, DELTA_GAP
+        if loss == "l2sq":
+            expr = ldp.private_assouad_expr(dl ** 2 / (4 * mp ** 2), mp, n, e, dl / mp)
+        else:
+            expr = ldp.private_assouad_expr(dl / (2 * mp), mp, n, e, dl / mp)
+        out.append(Bound(
+            "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m' active pairs",
+            expr, ldp.SOURCE_DJW + "; THEOREMS.md §1.1, §1.3 (derived)",
+            "p_v(2j-1) = (1+δv_j)/(2m'), p_v(2j) = (1-δv_j)/(2m') for j <= m' (other symbols 0), v ∈ {±1}^{m'}. "
+            "If sign(p̂_{2j-1} - p̂_{2j}) ≠ v_j then |Δ_{2j-1}| + |Δ_{2j}| >= δ/m' and Δ²_{2j-1} + Δ²_{2j} >= (δ/m')²/2. "
+            "Flipping v_j changes p_v by TV δ/m'; convexity of TV over the mixtures M_{±j} and the private Le Cam "
+            "bound (methods.ldp) bound TV(M_{+j}, M_{-j}). Assouad: M_n >= s m' (1 - TV bound).",
+            free=(FreeParameter(dl, lambda v: 1e-9, lambda v: 1.0, doc="probability gap δ"),
+                  FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
+                                doc="active pairs m'")),
+            extra={"instance": "assouad"}))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _bounds(loss: str, private: bool) -> tuple:
+    return tuple(_upper_bounds(loss, private) + _lower_bounds(loss, private))
+
+
+def bounds_local(values: dict) -> list[Bound]:
+    return list(_bounds(values["loss"], True))
+
+
+def bounds_none(values: dict) -> list[Bound]:
+    return list(_bounds(values["loss"], False))
+
+
+def _eff(private: bool):
+    return S.n * sp.Min(S.eps ** 2, sp.exp(S.eps), S.d) if private else S.n * S.d
+
+
+def rate_terms(values: dict) -> list:
+    private = values["privacy"] == "local"
+    l2 = sp.Min(1, S.d / _eff(private))
+    if values["loss"] == "l2sq":
+        return [("ℓ2² rate d/(n min{ε², e^ε, d})" if private else "ℓ2² rate 1/n", l2)]
+    return [("ℓ1 rate" if private else "ℓ1 rate sqrt(d/n)", sp.Min(1, sp.sqrt(S.d * l2)))]
+
+
+def lower_rate(values: dict):
+    if values["loss"] == "l2sq" or values["privacy"] != "local":
+        return None
+    # certified ℓ1 lower bound rate (Assouad): min{1, d/sqrt(n min{ε², e^ε, d})} up to constants
+    return sp.Min(1, S.d / sp.sqrt(_eff(True)))
+
+
+# ------------------------------------------------------------------------------ simulation
+
+DEFAULT_NS = (100, 316, 1000, 3162, 10000)
+
+
+def check(values, ns=None, reps=200, seed=0, progress=False):
+    from ..api import rate
+
+    ns = list(ns or DEFAULT_NS)
+    rng = np.random.default_rng(seed)
+    d, eps, loss = int(values["d"]), float(values["eps"]), values["loss"]
+    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
+    rows, notes = [], []
+    if d > 200:
+        raise InputError("d", "must be <= 200 for the simulation check (per-user simulation)", d)
+    uniform = np.full(d, 1.0 / d)
+    corner = np.zeros(d)
+    corner[0] = 0.7
+    corner[1:] = 0.3 / (d - 1)
+    for i, n in enumerate(ns):
+        simulate.progress_line(progress, f"check multinomial/local: n={n} ({i + 1}/{len(ns)})")
+        res = rate("multinomial", "local", **{**params, "n": n})
+        up, lo = res.upper, res.lower
+        mech = up.name
+        instances = []
+        for name, theta in (("uniform", uniform), ("skewed", corner)):
+            if mech == "uniform":
+                est = np.tile(uniform, (reps, 1))
+            else:
+                s = int(up.free_parameters["s_sub"]) if mech == "subset" else None
+                est = DM.estimate(mech, theta, n, eps, reps, rng, s=s)
+            diff = est - theta
+            err = np.sum(diff ** 2, axis=1) if loss == "l2sq" else np.sum(np.abs(diff), axis=1)
+            m_, a_, b_ = simulate.risk_interval(err)
+            pred = None
+            if loss == "l2sq" and mech in DM.MECHANISMS:
+                sv = int(up.free_parameters.get("s_sub", 1))
+                pred = float(DM.risk_constant(mech, n, eps, d, sv)) - float(theta @ theta) / n
+            instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name}", predicted=pred))
+        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value, instances, dict(up.free_parameters),
+                                      up.label, lo.label if lo else ""))
+    predicted = simulate.fit_slope(ns, [row.upper for row in rows])
+    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
+    return simulate.CheckResult("multinomial", "local", params, rows, predicted, fitted, 0.25, reps, seed,
+                                notes=notes)
+
+
+# ------------------------------------------------------------------------------ registration
+
+register_problem("multinomial", "discrete distribution estimation", aliases=("discrete",))
+register(Entry(
+    problem="multinomial", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
+    title="discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁", source=SOURCE,
+    derived=derived, lower_rate=lower_rate, check=check,
+    notes=("Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
+           "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")))
+register(Entry(
+    problem="multinomial", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
+    title="discrete distribution on d symbols, no privacy", source="textbook", derived=derived))
