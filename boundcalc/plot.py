@@ -1,0 +1,280 @@
+"""Figures (matplotlib, an optional dependency: ``pip install boundcalc[plot]``).
+
+- :func:`plot`: the risk against n or against the privacy level on log-log axes: the certified band
+  between the best certified lower and upper bounds, the rate (order only, drawn with constant 1),
+  and the certified non-private risk for comparison. Every point is computed by
+  :func:`boundcalc.api.rate` (the same path as ``boundcalc rate``); :func:`band` returns the numbers.
+- :func:`plot_check`: a simulation check (:func:`boundcalc.simulate.check`): the certified band at each
+  simulated n, the empirical worst-case risk with its 99% confidence interval, the other instances,
+  and the fitted and predicted slopes.
+
+Figures are built with the object-oriented API on an Agg canvas (no pyplot state, no display needed);
+both functions return the :class:`matplotlib.figure.Figure` and write a PNG when given a path.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import InputError
+from .params import ParamSpec
+
+POINTS = ParamSpec("points", "int", 24, "number of grid points", low=3, high=400)
+XMIN = ParamSpec("xmin", "float", None, "smallest x", low=0, low_open=True, high=1e18)
+XMAX = ParamSpec("xmax", "float", None, "largest x", low=0, low_open=True, high=1e18)
+
+COLORS = {"band": "#9ecae1", "upper": "#08519c", "lower": "#a50f15", "rate": "0.15", "nonprivate": "0.45",
+          "sim": "#111111", "inst": "#6a51a3"}
+
+
+def _mpl():
+    try:
+        import matplotlib
+    except ImportError:  # optional dependency
+        raise InputError("plot", "needs matplotlib: pip install 'boundcalc[plot]'") from None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    return matplotlib, Figure, FigureCanvasAgg
+
+
+def _style(ax):
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="major", color="0.85", linewidth=0.7)
+    ax.grid(True, which="minor", color="0.93", linewidth=0.4)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=9)
+
+
+def _new_figure(size=(6.4, 4.4)):
+    _, Figure, FigureCanvasAgg = _mpl()
+    fig = Figure(figsize=size, dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    return fig, ax
+
+
+def _save(fig, path):
+    if path is None:
+        return
+    import io
+    import os
+
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(directory):
+        raise InputError("output", "must be a path in an existing directory", path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=200, bbox_inches="tight")
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".plot.", suffix=".png.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(buf.getvalue())
+        os.replace(tmp, os.fspath(path))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------- the certified band
+
+def _grid(x, values, model, entry, xmin, xmax, points):
+    if x == "n":
+        spec = next((s for s in entry.params if s.name == "n"), None)
+        if spec is None:
+            raise InputError("x", f"problem {entry.problem} has no sample size n")
+        n0 = values["n"]
+        lo = xmin if xmin is not None else max(spec.low or 1, n0 / 100)
+        hi = xmax if xmax is not None else min(spec.high or 1e18, n0 * 1000)
+        lo, hi = max(lo, spec.low or 1), min(hi, spec.high or 1e18)
+        if not lo < hi:
+            raise InputError("xmax", "must be larger than --xmin", xmax)
+        xs = np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64))
+        return [int(v) for v in xs]
+    spec = model.level
+    e0 = values["eps"]
+    lo_lim = max(spec.low or 0.0, 1e-8)
+    hi_lim = spec.high * (1 - 1e-9) if spec.high_open else spec.high
+    lo = xmin if xmin is not None else e0 / 100
+    hi = xmax if xmax is not None else (min(e0 * 10, 0.999) if spec.high_open and spec.high == 1 else e0 * 20)
+    lo, hi = max(lo, lo_lim), min(hi, hi_lim)
+    if not lo < hi:
+        raise InputError("xmax", f"must be larger than --xmin (and within the allowed levels: {spec.allowed()})",
+                         xmax)
+    return [float(v) for v in np.geomspace(lo, hi, points)]
+
+
+def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=None, **params) -> dict:
+    """Certified lower/upper bounds, the rate and the non-private risk over a grid of n or ε.
+
+    Returns a dict of lists: ``x``, ``lower``, ``upper``, ``rate``, ``nonprivate`` (None where a value
+    does not exist), plus ``mechanism``/``method`` per point and the fixed ``params``.
+    """
+    from .api import rate, resolve
+    from .privacy import get_model
+
+    x = str(x).strip().lower()
+    if x in ("alpha", "level"):
+        x = "eps"
+    if x not in ("n", "eps"):
+        raise InputError("x", "must be n or eps (the variable on the horizontal axis)", x)
+    if x in params:
+        params = {k: v for k, v in params.items() if k != x}
+    entry, values = resolve(problem, privacy, params)
+    model = get_model(privacy)
+    if x == "eps" and model.level is None:
+        raise InputError("x", f"--privacy {model.name} has no privacy level: use --x n", x)
+    points = POINTS.parse(points)
+    xmin = None if xmin is None else XMIN.parse(xmin)
+    xmax = None if xmax is None else XMAX.parse(xmax)
+    if xs is None:
+        xs = _grid(x, values, model, entry, xmin, xmax, points)
+    fixed = {k: v for k, v in params.items() if v is not None and k != "alpha"}
+    if "alpha" in params and x != "eps":
+        fixed["eps"] = params["alpha"]
+    out = {"x": [], "lower": [], "upper": [], "rate": [], "nonprivate": [], "mechanism": [], "method": []}
+    res = None
+    for xv in xs:
+        res = rate(entry.problem, model.name, **{**fixed, x: xv})
+        lo, up = res.lower, res.upper
+        terms = [v for v in res.terms.values() if v is not None and math.isfinite(v)]
+        out["x"].append(xv)
+        out["lower"].append(None if lo is None else lo.value)
+        out["upper"].append(None if up is None else up.value)
+        out["rate"].append(sum(terms) if terms else None)
+        out["nonprivate"].append(res.nonprivate)
+        out["mechanism"].append(None if up is None else up.label)
+        out["method"].append(None if lo is None else lo.label)
+    out["problem"], out["privacy"], out["axis"] = entry.problem, model.name, x
+    out["params"] = {k: v for k, v in values.items() if k not in ("problem", "privacy", x)}
+    out["at"] = values.get(x)
+    out["rate_expr"] = None if res is None else res.rate_expr
+    out["title"] = entry.title
+    out["level_name"] = model.level_name if model.level is not None else None
+    return out
+
+
+def _arr(vals):
+    return np.array([np.nan if v is None else float(v) for v in vals], float)
+
+
+def _param_caption(params: dict) -> str:
+    parts = []
+    for k, v in params.items():
+        if v == math.inf:
+            v = "∞"
+        elif isinstance(v, float):
+            v = f"{v:g}"
+        name = {"eps": "ε", "delta": "δ"}.get(k, k)
+        parts.append(f"{name}={v}")
+    return ", ".join(parts)
+
+
+def _math_label(expr) -> str:
+    import sympy as sp
+
+    try:
+        s = sp.latex(expr, fold_frac_powers=True, fold_short_frac=True).replace(r"\epsilon", r"\varepsilon")
+        s = s.replace(r"\operatorname", r"\mathrm")
+        if len(s) > 90:
+            return ""
+        return f"${s}$"
+    except Exception:  # a label is cosmetic: fall back to no formula
+        return ""
+
+
+def plot(problem, privacy="pure", x="n", output=None, **params):
+    """Risk against n (``x="n"``) or the privacy level (``x="eps"``), log-log, with the certified band.
+
+    Grid options: ``points`` (default 24), ``xmin``, ``xmax``. Writes a PNG to ``output`` if given and
+    returns the matplotlib Figure.
+    """
+    opts = {k: params.pop(k) for k in ("points", "xmin", "xmax", "xs") if k in params}
+    data = band(problem, privacy, x=x, **opts, **params)
+    fig, ax = _new_figure()
+    xs = np.asarray(data["x"], float)
+    lo, up = _arr(data["lower"]), _arr(data["upper"])
+    rt, npv = _arr(data["rate"]), _arr(data["nonprivate"])
+    ok = np.isfinite(lo) & np.isfinite(up)
+    ax.fill_between(xs, np.where(ok, lo, np.nan), np.where(ok, up, np.nan), color=COLORS["band"], alpha=0.45,
+                    linewidth=0, label="certified band", zorder=1)
+    ax.plot(xs, up, color=COLORS["upper"], lw=2.0, label="certified upper bound (tuned mechanism)", zorder=3)
+    ax.plot(xs, lo, color=COLORS["lower"], lw=2.0, label="certified lower bound (any private estimator)",
+            zorder=3)
+    rlabel = _math_label(data["rate_expr"])
+    ax.plot(xs, rt, color=COLORS["rate"], lw=1.3, ls="--",
+            label="rate (order, constant 1)" + (f": {rlabel}" if rlabel else ""), zorder=2)
+    if data["privacy"] != "none" and np.isfinite(npv).any():
+        ax.plot(xs, npv, color=COLORS["nonprivate"], lw=1.2, ls=":", label="non-private risk (certified upper)",
+                zorder=2)
+    _style(ax)
+    lvl = "ε" if data["level_name"] in (None, "eps") else "α"
+    ax.set_xlabel("sample size $n$" if data["axis"] == "n" else f"privacy level {lvl}")
+    ax.set_ylabel("worst-case risk (minimax)")
+    from .privacy import get_model
+
+    title = f"{data['problem']}: {get_model(data['privacy']).title}"
+    ax.set_title(title + "\n" + _param_caption(data["params"]), fontsize=10)
+    ax.legend(fontsize=8, frameon=False, loc="best")
+    _save(fig, output)
+    return fig
+
+
+# ---------------------------------------------------------------------- simulation checks
+
+def plot_check(check_result, path=None):
+    """Figure of a :class:`boundcalc.simulate.CheckResult`; writes a PNG to ``path`` if given."""
+    rows = list(check_result.rows)
+    if not rows:
+        raise InputError("plot", "the check has no rows to plot")
+    fig, ax = _new_figure()
+    ns = np.array([r.n for r in rows], float)
+    lo = _arr([r.lower for r in rows])
+    up = _arr([r.upper for r in rows])
+    ok = np.isfinite(lo) & np.isfinite(up)
+    ax.fill_between(ns, np.where(ok, lo, np.nan), np.where(ok, up, np.nan), color=COLORS["band"], alpha=0.45,
+                    linewidth=0, label="certified band", zorder=1)
+    ax.plot(ns, up, color=COLORS["upper"], lw=2.0, marker="", label="certified upper bound", zorder=3)
+    ax.plot(ns, lo, color=COLORS["lower"], lw=2.0, label="certified lower bound", zorder=3)
+    # every instance, faint (the hard instances of the lower bounds change with n: one legend entry)
+    pts = np.array([(r.n, i.risk) for r in rows for i in r.instances if i is not r.worst and i.risk > 0], float)
+    if pts.size:
+        ax.scatter(pts[:, 0], pts[:, 1], s=16, marker="o", facecolors="none", edgecolors=COLORS["inst"],
+                   alpha=0.6, linewidths=0.8, label="simulated risk, other instances", zorder=4)
+    risk = _arr([r.risk for r in rows])
+    cil = _arr([r.ci_low for r in rows])
+    cih = _arr([r.ci_high for r in rows])
+    floor = np.where(risk > 0, risk, np.nan) * 1e-3
+    yerr = np.vstack([np.clip(risk - np.maximum(cil, floor), 0, None), np.clip(cih - risk, 0, None)])
+    ax.errorbar(ns, risk, yerr=yerr, fmt="o", color=COLORS["sim"], ms=5, capsize=3, lw=1.2,
+                label="simulated worst-case risk (99% CI)", zorder=5)
+    fs, ps = check_result.fitted_slope, check_result.predicted_slope
+    good = np.isfinite(risk) & (risk > 0)
+    if ps is not None and good.sum() >= 2:
+        # the predicted slope drawn through the centre of the simulated points, to compare slopes by eye
+        lx, ly = np.log(ns[good]), np.log(risk[good])
+        ref = np.exp(ly.mean() + ps * (np.log(ns) - lx.mean()))
+        ax.plot(ns, ref, color=COLORS["rate"], lw=1.1, ls="--",
+                label=f"predicted slope {ps:.2f} (through the simulated points)", zorder=2)
+    _style(ax)
+    ax.set_xlabel("sample size $n$")
+    ax.set_ylabel("risk (squared error)")
+    verdict = "PASSED" if check_result.passed else "FAILED"
+    params = {k: v for k, v in check_result.params.items() if k != "n"}
+    slope = "" if fs is None else f"fitted slope {fs:.2f}" + ("" if ps is None else f" vs predicted {ps:.2f}")
+    from .privacy import get_model
+
+    ax.set_title(f"check {check_result.problem}: {get_model(check_result.privacy).title} — {verdict}\n"
+                 f"{_param_caption(params)}; reps={check_result.reps}, seed={check_result.seed}"
+                 + (f"; {slope}" if slope else ""), fontsize=9.5)
+    ax.legend(fontsize=7.5, frameon=False, loc="lower left")
+    _save(fig, path)
+    return fig
