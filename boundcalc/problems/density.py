@@ -1,0 +1,432 @@
+"""Density estimation: Lipschitz densities on [0,1]^d under central ε-DP (Barber & Duchi Prop 5 and the
+Wasserman–Zhou histogram; THEOREMS.md §2.3), and smooth densities on [0,1] under ε-local privacy
+(Duchi, Jordan & Wainwright NeurIPS 2013 / JASA; THEOREMS.md §2.6). Loss ∫(f̂ - f)².
+
+Central (``--privacy none|pure``, parameters n, d, L): the family is the coordinate-wise L-Lipschitz
+densities on [0,1]^d (|f(x + te_j) - f(x)| <= L|t|; contains the L-Lipschitz densities in every ℓ_p
+norm). Certified upper bound: the histogram with b bins per axis (h = 1/b, m = b^d), Laplace(2/ε) on
+each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of every term):
+
+    E∫(f̂-f)² <= d L² h²/12 + (m - 1)/n + 8 m²/(nε)²,
+
+b chosen by the integer solver. THEOREMS.md §2.3 has d L² h² + m/n + 8m²/(nε)²: the bias constant is
+12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
+variance term's exact worst case is (m - 1)/n. Lower bound: order only (the packing constants c_d of
+Barber & Duchi Prop 5 are not explicit): n^{-2/(2+d)} + (nε)^{-2/(1+d)}.
+
+Local (``--privacy local``, parameters n, beta, L, family, mechanism): the family is the cosine-Sobolev
+ellipsoid S_β(L) = {1 + Σ c_j √2 cos(πjx) : Σ (πj)^{2β} c_j² <= L²} (``--family sobolev``); for β = 1
+it is {∫f'² <= L²}, which contains the L-Lipschitz densities; ``--family lipschitz`` (β = 1 only) is
+the L-Lipschitz densities themselves (histogram bias constant 1/12 instead of 1/π²). ``auto`` (default)
+is lipschitz when β = 1, else sobolev. Certified upper bounds (``--mechanism`` restricts to one):
+
+* ``hist-laplace``: each user adds Laplace(2/ε) to its one-hot bin vector:
+  bias + (m-1)/n + 8m²/(nε²), bias = L²/(12m²) (lipschitz) or L²/(π^{2β} m²) (sobolev, β >= 1);
+* ``hist-rr``: randomized response on each bit of the one-hot vector: bias + (m-1)/n + m² e^{ε/2}/(n(e^{ε/2}-1)²);
+* ``series-linf``: K cosine coefficients privatised by ℓ∞ sampling: L²(π(K+1))^{-2β} + 2K coth²(ε/2) C_K(ε)²/n,
+  rate (nε²)^{-2β/(2β+2)};
+* ``series-laplace``: Laplace on the K coefficients: L²(π(K+1))^{-2β} + (2K + 16K³/ε²)/n,
+  rate (nε²)^{-2β/(2β+3)} — slower, shown for comparison (see :mod:`boundcalc.mechanisms.series`);
+* ``uniform``: f̂ ≡ 1 (no data): L²/12 (lipschitz) or L²/π^{2β} (sobolev).
+m and K are integers chosen by the solver. Lower bound: order only, n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from .. import symbolic as S
+from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
+from ..errors import InputError
+from ..mechanisms import histogram as H
+from ..mechanisms import series as SER
+from ..params import N, ParamSpec
+
+SOURCE_C = "Barber & Duchi (2014) Prop 5; Wasserman & Zhou (2010) Thm 4.4 (histogram)"
+SOURCE_L = "Duchi, Jordan & Wainwright (NeurIPS 2013; JASA 2018), density estimation"
+
+D_DENS = ParamSpec("d", "int", 1, "dimension of the cube [0,1]^d", low=1, high=10)
+LIP = ParamSpec("L", "float", 1.0, "smoothness radius: Lipschitz constant (central; local --family lipschitz) "
+                "or Sobolev radius (local --family sobolev)", low=0, high=1e6)
+BETA = ParamSpec("beta", "float", 1.0, "smoothness β of the local family (cosine-Sobolev ellipsoid)",
+                 low=0, low_open=True, high=50)
+FAMILY = ParamSpec("family", "choice", "auto", "local family: lipschitz (β = 1), sobolev, or auto "
+                   "(lipschitz if β = 1 else sobolev)", choices=("auto", "lipschitz", "sobolev"), structural=True)
+MECHANISMS_LOCAL = ("hist-laplace", "hist-rr", "series-linf", "series-laplace", "uniform")
+MECH = ParamSpec("mechanism", "choice", "all", "restrict the local upper bounds to one mechanism",
+                 choices=("all",) + MECHANISMS_LOCAL, structural=True)
+PARAMS_CENTRAL = (N, D_DENS, LIP)
+PARAMS_LOCAL = (N, BETA, LIP, FAMILY, MECH)
+
+L = sp.Symbol("L", nonnegative=True)
+beta = sp.Symbol("beta", positive=True)
+b = sp.Symbol("b", positive=True)  # bins per axis (central)
+m = sp.Symbol("m", positive=True)  # bins (local)
+K = sp.Symbol("K", positive=True)  # series terms (local)
+
+
+# ------------------------------------------------------------------ central
+
+def central_expr(private: bool):
+    h = 1 / b
+    mm = b ** S.d
+    expr = H.bias_lipschitz(L, S.d, h) + H.variance_term(mm, S.n)
+    if private:
+        expr = expr + H.central_laplace_term(mm, S.n, S.eps)
+    return expr
+
+
+def b_max(v: dict) -> float:
+    """Any b with (b^d - 1)/n above the b = 1 risk is worse than b = 1: the optimum is <= this."""
+    e = v.get("eps")
+    r1 = v["d"] * v["L"] ** 2 / 12 + (8 / (v["n"] * e) ** 2 if e is not None and v["privacy"] != "none" else 0.0)
+    return math.floor((1 + v["n"] * r1) ** (1 / v["d"])) + 1
+
+
+@lru_cache(maxsize=None)
+def _central_bounds(private: bool) -> tuple:
+    up = Bound(
+        "upper", "histogram-laplace" if private else "histogram",
+        "histogram, Laplace(2/ε) on each bin count" if private else "histogram (no privacy)",
+        central_expr(private), SOURCE_C + "; constants derived (boundcalc.mechanisms.histogram)",
+        "E∫(f̂-f)² = ∫(f-f̄)² + m(1-Σp_j²)/n" + (" + 8m²/(nε)²" if private else "")
+        + " (orthogonal terms). Bias: Efron–Stein on each bin, each coordinate contributing "
+          "½L²E(U_j-U_j')² = L²h²/12, so <= dL²h²/12 (sharp: linear/sawtooth densities). Variance: "
+          "Σp_j² >= 1/m." + (" Noise: replace-one changes two counts by 1 (ℓ1 sensitivity 2), Laplace(2/ε) "
+                            "per count is ε-DP with variance 8/ε², divided by (n h^d)² and integrated "
+                            "over m bins of volume h^d: 8m²/(nε)²." if private else "")
+        + " Corrects THEOREMS.md §2.3 (dL²h² + m/n): the constant 1/12 is sharp.",
+        free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
+        extra={"kind": "central-histogram"})
+    lo = Bound(
+        "lower", "order", "packing + uniformity of mass (order only: c_d unspecified)",
+        S.n ** (-2 / (2 + S.d)) + ((S.n * S.eps) ** (-2 / (1 + S.d)) if private else 0),
+        SOURCE_C, "Barber & Duchi Prop 5: c_d (n^{-2/(2+d)} + (nε)^{-2/(1+d)}) with an unspecified constant c_d; "
+                  "reported as a rate with constant 1.", certified=False)
+    return (up, lo)
+
+
+def _central_rate(values):
+    out = [("statistical n^(-2/(2+d))", S.n ** (-2 / (2 + S.d)))]
+    if values["privacy"] != "none":
+        out.append(("privacy (nε)^(-2/(1+d))", (S.n * S.eps) ** (-2 / (1 + S.d))))
+    return out
+
+
+# ------------------------------------------------------------------ local
+
+def family_of(values) -> str:
+    fam = values.get("family", "auto")
+    if fam == "auto":
+        return "lipschitz" if float(values["beta"]) == 1.0 else "sobolev"
+    return fam
+
+
+def _hist_bias(fam):
+    return H.bias_lipschitz(L, 1, 1 / m) if fam == "lipschitz" else H.bias_sobolev(L, beta, 1 / m)
+
+
+def _uniform_bias(fam):
+    return L ** 2 / 12 if fam == "lipschitz" else L ** 2 / sp.pi ** (2 * beta)
+
+
+def _uniform_bias_value(v, fam):
+    return v["L"] ** 2 / 12 if fam == "lipschitz" else v["L"] ** 2 / math.pi ** (2 * v["beta"])
+
+
+def _m_max(fam, private):
+    def f(v):
+        extra = 8 / v["eps"] ** 2 if private else 0.0
+        return math.floor(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, 1e300)) + 1
+    return f
+
+
+def _k_max(fam):
+    def f(v):
+        return math.floor(v["n"] * _uniform_bias_value(v, fam) / 2) + 1
+    return f
+
+
+BETA_GE_1 = Condition("beta >= 1 (histogram bias via S_β(L) ⊂ S_1(L/π^(β-1)))", lambda v: float(v["beta"]) >= 1)
+
+
+@lru_cache(maxsize=None)
+def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
+    out = []
+    hist_bias_txt = ("L²h²/12 per bin-average (Lipschitz: Var g(U) = ½E(g(U)-g(U'))² <= L²h²/12)"
+                     if fam == "lipschitz" else
+                     "L²h²/π^{2β} (Poincaré–Wirtinger (h/π)²∫f'² per bin, ∫f'² <= L²/π^{2β-2} on S_β(L))")
+    series_bias_txt = ("Σ_{j>K} c_j² <= L²(π(K+1))^{-2β} (Parseval; the ellipsoid)"
+                       + (" — L-Lipschitz densities lie in S_1(L) (∫f'² <= L²)" if fam == "lipschitz" else ""))
+    beta_s = sp.Integer(1) if fam == "lipschitz" else beta
+    conds = () if fam == "lipschitz" else (BETA_GE_1,)
+    hist_free = (FreeParameter(m, lambda v: 1, _m_max(fam, private), integer=True, doc="number of bins"),)
+    k_free = (FreeParameter(K, lambda v: 1, _k_max(fam), integer=True, doc="number of cosine terms"),)
+    src = SOURCE_L + "; constants derived (boundcalc.mechanisms.histogram / series)"
+    cands = []
+    if private:
+        cands += [
+            ("hist-laplace", "histogram, each user adds Laplace(2/ε) to its one-hot vector",
+             _hist_bias(fam) + H.variance_term(m, S.n) + H.local_laplace_term(m, S.n, S.eps),
+             f"bias {hist_bias_txt}; sampling variance m(1-Σp²)/n <= (m-1)/n; noise: one-hot vectors differ by 2 "
+             "in ℓ1, Laplace(2/ε) per coordinate is ε-LDP, n users' noise has variance 8n/ε² per bin: 8m²/(nε²).",
+             hist_free, conds),
+            ("hist-rr", "histogram, randomized response on each bit of the one-hot vector",
+             _hist_bias(fam) + H.variance_term(m, S.n) + H.local_rr_term(m, S.n, S.eps),
+             f"bias {hist_bias_txt}; sampling variance <= (m-1)/n; each bit flipped w.p. q = 1/(1+e^(ε/2)) "
+             "(two bits differ: ratio ((1-q)/q)² = e^ε), debiased (Y-q)/(1-2q) has noise variance "
+             "q(1-q)/(1-2q)² = e^(ε/2)/(e^(ε/2)-1)² per bin and user: m² e^(ε/2)/(n(e^(ε/2)-1)²).",
+             hist_free, conds),
+            ("series-linf", "cosine series, coefficients privatised by ℓ∞ sampling",
+             SER.tail_bias(L, beta_s, K) + SER.linf_variance(K, S.n, S.eps),
+             f"bias {series_bias_txt}; variance (E||Z||² - ||c||²)/n <= K B²/n, B = √2 coth(ε/2) C_K(ε) "
+             "(ℓ∞ sampling of v = (√2 cos(πjX))_j ∈ [-√2,√2]^K, unbiased and ε-LDP; THEOREMS.md §2.4).",
+             k_free, ()),
+            ("series-laplace", "cosine series, Laplace noise on the coefficients (slower rate)",
+             SER.tail_bias(L, beta_s, K) + SER.laplace_variance(K, S.n, S.eps),
+             f"bias {series_bias_txt}; ℓ1 sensitivity of v is <= 2√2K, Laplace(2√2K/ε) per coefficient "
+             "(variance 16K²/ε²) plus Var φ_j(X) <= 2: (2K + 16K³/ε²)/n. Rate (nε²)^(-2β/(2β+3)).",
+             k_free, ()),
+        ]
+    else:
+        cands += [
+            ("hist-laplace", "histogram (no privacy)", _hist_bias(fam) + H.variance_term(m, S.n),
+             f"bias {hist_bias_txt}; sampling variance <= (m-1)/n.", hist_free, conds),
+            ("series-linf", "cosine series (no privacy)", SER.tail_bias(L, beta_s, K) + 2 * K / S.n,
+             f"bias {series_bias_txt}; Var φ_j(X) <= 2.", k_free, ()),
+        ]
+    cands.append(("uniform", "f̂ ≡ 1 (uses no data)", _uniform_bias(fam),
+                  "∫(f-1)² = Σ c_j² <= L²/π^{2β} (sobolev) or the b = 1 histogram bias L²/12 (lipschitz).", (), ()))
+    for name, label, expr, why, free, cnd in cands:
+        if mech not in ("all", name) and private:
+            continue
+        out.append(Bound("upper", name, label, expr, src, why, free=free, conditions=cnd,
+                         extra={"kind": name, "family": fam}))
+    out.append(Bound(
+        "lower", "order", "local Fano / Assouad (order only)",
+        S.n ** (-2 * beta / (2 * beta + 1)) + ((S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2)) if private else 0),
+        SOURCE_L, "DJW: c_β (n ε²)^{-2β/(2β+2)} with an unspecified constant; reported as a rate with constant 1.",
+        certified=False))
+    return tuple(out)
+
+
+def _local_rate(values):
+    out = [("statistical n^(-2β/(2β+1))", S.n ** (-2 * beta / (2 * beta + 1)))]
+    if values["privacy"] != "none":
+        out.append(("privacy (nε²)^(-2β/(2β+2))", (S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2))))
+    return out
+
+
+def _validate_local(values):
+    fam = values.get("family", "auto")
+    if fam == "lipschitz" and float(values["beta"]) != 1.0:
+        raise InputError("family", "lipschitz needs --beta 1 (use --family sobolev for other β)", fam)
+
+
+# ------------------------------------------------------------------ entry functions
+
+def bounds(values: dict) -> list[Bound]:
+    priv = values["privacy"]
+    if priv == "local":
+        return list(_local_bounds(family_of(values), True, values.get("mechanism", "all")))
+    if "beta" in values:  # the non-private comparison of a local query (api.rate asks the 'none' entry)
+        return list(_local_bounds(family_of(values), False, "all"))
+    return list(_central_bounds(priv != "none"))
+
+
+def rate_terms(values: dict) -> list:
+    return _local_rate(values) if "beta" in values else _central_rate(values)
+
+
+def derived(values: dict) -> dict:
+    return {}
+
+
+# ------------------------------------------------------------------ simulation
+
+DEFAULT_NS_CENTRAL = (100, 316, 1000, 3162, 10000, 31623)
+DEFAULT_NS_LOCAL = (1000, 3162, 10000, 31623, 100000)
+MAX_BINS = 200_000
+
+
+def _additive_instance(g_bins, int_g2, d, h):
+    """Bin probabilities and ∫f² of f = 1 + Σ_j g(x_j) (∫g = 0) from the 1-D bin integrals of g."""
+    bdim = len(g_bins)
+    p = np.full((bdim,) * d, h ** d)
+    for j in range(d):
+        shape = [1] * d
+        shape[j] = bdim
+        p = p + h ** (d - 1) * np.asarray(g_bins).reshape(shape)
+    return p.reshape(-1), 1.0 + d * int_g2
+
+
+def cos_instance(amp, freq, bins):
+    """g(x) = amp √2 cos(π freq x): 1-D bin integrals on `bins` equal bins, and ∫g² = amp²."""
+    e = np.arange(bins + 1) / bins
+    gi = amp * math.sqrt(2) * np.diff(np.sin(math.pi * freq * e)) / (math.pi * freq)
+    return gi, amp ** 2
+
+
+def sawtooth_instance(slope, bins):
+    """g = slope (dist(x, 2hℤ) - h/2), h = 1/bins: linear with slope ±slope on every bin, bin integrals 0,
+    ∫g² = slope² h²/12: the extremal density of the bias bound."""
+    h = 1.0 / bins
+    return np.zeros(bins), slope ** 2 * h ** 2 / 12
+
+
+def _row(simulate, n, res, instances):
+    up, lo = res.upper, res.lower
+    return simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
+                             dict(up.free_parameters) if up else {}, up.label if up else "",
+                             lo.label if lo else "")
+
+
+def check_central(values, ns=None, reps=200, seed=0, progress=False):
+    """ISE of the (private) histogram at the solver's b on a smooth density (additive cosine) and on the
+    extremal sawtooth of the bin width (linear with slope ±L on every bin: attains the bias bound)."""
+    from .. import simulate
+    from ..api import rate
+
+    ns = list(ns or DEFAULT_NS_CENTRAL)
+    rng = np.random.default_rng(seed)
+    d, Lv, priv = int(values["d"]), float(values["L"]), values["privacy"]
+    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
+    rows, notes = [], []
+    for i, n in enumerate(ns):
+        simulate.progress_line(progress, f"check density/{priv}: n={n} ({i + 1}/{len(ns)})")
+        res = rate("density", priv, **{**params, "n": n})
+        bins = int(res.upper.free_parameters["b"])
+        if bins ** d > MAX_BINS:
+            notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
+            continue
+        h = 1.0 / bins
+        eps = float(values["eps"]) if priv != "none" else None
+        instances = []
+        amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
+        slope = min(Lv, 1.0 / (d * h))
+        for name, (gb, ig2), desc in (
+                ("smooth", cos_instance(amp, 1, bins), f"1 + Σ_j {amp * math.sqrt(2):.3g} cos(π x_j)"),
+                ("sawtooth", sawtooth_instance(slope, bins),
+                 f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias")):
+            p, if2 = _additive_instance(gb, ig2, d, h)
+            p = np.clip(p, 0, None)
+            p = p / p.sum()
+            c = H.central_counts(rng, n, p, reps, eps)
+            err = H.ise(c, p, if2, n, h ** d)
+            mu, a, bb = simulate.risk_interval(err)
+            exact = H.exact_risk(p, if2, n, 8 / eps ** 2 if eps else 0.0, h ** d)
+            instances.append(simulate.InstanceRisk(name, mu, a, bb, desc, predicted=exact))
+        rows.append(_row(simulate, n, res, instances))
+    used = [r.n for r in rows]
+    predicted = simulate.fit_slope(used, [r.upper for r in rows])
+    fitted = simulate.fit_slope(used, [r.risk for r in rows])
+    return simulate.CheckResult("density", priv, params, rows, predicted, fitted, 0.25, reps, seed, notes=notes)
+
+
+def sample_cos_density(rng, amp, freq, size):
+    """Exact draws from f = 1 + amp √2 cos(π freq x) on [0,1] by rejection (f <= 1 + √2 amp)."""
+    fmax = 1 + math.sqrt(2) * abs(amp)
+    total = int(np.prod(size))
+    out = np.empty(0)
+    while out.size < total:
+        k = int((total - out.size) * fmax * 1.1) + 16
+        x = rng.random(k)
+        keep = rng.random(k) * fmax < 1 + amp * math.sqrt(2) * np.cos(math.pi * freq * x)
+        out = np.concatenate([out, x[keep]])
+    return out[:total].reshape(size)
+
+
+def check_local(values, ns=None, reps=200, seed=0, progress=False):
+    """ISE of the mechanism behind the best certified local bound (or ``--mechanism``) at the solver's
+    m or K, on a smooth density (one low cosine) and on the extremal density of that bound's bias term
+    (the cosine at the first dropped frequency K+1 for the series; the half-period-per-bin cosine, or the
+    sawtooth for the Lipschitz family, for the histogram)."""
+    from .. import simulate
+    from ..api import rate
+
+    ns = list(ns or DEFAULT_NS_LOCAL)
+    rng = np.random.default_rng(seed)
+    Lv, bv, eps = float(values["L"]), float(values["beta"]), float(values["eps"])
+    fam = family_of(values)
+    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
+    rows, notes = [], []
+    budget = 5e6
+    for i, n in enumerate(ns):
+        simulate.progress_line(progress, f"check density/local: n={n} ({i + 1}/{len(ns)})")
+        res = rate("density", "local", **{**params, "n": n})
+        up = res.upper
+        kind = up.name
+        instances = []
+        smooth_amp = min(Lv / (math.sqrt(2) * math.pi ** bv), 0.5)
+        if kind.startswith("hist") or kind == "uniform":
+            bins = int(up.free_parameters.get("m", 1))
+            h = 1.0 / bins
+            if fam == "lipschitz":
+                hard = ("sawtooth", sawtooth_instance(min(Lv, 1 / h), bins), "sawtooth of the bin width (extremal)")
+            else:
+                a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
+                hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
+            for name, (gb, ig2), desc in (("smooth", cos_instance(smooth_amp, 1, bins),
+                                           f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard):
+                p, if2 = _additive_instance(gb, ig2, 1, h)
+                p = np.clip(p, 0, None)
+                p = p / p.sum()
+                if kind == "uniform":
+                    err = np.full(reps, if2 - 1.0)
+                    nv = 0.0
+                else:
+                    mech = "laplace" if kind == "hist-laplace" else "rr"
+                    c = H.local_counts(rng, n, p, reps, eps, mech)
+                    err = H.ise(c, p, if2, n, h)
+                    q = H.rr_flip_probability(eps)
+                    nv = n * (8 / eps ** 2 if mech == "laplace" else q * (1 - q) / (1 - 2 * q) ** 2)
+                mu, lo_, hi_ = simulate.risk_interval(err)
+                instances.append(simulate.InstanceRisk(name, mu, lo_, hi_, desc,
+                                                       predicted=H.exact_risk(p, if2, n, nv, h)))
+        else:
+            Kt = int(up.free_parameters["K"])
+            beta_s = 1.0 if fam == "lipschitz" else bv
+            a_hard = Lv / (math.pi * (Kt + 1)) ** beta_s / (math.sqrt(2) if fam == "lipschitz" else 1.0)
+            a_hard = min(a_hard, 1 / math.sqrt(2))
+            r_eff = max(1, min(reps, int(budget // (n * Kt))))
+            if r_eff < reps and not notes:
+                notes.append(f"series rows use at most {budget:.0e} privatised coordinates: reps reduced where n*K is large")
+            for name, amp, freq, desc in (("smooth", smooth_amp, 1, f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"),
+                                          ("cos-K+1", a_hard, Kt + 1,
+                                           f"1 + {a_hard * math.sqrt(2):.3g} cos(π (K+1) x): attains the tail bound")):
+                x = sample_cos_density(rng, amp, freq, (r_eff, n))
+                chat = SER.estimate_coefficients(x, Kt, eps, "linf" if kind == "series-linf" else "laplace", rng)
+                c_true = np.zeros(Kt)
+                if freq <= Kt:
+                    c_true[freq - 1] = amp
+                tail = amp ** 2 if freq > Kt else 0.0
+                err = np.sum((chat - c_true) ** 2, axis=1) + tail
+                mu, lo_, hi_ = simulate.risk_interval(err)
+                instances.append(simulate.InstanceRisk(name, mu, lo_, hi_, desc + f" (reps={r_eff})"))
+        rows.append(_row(simulate, n, res, instances))
+    used = [r.n for r in rows]
+    predicted = simulate.fit_slope(used, [r.upper for r in rows])
+    fitted = simulate.fit_slope(used, [r.risk for r in rows])
+    return simulate.CheckResult("density", "local", params, rows, predicted, fitted, 0.25, reps, seed, notes=notes)
+
+
+# ------------------------------------------------------------------ registration
+
+register_problem("density", "density estimation, loss ∫(f̂-f)²", aliases=("density-estimation",))
+for _priv in ("none", "pure"):
+    register(Entry(
+        problem="density", privacy=_priv, params=PARAMS_CENTRAL, rate=rate_terms, bounds=bounds,
+        title="coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²",
+        source=SOURCE_C, derived=derived, check="boundcalc.problems.density:check_central",
+        notes=("Lower bound: order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
+               "Histogram bias constant derived: dL²h²/12 (sharp), not THEOREMS.md's dL²h²; variance (m-1)/n.")))
+register(Entry(
+    problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
+    title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
+    source=SOURCE_L, derived=derived, validate=_validate_local, check="boundcalc.problems.density:check_local",
+    notes=("Lower bound: order only.",
+           "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
+           "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))
