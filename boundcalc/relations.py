@@ -533,6 +533,7 @@ def type2_lower_bound(model: str, eps: float | None, delta: float | None, type1:
 CHTP_FORWARD_EXPR = 1 - (gamma - delta) / (sp.exp(2 * eps) * gamma + sp.exp(eps) * delta)
 CHTP_PURE_EXPR = sp.tanh(eps / 2)
 CHTP_CONVERSE_EXPR = sp.log((1 + 2 * alpha) / (1 - 2 * alpha))
+CHTP_CONVERSE_SHARP_EXPR = 4 * sp.atanh(alpha)
 
 
 @lru_cache(maxsize=None)
@@ -611,25 +612,37 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
 
 
 def dp_from_chtp(alpha: float, gamma: float) -> dict:
-    """(α,γ)-CHTP for every less informative channel Q' ⪯ Q, α < 1/2 ⇒ (ε,δ)-DP with
-    ``ε = log((1+2α)/(1−2α))`` (= 2 artanh(2α)), ``δ = γ`` (Barber–Duchi Theorem 1, converse; form
-    derived, THEOREMS.md §1.6). Equivalently α = tanh(ε/2)/2.
+    """(α,γ)-CHTP for every less informative channel Q' ⪯ Q ⇒ (ε,δ)-DP with δ = γ
+    (Barber–Duchi Theorem 1, converse; forms derived).
 
-    Why (checked by brute force): if Q is not (ε,γ)-DP, some A has p = Q(A|x) > e^ε Q(A|x') + γ. The
-    garbling Q' = (Z, U), U uniform, conditioned on S = A×[0,t_A] ∪ A^c×[0,t_C], lets the test
-    1{Z ∉ A} reach conditional TV tanh(log(R)/4) (R = the odds ratio of A, > e^ε), and
-    tanh(ε/4) ≥ tanh(ε/2)/2 = α, contradicting CHTP.
+    - ``eps`` = ``log((1+2α)/(1−2α))`` (= 2 artanh(2α), i.e. α = tanh(ε/2)/2), for α < 1/2: the form
+      of THEOREMS.md §1.6; ``None`` for α ≥ 1/2.
+    - ``eps_sharp`` = ``4 artanh(α)`` (derived by boundcalc; smaller than ``eps`` for every α ∈ (0,1/2)
+      and defined for every α < 1). Proof: if Q is not (ε,γ)-DP, some A has p = Q(A|x) >
+      e^ε Q(A|x') + γ, with r = Q(A|x'); its odds ratio O = p(1−r)/(r(1−p)) > p/r > e^ε. The garbling
+      Q' = (Z, U), U uniform on [0,1], conditioned on S = A×[0,t_A] ∪ A^c×[0,t_C], has conditional
+      laws of A ∈ {p t_A, (1−p) t_C} and {r t_A, (1−r) t_C} normalised; the test 1{Z ∉ A} has error
+      sum 1 − |1/(1+u) − 1/(1+Ou)|, u = t_C(1−p)/(t_A p), which at u = 1/sqrt(O) is
+      1 − tanh(log(O)/4) < 1 − tanh(ε/4). If p + r ≤ 1 take t_A = 1 (then t_C ≤ 1 and Q'(S|x) ≥ p > γ);
+      otherwise t_C = 1 (then Q'(S|x') ≥ 1 − r > γ since p > r + γ). So with ε = 4 artanh(α), a
+      channel that is not (ε,γ)-DP has a garbling violating CHTP, for the reading of Def. 8 in which
+      S needs probability ≥ γ under one of the two samples. If S must have probability ≥ γ under
+      both, the same witness family still caught every random channel tried for α < 1/2 (tests),
+      but this is not proved.
     """
     a = float(alpha)
     g = float(gamma)
-    if not 0.0 < a < 0.5:
-        raise InputError("alpha", "must be in (0, 1/2)", alpha)
+    if not 0.0 < a < 1.0:
+        raise InputError("alpha", "must be in (0, 1)", alpha)
     if not 0.0 < g < 1.0:
         raise InputError("gamma", "must be in (0, 1)", gamma)
     return {
-        "eps": 2.0 * math.atanh(2.0 * a), "delta": g, "expr": _printed(CHTP_CONVERSE_EXPR)[0],
-        "latex": _printed(CHTP_CONVERSE_EXPR)[1], "status": "derived",
-        "source": "Barber–Duchi Theorem 1 (converse), form derived (THEOREMS.md §1.6)",
+        "eps": 2.0 * math.atanh(2.0 * a) if a < 0.5 else None, "eps_sharp": 4.0 * math.atanh(a),
+        "delta": g, "expr": _printed(CHTP_CONVERSE_EXPR)[0], "latex": _printed(CHTP_CONVERSE_EXPR)[1],
+        "expr_sharp": _printed(CHTP_CONVERSE_SHARP_EXPR)[0],
+        "status": "derived",
+        "source": "Barber–Duchi Theorem 1 (converse); eps = THEOREMS.md §1.6 form (α < 1/2), eps_sharp "
+                  "derived by boundcalc",
         "condition": "CHTP must hold for every less informative channel Q' ⪯ Q (CHTP is not inherited)",
     }
 

@@ -334,19 +334,32 @@ def test_bruteforce_chtp_pure_tight(pairs):
 
 
 def test_bruteforce_chtp_converse():
-    """Converse (Theorem 1): a pair that is not (ε, γ)-DP with ε = log((1+2α)/(1−2α)) is caught by a
-    conditional test on a garbling Q' ⪯ Q (conditioning set of probability ≥ γ under *both* samples)
-    with error sum < 1 − α, so CHTP-for-all-garblings forces (ε, γ)-DP."""
+    """Converse (Theorem 1): a pair that is not (ε, γ)-DP is caught by a conditional test on a garbling
+    Q' ⪯ Q with error sum < 1 − α, so CHTP-for-all-garblings forces (ε, γ)-DP. Checked for the
+    THEOREMS.md form ε = log((1+2α)/(1−2α)) and for boundcalc's sharper ε = 4 artanh(α), with the
+    conditioning set required to have probability ≥ γ under one sample ("max") — the proved reading —
+    and, for α < 1/2, under both ("min")."""
     rng = np.random.default_rng(12)
     P, R = ch.random_pairs(rng, 6000, 5)
-    a = rng.uniform(0.01, 0.49, len(P))
     g = rng.uniform(0.001, 0.5, len(P))
-    e = np.array([rel.dp_from_chtp(ai, gi)["eps"] for ai, gi in zip(a, g)])
-    assert np.allclose(e, np.log((1 + 2 * a) / (1 - 2 * a)))
-    notdp = ch._one_sided_delta(P, R, e) > g
-    assert notdp.sum() > 1000
-    err, _, _ = ch.chtp_thinning_witness(P[notdp], R[notdp], g[notdp][:, None], e[notdp], condition="min")
-    assert np.all(err < 1 - a[notdp])
+    a = rng.uniform(0.01, 0.49, len(P))
+    out = [rel.dp_from_chtp(ai, gi) for ai, gi in zip(a, g)]
+    e_paper = np.array([o["eps"] for o in out])
+    e_sharp = np.array([o["eps_sharp"] for o in out])
+    assert np.allclose(e_paper, np.log((1 + 2 * a) / (1 - 2 * a)))
+    assert np.all(e_sharp <= e_paper)
+    for e, cond in [(e_paper, "min"), (e_sharp, "min"), (e_sharp, "max")]:
+        notdp = ch._one_sided_delta(P, R, e) > g
+        assert notdp.sum() > 1000
+        err, _, _ = ch.chtp_thinning_witness(P[notdp], R[notdp], g[notdp][:, None], e[notdp], condition=cond)
+        assert np.all(err < 1 - a[notdp])
+    # the sharp form for large α (≥ 1/2, where the THEOREMS form does not exist), proved reading
+    a2 = rng.uniform(0.5, 0.97, len(P))
+    e2 = np.array([rel.dp_from_chtp(ai, gi)["eps_sharp"] for ai, gi in zip(a2, g)])
+    notdp = ch._one_sided_delta(P, R, e2) > g
+    assert notdp.sum() > 100
+    err, _, _ = ch.chtp_thinning_witness(P[notdp], R[notdp], g[notdp][:, None], e2[notdp], condition="max")
+    assert np.all(err < 1 - a2[notdp])
 
 
 def test_chtp_validation():
@@ -355,7 +368,9 @@ def test_chtp_validation():
     with pytest.raises(InputError):
         rel.chtp_from_dp(-1.0, 0.0, 0.5)
     with pytest.raises(InputError):
-        rel.dp_from_chtp(0.5, 0.1)
+        rel.dp_from_chtp(1.0, 0.1)
+    assert rel.dp_from_chtp(0.5, 0.1)["eps"] is None
+    assert rel.dp_from_chtp(0.5, 0.1)["eps_sharp"] == pytest.approx(4 * math.atanh(0.5))
     with pytest.raises(InputError):
         rel.dp_from_chtp(0.2, 0.0)
     out = rel.chtp_from_dp(50.0, 1e-300, 1e-3)
