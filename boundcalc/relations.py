@@ -439,8 +439,10 @@ def _best(src, dst, level, dlt, group, symbolic=True):
     cands = [_evaluate(src, ch, level, dlt, group, symbolic=False) for ch in chains]
     if not cands:
         return None, []
-    bi = 0
-    for i in range(1, len(cands)):
+    # approx targets are pairs (ε, δ): choose among the Pareto-optimal chains only
+    pool = [i for i, c in enumerate(cands) if dst != "approx" or any(c is p for p in _pareto(cands))]
+    bi = pool[0]
+    for i in pool[1:]:
         if _better(dst, cands[i], cands[bi]):
             bi = i
     if symbolic:
