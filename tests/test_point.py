@@ -417,3 +417,23 @@ def test_cli_bad_input_exit_2(args, word):
     assert p.returncode == 2
     assert word in p.stderr and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=st.sampled_from(MODELS), logn=st.floats(2.5, 5.5), logeps=st.floats(-1.5, 1.0),
+       priv=st.sampled_from(["pure", "approx"]))
+def test_bounds_monotone_in_n_and_eps(model, logn, logeps, priv):
+    """At a fixed neighbourhood (radius given), the certified upper and lower bounds do not increase
+    with ε, and do not increase when n doubles."""
+    n, eps = int(10 ** logn), 10 ** logeps
+    kw = dict(model=model, radius=0.05 * (point.theta_space(model)[1] - point.theta_space(model)[0]))
+    base = bc.rate("point", privacy=priv, n=n, eps=eps, **kw)
+    more_eps = bc.rate("point", privacy=priv, n=n, eps=2 * eps, **kw)
+    more_n = bc.rate("point", privacy=priv, n=2 * n, eps=eps, **kw)
+    tol = 1 + 1e-6
+    assert more_eps.upper.value <= base.upper.value * tol
+    assert more_n.upper.value <= base.upper.value * tol
+    assert more_eps.lower.value <= base.lower.value * tol
+    assert more_n.lower.value <= base.lower.value * tol
+    for r in (base, more_eps, more_n):
+        assert r.lower.value <= r.upper.value
