@@ -108,15 +108,23 @@ class _Evaluator:
 # ---------------------------------------------------------------------- searches
 
 def _interp(lo, hi, flo, fhi, target, log_x=True):
-    """Log-log secant guess for f(x) = target between lo and hi (None when not usable)."""
+    """Secant guess for f(x) = target between lo and hi (None when not usable).
+
+    Log-log (bounds are close to power laws) on wide brackets, linear on narrow ones (where the
+    logarithms of nearby large numbers lose their digits).
+    """
     if flo is None or fhi is None or flo <= 0 or fhi <= 0 or flo == fhi:
         return None
-    xl, xh = (math.log(lo), math.log(hi)) if log_x else (lo, hi)
-    yl, yh, yt = math.log(flo), math.log(fhi), math.log(target)
-    x = xl + (yt - yl) * (xh - xl) / (yh - yl)
-    if not math.isfinite(x):
+    try:
+        if log_x and hi / lo > 1.5:
+            xl, xh = math.log(lo), math.log(hi)
+            yl, yh, yt = math.log(flo), math.log(fhi), math.log(target)
+            x = math.exp(xl + (yt - yl) * (xh - xl) / (yh - yl))
+        else:
+            x = lo + (target - flo) * (hi - lo) / (fhi - flo)
+    except (ZeroDivisionError, OverflowError, ValueError):
         return None
-    return math.exp(x) if log_x else x
+    return x if math.isfinite(x) else None
 
 
 def _search_int(ev: _Evaluator, side, target, lo, hi):
@@ -130,7 +138,6 @@ def _search_int(ev: _Evaluator, side, target, lo, hi):
         if use_interp:
             g = _interp(lo, hi, ev.value(side, lo), ev.value(side, hi), target)
             if g is not None:
-                # aim slightly past the guess so the bracket closes from both sides
                 cand = int(round(g))
         if cand is None:
             cand = int(round(math.sqrt(lo) * math.sqrt(hi))) if hi > 4 * lo else (lo + hi) // 2
@@ -617,3 +624,14 @@ def _plan_target(ev: _Evaluator):
         row.evidence_sufficient = _bound_info(up, "n", ev.values.get("n"))
         row.evidence_sufficient["certificate"] = f"the tuned mechanism has worst-case risk at most {_fmt(up.value)}"
     return row
+
+
+# ``boundcalc.plan`` names both this module and the function :func:`plan` (the package exports the
+# function lazily). Importing the submodule rebinds the package attribute to the module, so the
+# module is made callable: ``bc.plan(...)`` calls the function whichever of the two it finds.
+class _CallableModule(__import__("types").ModuleType):
+    def __call__(self, *args, **kwargs):
+        return plan(*args, **kwargs)
+
+
+__import__("sys").modules[__name__].__class__ = _CallableModule
