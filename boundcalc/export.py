@@ -151,7 +151,7 @@ def tex_text(s) -> str:
                     i = j + 1
                     continue
             elif nxt.isalnum():
-                out.append(r"\textsuperscript{" + nxt + "}")
+                out.append(r"\textsuperscript{" + tex_text(nxt) + "}")
                 i += 1
                 continue
         if ch in _TEX_CHARS:
