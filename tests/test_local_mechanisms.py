@@ -123,6 +123,21 @@ def test_cube_samplers_unbiased_and_second_moment(mech):
     assert np.all(np.abs(Z.mean(axis=0) - v0) < 5 * sd / math.sqrt(m))
 
 
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_coordinate_subsampling(k):
+    rng = np.random.default_rng(k)
+    d, eps, r, m = 4, 3.0, 1.0, 300000
+    v0 = np.array([0.9, -0.3, 0.0, 0.5])
+    Z = SM.coordinate_subsampling(np.tile(v0, (m, 1)), r, eps, rng, k=k)
+    e2 = float(SM.subsampling_second_moment(r, sp.Float(eps), d, k))
+    assert np.allclose(np.sum(Z ** 2, axis=1), e2)
+    assert np.all(np.abs(Z.mean(axis=0) - v0) < 5 * math.sqrt(e2) / math.sqrt(m))
+    if k == 1:
+        assert e2 == pytest.approx(float(SM.second_moments(r, sp.Float(eps), d)["coordinate-splitting"]))
+    if k == d:
+        assert e2 == pytest.approx(float(SM.second_moments(r, sp.Float(eps), d)["coordinate-composition"]))
+
+
 # ----------------------------------------------------------------------------- scalar mechanisms
 
 def test_onebit_exact():

@@ -36,6 +36,11 @@ implementation that multiplies is biased: also tested). ``E||Z||² = d B²``.
 **Coordinate splitting.** Pick J uniform in [d]; release J and the one-bit value (local_scalar) of
 v_J at level ε; ``Z = d·Y·e_J``. ``E Z = v``, ``||Z||² = d² r² coth²(ε/2)``.
 
+**Coordinate subsampling** (k coordinates, 1 <= k <= d): pick a uniform k-subset S; release each v_j,
+j ∈ S, by the one-bit mechanism at level ε/k (composition); ``Z = (d/k) Σ_{j∈S} Y_j e_j``. ``E Z = v``
+(P(j ∈ S) = k/d), ``‖Z‖² = (d/k)² k r² coth²(ε/(2k)) = d² r² coth²(ε/(2k))/k``. k = 1 is coordinate
+splitting and k = d is coordinate composition; the solver tunes k (large ε favours k ≈ ε/2).
+
 **Coordinate composition.** Release every coordinate with the one-bit mechanism at level ε/d
 (basic composition of d ε/d-LDP releases is ε-LDP). ``||Z||² = d r² coth²(ε/(2d))``.
 """
@@ -158,6 +163,14 @@ def linf_B(r, eps, d):
     return r * coth_half(eps) * LinfSamplingC(d, eps)
 
 
+k_sub = sp.Symbol("k_sub", positive=True, integer=True)  # coordinates released by coordinate subsampling
+
+
+def subsampling_second_moment(r, eps, d, k=k_sub):
+    """E‖Z‖² of coordinate subsampling with k coordinates: d² r² coth²(ε/(2k))/k."""
+    return d ** 2 * r ** 2 * coth_half(eps / k) ** 2 / k
+
+
 def second_moments(r, eps, d):
     """E||Z||² of each d-dimensional mechanism (sympy), keyed by mechanism name."""
     return {
@@ -270,5 +283,18 @@ def coordinate_composition(v, r, eps, rng: np.random.Generator):
     return np.where(rng.random((m, d)) < 0.5 + v / (2 * r * c), r * c, -r * c)
 
 
+def coordinate_subsampling(v, r, eps, rng: np.random.Generator, k: int = 1):
+    """Z = (d/k) Σ_{j∈S} Y_j e_j, S a uniform k-subset, Y_j one-bit views of v_j at level ε/k."""
+    v = np.atleast_2d(np.asarray(v, float))
+    m, d = v.shape
+    k = int(k)
+    rank = np.argsort(np.argsort(rng.random((m, d)), axis=1), axis=1)
+    inS = rank < k
+    c = float(coth_half_np(eps / k))
+    y = np.where(rng.random((m, d)) < 0.5 + v / (2 * r * c), r * c, -r * c)
+    return np.where(inS, (d / k) * y, 0.0)
+
+
 SAMPLERS = {"l2-sampling": l2_sampling, "linf-sampling": linf_sampling,
-            "coordinate-splitting": coordinate_splitting, "coordinate-composition": coordinate_composition}
+            "coordinate-splitting": coordinate_splitting, "coordinate-composition": coordinate_composition,
+            "coordinate-subsampling": coordinate_subsampling}

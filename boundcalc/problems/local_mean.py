@@ -92,8 +92,17 @@ def _mechanisms(d1: bool, ball: str):
          sm["coordinate-splitting"], "Z = d·Y·e_J, J uniform, Y the one-bit view of x_J: ‖Z‖² = d²T² coth²(ε/2)."),
         ("coordinate-composition", "projection/clipping at T + every coordinate one-bit at level ε/d",
          sm["coordinate-composition"], "basic composition of d (ε/d)-LDP one-bit views: ‖Z‖² = dT² coth²(ε/(2d))."),
+        ("coordinate-subsampling", "projection/clipping at T + k random coordinates, one-bit at level ε/k",
+         SM.subsampling_second_moment(T, e, d),
+         "Z = (d/k) Σ_{j∈S} Y_j e_j, S a uniform k-subset, Y_j one-bit views at level ε/k (composition): "
+         "‖Z‖² = d²T² coth²(ε/(2k))/k; k tuned by the solver."),
     ]
     return out
+
+
+def _kstar():
+    """A valid closed-form choice of k for coordinate subsampling (about ε/2, clipped to [1, d])."""
+    return sp.Max(1, sp.Min(S.d, sp.floor(S.eps / 2) + 1))
 
 
 def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
@@ -105,14 +114,17 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         expr = bias2 + second / S.n
         c = sp.simplify(second / S.T ** 2) / S.n if name != "laplace" else (1 + 8 / S.eps ** 2) / S.n
         dd = S.d if (ball == "linf" and not d1) else 1
+        free = (FreeParameter(S.T, lo, hi, doc="truncation radius"),)
+        opt = {S.T: truncation_optimum(k, c.subs(SM.k_sub, _kstar()) / dd)}
+        if SM.k_sub in expr.free_symbols:
+            free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),)
+            opt[SM.k_sub] = _kstar()
         out.append(Bound(
             "upper", name, title, expr, SOURCE + "; THEOREMS.md §2.4 (derived)",
             "MSE = ‖bias‖² + Var(Z̄) <= ‖bias‖² + E‖Z‖²/n (unbiased views of the projected data, "
             "independent users). Bias of the projection: E(‖X‖-T)_+ <= c_k r^k/T^{k-1} (mean_central.bias_constant; "
             "k = ∞: (r-T)_+), per coordinate for ℓ∞. " + why,
-            free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),),
-            optimum={S.T: truncation_optimum(k, c / dd)},
-            extra={"mechanism": name}))
+            free=free, optimum=opt, extra={"mechanism": name}))
     trivial = S.r ** 2 * (S.d if (ball == "linf" and not d1) else 1)
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", trivial, "trivial",
                      "‖E X‖² <= (E‖X‖₂)² <= r² (ℓ2 family; Jensen and the moment bound) or d r² (ℓ∞ family: "
@@ -253,10 +265,13 @@ def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng):
     raise ValueError(mech)
 
 
-def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d):
+def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     """Per-user simulation in d dimensions (chunked over repetitions)."""
     est = np.empty((reps, d))
     sampler = SM.SAMPLERS[mech]
+    if mech == "coordinate-subsampling":
+        ksub = kw.get("k", 1)
+        sampler = lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub)  # noqa: E731
     for i in range(reps):
         x = X_sampler(n)
         if ball == "l2":
@@ -287,6 +302,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
         up, lo = res.upper, res.lower
         mech = up.name
         T = float(up.free_parameters.get("T", r))
+        kk = {"k": int(up.free_parameters.get("k_sub", 1))}
         instances = []
 
         def record(name, est, theta, desc):
@@ -318,16 +334,16 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                 x[np.arange(m), j] = sg * r
                 return x
 
-            est = _sim_dd(mech, axes_sampler, T, ball, n, eps, reps, rng, d)
+            est = _sim_dd(mech, axes_sampler, T, ball, n, eps, reps, rng, d, **kk)
             record("axes(θ=0)", est, np.zeros(d), "uniform on {±r e_j} (van Trees family, centre)")
             if ball == "linf":
                 est = _sim_dd(mech, lambda m: np.where(rng.random((m, d)) < 0.75, r, -r), T, ball, n, eps,
-                              reps, rng, d)
+                              reps, rng, d, **kk)
                 record("cube(θ=1/2)", est, np.full(d, r / 2), "X_j = ±r, P(+r) = 3/4 (van Trees family, corner)")
             else:
                 u = np.ones(d) / math.sqrt(d)
                 est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], T, ball,
-                              n, eps, reps, rng, d)
+                              n, eps, reps, rng, d, **kk)
                 record("diagonal(h=1/2)", est, r * u / 2, "X = ±r u, P(+) = 3/4, u the unit diagonal")
         rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
                                       dict(up.free_parameters) if up else {}, up.label if up else "",
