@@ -97,10 +97,16 @@ _TEX_UNICODE = {
     "⇒": r"\Rightarrow", "→": r"\to", "←": r"\leftarrow", "↔": r"\leftrightarrow", "≍": r"\asymp",
     "≈": r"\approx", "≠": r"\ne", "∈": r"\in", "±": r"\pm", "∘": r"\circ", "∑": r"\sum", "∫": r"\int",
     "∇": r"\nabla", "⊂": r"\subset", "∪": r"\cup", "∩": r"\cap", "∀": r"\forall", "∃": r"\exists",
-    "ℓ": r"\ell", "𝒫": r"\mathcal{P}", "𝒬": r"\mathcal{Q}", "𝒱": r"\mathcal{V}", "ℝ": r"\mathbb{R}",
+    "ℓ": r"\ell", "𝒫": r"\mathcal{P}", "𝒬": r"\mathcal{Q}", "𝒱": r"\mathcal{V}", "ℝ": r"\mathbf{R}",
+    "𝔼": r"\mathbf{E}", "⟨": r"\langle", "⟩": r"\rangle", "≡": r"\equiv", "∝": r"\propto", "∼": r"\sim",
+    "∂": r"\partial", "∏": r"\prod", "∥": r"\|", "∣": "|", "⋅": r"\cdot", "−": "-", "≪": r"\ll", "≫": r"\gg",
+    "ℕ": r"\mathbf{N}", "ℤ": r"\mathbf{Z}", "∅": r"\emptyset", "⊆": r"\subseteq", "∖": r"\setminus",
     "θ̂": r"\hat\theta", "⌈": r"\lceil", "⌉": r"\rceil", "⌊": r"\lfloor", "⌋": r"\rfloor",
     "²": "^2", "³": "^3", "¹": "^1", "⁻": "^-", "₀": "_0", "₁": "_1", "₂": "_2", "ᵢ": "_i", "ⱼ": "_j",
 }
+#: accents of Latin letters (OT1 text accents: no extra font needed)
+_ACCENTS = {"\u0308": r'\"', "\u0301": r"\'", "\u0300": r"\`", "\u0302": r"\^", "\u0303": r"\~",
+            "\u0327": r"\c", "\u030c": r"\v", "\u0304": r"\="}
 _COMBINING = {"\u0302": r"\hat", "\u0304": r"\bar", "\u0303": r"\tilde", "\u0307": r"\dot"}
 #: multi-character ASCII notation turned into math (applied before the character translation)
 _TEX_SEQ = (("||", r"\ensuremath{\|}"), ("<=", r"\ensuremath{\le}"), (">=", r"\ensuremath{\ge}"),
@@ -164,6 +170,10 @@ def tex_text(s) -> str:
         elif ord(ch) < 128:
             out.append(ch)
         else:
+            nfd = unicodedata.normalize("NFD", ch)
+            if len(nfd) == 2 and nfd[0].isascii() and nfd[0].isalpha() and nfd[1] in _ACCENTS:
+                out.append("{" + _ACCENTS[nfd[1]] + "{" + nfd[0] + "}}")
+                continue
             base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
             if base and all(ord(c) < 128 for c in base):
                 out.append(tex_text(base))
