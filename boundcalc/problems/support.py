@@ -22,7 +22,8 @@ Upper bounds (certified):
   squared: the unbiased (n+1)max/n has MSE θ²/(n(n+2)) <= 4θ_0²/(n(n+2)).
 * ``exp-mech`` (ours; see :func:`exp_mech_bound`): the exponential mechanism with utility
   -#{i : X_i > t} (sensitivity 1) and a data-independent exponential base measure e^{-γt} on
-  [0, ∞), shifted and projected onto [θ_0, 2θ_0]. Rate θ_0/(n(1 - e^{-ε/2})) ≍ θ_0(1/n + 1/(nε)):
+  [0, ∞), shifted and projected onto [θ_0, 2θ_0]; ε-DP without the factor 2 (the utility is monotone).
+  Rate θ_0/(n(1 - e^{-ε})) ≍ θ_0(1/n + 1/(nε)):
   it matches the lower bound's order (no log factor). tv/kl/approx run it at a pure level that implies
   the model: tv α: ε' = log((1+α)/(1-α)) (ε'-DP ⇒ tanh(ε'/2) = α TV-private); kl α: ε' = √(2α)
   (ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α); approx: ε' = ε (ε-DP ⇒ (ε,δ)-DP).
@@ -71,25 +72,28 @@ def effective_eps(privacy: str):
 
 
 def rate_lambda(privacy: str):
-    """λ = n (1 - e^{-ε'/2}) / (2θ_0): the decay rate (in t) of E e^{-ε' N(t)/2} below θ, worst θ = 2θ_0."""
-    return -S.n * S.expm1(-effective_eps(privacy) / 2) / (2 * theta0)
+    """λ = n (1 - e^{-ε'}) / (2θ_0): the decay rate (in t) of E e^{-ε' N(t)} below θ, worst θ = 2θ_0."""
+    return -S.n * S.expm1(-effective_eps(privacy)) / (2 * theta0)
 
 
 def exp_mech_bound(lam, loss: str):
     """Certified risk of the shifted exponential mechanism, as a sympy expression in λ, ρ, s.
 
-    Mechanism (given ε'): output t ∈ [0, ∞) with density ∝ exp(-γt - ε' N(t)/2), N(t) = #{i : X_i > t};
+    Mechanism (given ε'): output t ∈ [0, ∞) with density ∝ exp(-γt - ε' N(t)), N(t) = #{i : X_i > t};
     estimate θ̂ = clip(t - b, θ_0, 2θ_0), with γ = ρλ (0 < ρ < 1) and b = s/γ (s >= 0) free.
 
-    Privacy: N changes by at most 1 between neighbours (replace-one), so the unnormalised density and the
-    normaliser each change by a factor <= e^{ε'/2}: ε'-DP; the base measure e^{-γt} is data-independent.
+    Privacy (ε'-DP, without the usual factor 2 of the exponential mechanism, because the utility is
+    monotone): replacing x_i by x_i' changes N(t) by ΔN(t) = 1{x_i' > t} - 1{x_i > t}, which has the same
+    sign for every t and |ΔN| <= 1. Say ΔN >= 0: the log density ratio is -ε'ΔN(t) - log(Z'/Z) with
+    -ε'ΔN ∈ [-ε', 0] and Z'/Z = E_q e^{-ε'ΔN} ∈ [e^{-ε'}, 1], so it lies in [-ε', ε']. The base measure
+    e^{-γt} is data-independent. (Tested on random neighbouring samples, exact densities.)
 
-    Risk (write u = t - θ, g(t) = e^{-γ(t-θ) - ε'N(t)/2} the unnormalised density):
+    Risk (write u = t - θ, g(t) = e^{-γ(t-θ) - ε'N(t)} the unnormalised density):
     1. Normaliser: N(t) = 0 for t >= θ (all X_i <= θ), so Z = ∫g >= ∫_θ^∞ e^{-γ(t-θ)} dt = 1/γ.
     2. Hence E ℓ(θ̂) <= E[∫ℓ(t-b-θ) g / Z] <= γ ∫ ℓ(t-b-θ) E g(t) dt (projection onto [θ_0, 2θ_0] ∋ θ
        is a contraction, ℓ = |·| or (·)²).
     3. Above θ: E g = e^{-γu}. Below θ (u = θ - t > 0): N(t) ~ Bin(n, u/θ), so
-       E e^{-ε'N/2} = (1 - (u/θ)(1 - e^{-ε'/2}))^n <= e^{-λu} with λ = n(1 - e^{-ε'/2})/(2θ_0) (θ <= 2θ_0),
+       E e^{-ε'N} = (1 - (u/θ)(1 - e^{-ε'}))^n <= e^{-λu} with λ = n(1 - e^{-ε'})/(2θ_0) (θ <= 2θ_0),
        and E g <= e^{-(λ-γ)u}; extend the integral to u ∈ [0, ∞).
     4. Integrals (κ = λ - γ = (1-ρ)λ, b = s/γ):
        |·|: γ∫_0^∞|u-b|e^{-γu} = (s - 1 + 2e^{-s})/γ and γ∫_0^∞(u+b)e^{-κu} = γ/κ² + γb/κ, total
@@ -212,7 +216,7 @@ DEFAULT_NS = (100, 316, 1000, 3162, 10000)
 
 
 def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row of the exponential mechanism (density ∝ exp(-γt - ε N(t)/2) on [0, ∞)).
+    """One draw per row of the exponential mechanism (density ∝ exp(-γt - ε N(t)) on [0, ∞)).
 
     Exact: the density is piecewise exponential on [0, X_(1)), [X_(j), X_(j+1)), [X_(n), ∞) with
     N = n, n - j, 0; pick the piece by the Gumbel-max trick on its log-mass, then an exponential
@@ -224,7 +228,7 @@ def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.rand
     cnt = n - np.arange(n + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         width = b - a
-        logmass = -0.5 * eps * cnt - gamma * a + np.where(np.isinf(width), 0.0, np.log(-np.expm1(-gamma * width)))
+        logmass = -eps * cnt - gamma * a + np.where(np.isinf(width), 0.0, np.log(-np.expm1(-gamma * width)))
     j = np.argmax(logmass + rng.gumbel(size=logmass.shape), axis=1)
     rows = np.arange(reps)
     aj, wj = a[rows, j], width[rows, j]
@@ -263,7 +267,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                 est = x[:, -1] if loss == "abs" else x[:, -1] * (n + 1) / n
             elif up.name == "exp-mech":
                 e = _eps_effective_value(values)
-                lam = n * -math.expm1(-e / 2) / (2 * t0)
+                lam = n * -math.expm1(-e) / (2 * t0)
                 g = up.free_parameters["rho"] * lam
                 t = exp_mech_sample(x, e, g, rng)
                 est = np.clip(t - up.free_parameters["s_shift"] / g, t0, 2 * t0)
