@@ -58,15 +58,25 @@ def _new_figure(size=(6.4, 4.4)):
     return fig, ax
 
 
+def _check_output(path):
+    import os
+
+    if path is None:
+        return
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(directory):
+        raise InputError("output", "must be a path in an existing directory", path)
+    if os.path.isdir(os.fspath(path)):
+        raise InputError("output", "must be a file path, not a directory", path)
+
+
 def _save(fig, path):
     if path is None:
         return
     import io
     import os
 
-    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
-    if not os.path.isdir(directory):
-        raise InputError("output", "must be a path in an existing directory", path)
+    _check_output(path)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=200, bbox_inches="tight")
     import tempfile
@@ -198,6 +208,7 @@ def plot(problem, privacy="pure", x="n", output=None, **params):
     returns the matplotlib Figure.
     """
     opts = {k: params.pop(k) for k in ("points", "xmin", "xmax", "xs") if k in params}
+    _check_output(output)
     data = band(problem, privacy, x=x, **opts, **params)
     fig, ax = _new_figure()
     xs = np.asarray(data["x"], float)

@@ -1,0 +1,86 @@
+"""Figures: the band is the API's certified bounds; the PNGs exist and are not blank."""
+import os
+
+import numpy as np
+import pytest
+
+import boundcalc as bc
+from boundcalc.cli import main
+from boundcalc.errors import InputError
+
+matplotlib = pytest.importorskip("matplotlib")
+from boundcalc.plot import band, plot, plot_check  # noqa: E402
+
+
+def _png_ok(path):
+    from matplotlib.image import imread
+
+    assert os.path.getsize(path) > 20_000
+    with open(path, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    img = imread(path)
+    assert img.shape[0] > 500 and img.shape[1] > 700  # 200 dpi
+    assert img[..., :3].std() > 0.05  # not blank
+    return img
+
+
+def test_band_is_the_certified_bounds():
+    data = band("mean", "pure", x="n", points=5, k=4, xmin=100, xmax=1e6)
+    assert data["x"][0] == 100 and data["x"][-1] == 10 ** 6 and len(data["x"]) == 5
+    for n, lo, up in zip(data["x"], data["lower"], data["upper"]):
+        res = bc.rate("mean", "pure", k=4, n=n)
+        assert lo == pytest.approx(res.lower.value) and up == pytest.approx(res.upper.value)
+        assert 0 < lo <= up
+    # risk falls with n
+    assert np.all(np.diff(data["upper"]) < 0) and np.all(np.diff(data["lower"]) < 0)
+
+
+def test_plot_against_n(tmp_path):
+    out = tmp_path / "n.png"
+    fig = plot("mean", "approx", x="n", output=str(out), k=4, points=8)
+    _png_ok(out)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("certified upper" in s for s in labels) and any("certified lower" in s for s in labels)
+    assert any("rate" in s for s in labels) and any("band" in s for s in labels)
+    assert "n" in ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_plot_against_level_tv(tmp_path):
+    out = tmp_path / "eps.png"
+    fig = plot("mean", "tv", x="eps", output=out, k=4, points=6)
+    _png_ok(out)
+    xs = fig.axes[0].lines[0].get_xdata()
+    assert xs.max() < 1 and xs.min() > 0
+    with pytest.raises(InputError):
+        plot("mean", "none", x="eps")
+    with pytest.raises(InputError):
+        plot("mean", "pure", x="d")
+
+
+def test_plot_check(tmp_path):
+    res = bc.check("mean", "pure", k=4, reps=40, seed=1, ns=[100, 1000, 10000])
+    out = tmp_path / "check.png"
+    fig = plot_check(res, out)
+    _png_ok(out)
+    title = fig.axes[0].get_title()
+    assert ("PASSED" in title) == res.passed
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("simulated" in s for s in labels) and any("slope" in s for s in labels)
+
+
+def test_cli_plot_and_check_plot(tmp_path, capsys):
+    out = tmp_path / "cli.png"
+    rc = main(["plot", "--problem", "mean", "--privacy", "kl", "--k", "4", "--x", "n", "--points", "5",
+               "--output", str(out)])
+    assert rc == 0 and capsys.readouterr().out.strip() == str(out)
+    _png_ok(out)
+    out2 = tmp_path / "check.png"
+    rc = main(["check", "--problem", "mean", "--privacy", "pure", "--k", "4", "--reps", "30", "--ns", "100,1000",
+               "--plot", str(out2)])
+    capsys.readouterr()
+    assert rc in (0, 1) and os.path.exists(out2)
+    assert main(["plot", "--problem", "mean", "--privacy", "pure", "--x", "k", "--output", str(out)]) == 2
+    assert main(["plot", "--problem", "mean", "--privacy", "pure", "--output", str(tmp_path / "no" / "x.png"),
+                 "--points", "3"]) == 2
