@@ -77,6 +77,7 @@ def _save(fig, path):
     import os
 
     _check_output(path)
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=200, bbox_inches="tight")
     import tempfile
