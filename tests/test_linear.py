@@ -1,0 +1,173 @@
+"""Linear losses under local privacy (problem ``linear``, alias ``convex``): the optimisers (vectorised vs
+naive), the certified regret bounds by simulation, the lower constructions, rates, the check and the CLI."""
+import json
+import math
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import boundcalc as bc
+from boundcalc.mechanisms import sgd
+
+
+def run(*args):
+    return subprocess.run(["boundcalc", *args], capture_output=True, text=True, timeout=300)
+
+
+def _draw_from(x):
+    it = iter(x)
+    return lambda k: np.array([next(it) for _ in range(k)])
+
+
+# ---------------------------------------------------------------------- optimisers
+def test_hedge_vectorised_equals_naive():
+    rng = np.random.default_rng(0)
+    n, reps, d, r, eta = 37, 3, 4, 1.5, 0.3
+    z = rng.normal(size=(n * reps, d))
+    tbar = sgd.run_hedge(_draw_from(z), n, reps, d, r, 1.0, None, eta, rng, chunk_rows=40)
+    zz = z.reshape(n, reps, d)
+    for i in range(reps):
+        L = np.zeros(2 * d)  # cumulative losses of the vertices +r e_j, -r e_j
+        acc = np.zeros(d)
+        for t in range(n):
+            w = np.exp(-eta * (L - L.min()))
+            w /= w.sum()
+            acc += r * (w[:d] - w[d:])
+            L += np.concatenate([r * zz[t, i], -r * zz[t, i]])
+        np.testing.assert_allclose(tbar[i], acc / n, rtol=1e-10, atol=1e-12)
+
+
+def test_sgd_vectorised_equals_naive():
+    rng = np.random.default_rng(1)
+    n, reps, d, r, eta = 25, 2, 3, 0.7, 0.4
+    z = rng.normal(size=(n * reps, d))
+    tbar = sgd.run_projected_sgd(_draw_from(z), n, reps, d, r, 1.0, None, eta, rng, chunk_rows=7)
+    zz = z.reshape(n, reps, d)
+    for i in range(reps):
+        th, acc = np.zeros(d), np.zeros(d)
+        for t in range(n):
+            acc += th
+            th = th - eta * zz[t, i]
+            th *= min(1.0, r / np.linalg.norm(th))
+        np.testing.assert_allclose(tbar[i], acc / n, rtol=1e-12)
+
+
+@pytest.mark.parametrize("geometry,d", [("l2", 1), ("l2", 5), ("l1", 1), ("l1", 6)])
+def test_privatised_gradients_are_unbiased_and_bounded(geometry, d):
+    rng = np.random.default_rng(2)
+    x = np.zeros((200000, d))
+    x[:, 0] = 0.6
+    z = sgd.privatise(x, 1.0, 0.8, geometry, rng)
+    se = z.std(axis=0) / math.sqrt(z.shape[0])
+    assert np.all(np.abs(z.mean(axis=0) - x[0]) < 4.5 * se)
+    res = bc.rate("linear", "local", n=100, d=d, eps=0.8, geometry=geometry)
+    alg = next(b for b in res.uppers if b.name != "zero")
+    n = 100
+    G = alg.value * math.sqrt(n) / (1.0 if geometry == "l2" else math.sqrt(2 * math.log(2 * d)))
+    norms = np.linalg.norm(z, axis=1) if geometry == "l2" else np.max(np.abs(z), axis=1)
+    np.testing.assert_allclose(norms, G, rtol=1e-9)
+
+
+# ---------------------------------------------------------------------- lower constructions
+def test_assouad_separation_inequality():
+    """excess(θ̂, v) >= (δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} for every θ̂ in the ℓ2 ball (random points)."""
+    rng = np.random.default_rng(3)
+    for d in (1, 2, 5, 20):
+        r, M, dl = 1.3, 0.7, 0.4
+        for _ in range(2000):
+            v = rng.choice([-1.0, 1.0], size=d)
+            th = rng.normal(size=d) * rng.choice([0.0, 1.0], size=d)
+            nrm = np.linalg.norm(th)
+            if nrm > 0:
+                th *= r * rng.random() ** 0.2 / nrm
+            mu = dl * M / d * v
+            excess = th @ mu + r * np.linalg.norm(mu)
+            count = np.sum(th * v >= 0)
+            assert excess >= dl * M * r / (2 * d ** 1.5) * count - 1e-12
+        # nearly tight at θ̂ = -r v/√d with one coordinate flipped (excess ~ one unit)
+
+
+def test_le_cam_construction_excess_identity():
+    """For x = ±M e_1, excess_+ + excess_- = 2rδM for every θ̂ (|θ̂_1| <= r): the two-point reduction."""
+    rng = np.random.default_rng(4)
+    r, M, dl = 2.0, 0.5, 0.3
+    for _ in range(100):
+        th1 = rng.uniform(-r, r)
+        e_plus = dl * M * (th1 + r)
+        e_minus = dl * M * (r - th1)
+        assert e_plus + e_minus == pytest.approx(2 * r * dl * M)
+        assert e_plus >= r * dl * M * (th1 >= 0) and e_minus >= r * dl * M * (th1 <= 0)
+
+
+# ---------------------------------------------------------------------- rates
+def test_l2_upper_scales_as_sqrt_d_over_n_eps2():
+    u = lambda **kw: next(b for b in bc.rate("linear", "local", **kw).uppers if b.name != "zero").value
+    base = u(n=10 ** 6, d=400, eps=0.1)
+    assert u(n=4 * 10 ** 6, d=400, eps=0.1) / base == pytest.approx(0.5, rel=1e-9)
+    assert u(n=10 ** 6, d=1600, eps=0.1) / base == pytest.approx(2.0, rel=0.01)
+    assert u(n=10 ** 6, d=400, eps=0.05) / base == pytest.approx(2.0, rel=0.01)
+    # constant: rB/√n → r M √(2πd)/(ε√n) as d → ∞, ε → 0
+    assert base == pytest.approx(math.sqrt(2 * math.pi * 400) / (0.1 * 1000), rel=0.01)
+
+
+def test_l1_upper_scales_as_sqrt_d_log_d():
+    u = lambda **kw: next(b for b in bc.rate("linear", "local", geometry="l1", **kw).uppers
+                          if b.name != "zero").value
+    a, b = u(n=10 ** 6, d=101, eps=0.1), u(n=10 ** 6, d=1001, eps=0.1)
+    pred = math.sqrt(1001 * math.log(2002) / (101 * math.log(202)))
+    assert b / a == pytest.approx(pred, rel=0.02)
+
+
+def test_assouad_grows_with_sqrt_d():
+    lo = lambda d: next(b for b in bc.rate("linear", "local", n=10 ** 8, d=d, eps=0.5).lowers
+                        if b.name == "assouad").value
+    assert lo(400) / lo(100) == pytest.approx(2.0, rel=0.01)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 10 ** 12), e=st.floats(1e-3, 20), d=st.integers(1, 2000),
+       geometry=st.sampled_from(["l1", "l2"]), priv=st.sampled_from(["local", "none"]))
+def test_lower_below_upper(n, e, d, geometry, priv):
+    kw = {"eps": e} if priv == "local" else {}
+    res = bc.rate("linear", priv, n=n, d=d, geometry=geometry, **kw)
+    assert res.lower is not None and res.upper is not None
+    assert 0 < res.lower.value <= res.upper.value
+    assert res.upper.value <= 1.0 + 1e-12  # θ̂ = 0 caps it at rM
+
+
+def test_certified_ratio_small_grid():
+    for geometry in ("l2", "l1"):
+        for n in (100, 10 ** 4, 10 ** 6):
+            for d in (1, 10):
+                r = bc.rate("convex", "local", n=n, d=d, geometry=geometry, eps=0.5).ratio
+                assert 1 < r < 300
+
+
+# ---------------------------------------------------------------------- check and CLI
+def test_checks_pass():
+    for kw in ({"geometry": "l2", "d": 5}, {"geometry": "l1", "d": 4}):
+        res = bc.check("linear", "local", ns=[100, 1000, 10000], reps=100, seed=0, **kw)
+        assert res.passed, res.failures
+        assert res.fitted_slope == pytest.approx(-0.5, abs=0.15)
+    res = bc.check("linear", "none", ns=[100, 1000, 10000], reps=100, seed=0)
+    assert res.passed, res.failures
+
+
+def test_cli_rate_and_check():
+    out = run("rate", "--problem", "convex", "--privacy", "local", "--d", "10", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["problem"] == "linear" and d["upper"]["certified"] and d["lower"]["certified"]
+    out = run("check", "--problem", "linear", "--privacy", "local", "--geometry", "l1", "--d", "3",
+              "--ns", "100,1000,5000", "--reps", "100", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["passed"] is True
+
+
+@pytest.mark.parametrize("args", [["--geometry", "l3"], ["--d", "0"], ["--M", "-1"]])
+def test_cli_bad_input(args):
+    out = run("rate", "--problem", "linear", "--privacy", "local", *args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
