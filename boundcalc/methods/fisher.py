@@ -48,8 +48,9 @@ SOURCE_BCO = "Barnes, Chen & Özgür, Fisher information under local differentia
 # ----------------------------------------------------------------------------- the three rows
 
 def sinh2_half(eps):
-    """sympy sinh²(ε/2) written as expm1(ε)²/(4e^ε) (accurate for tiny ε)."""
-    return S.expm1(eps) ** 2 * sp.exp(-eps) / 4
+    """sympy sinh²(ε/2) written as (1 - e^{-ε})² e^ε/4 = expm1(-ε)² e^ε/4 (accurate for tiny ε; for huge ε
+    it overflows to +inf, never to nan, so a min with Tr I_X stays finite)."""
+    return S.expm1(-eps) ** 2 * sp.exp(eps) / 4
 
 
 def variance_bound(I0, eps):

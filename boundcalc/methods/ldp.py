@@ -127,9 +127,16 @@ def private_fano_expr(loss_at_s, n, eps, max_tv, log_nhyp):
     return loss_at_s * sp.Max(0, 1 - (mi + sp.log(2)) / log_nhyp)
 
 
-def private_assouad_expr(s_sep, n_coords, n, eps, tv_flip):
-    """sympy: s Σ_j (1 - TV bound(τ)) for ``n_coords`` coordinates whose flip changes P_v by TV τ."""
-    return s_sep * n_coords * sp.Max(0, 1 - tv_private_expr(n, eps, tv_flip))
+def private_assouad_expr(s_sep, n_coords, n, eps, tv_flip, tv_flip_product=None):
+    """sympy: s Σ_j (1 - TV bound(τ)) for ``n_coords`` coordinates whose flip changes P_v by TV τ
+    (``tv_flip_product``: an optional bound on the TV of the n-sample laws, by data processing)."""
+    return s_sep * n_coords * sp.Max(0, 1 - tv_private_expr(n, eps, tv_flip, tv_flip_product))
+
+
+def hellinger_tv_product(n, bc_one):
+    """sympy: TV(P^n, Q^n) <= sqrt(1 - BC^{2n}) (Le Cam's inequality with the Bhattacharyya coefficient
+    BC = Σ sqrt(pq) of one sample); ``bc_one`` is given as 1 - BC (``one_minus_bc``) for accuracy."""
+    return sp.sqrt(-S.expm1(2 * n * S.log1p(-bc_one)))
 
 
 # ----------------------------------------------------------------------------- exact finite checks

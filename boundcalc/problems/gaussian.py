@@ -35,9 +35,9 @@ from ..methods import van_trees as VT
 from ..params import D, N, ParamSpec
 
 SOURCE = "Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 1"
-SIGMA = ParamSpec("sigma", "float", 1.0, "noise standard deviation σ", low=0, low_open=True, high=1e100)
+SIGMA = ParamSpec("sigma", "float", 1.0, "noise standard deviation σ", low=0, low_open=True, high=1e12)
 BHALF = ParamSpec("B", "float", 1.0, "half-width B of the parameter box [-B, B]^d", low=0, low_open=True,
-                  high=1e100)
+                  high=1e12)
 PARAMS = (N, D, SIGMA, BHALF)
 
 sigma = sp.Symbol("sigma", positive=True)

@@ -188,13 +188,15 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m active axes",
-            ldp.private_assouad_expr(r ** 2 * dl ** 2 / (2 * m ** 2), m, n, e, dl / m),
+            ldp.private_assouad_expr(r ** 2 * dl ** 2 / (2 * m ** 2), m, n, e, dl / m,
+                                     ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m)),
             ldp.SOURCE_DJW + "; THEOREMS.md §1.1, §1.3 (derived)",
             "P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. A wrong sign of "
             "coordinate j costs (rδ/m)² = 2s. Flipping v_j changes P_v by TV δ/m; by convexity of TV over the "
             "mixtures M_{±j} and the private Le Cam bound (methods.ldp), TV(M_{+j}, M_{-j}) <= "
-            "min{sqrt(n/2)(e^ε-1)δ/m, sqrt(1-exp(-n(e^ε-1)²δ²/m²))}. Assouad: M_n >= s m (1 - that).",
-            free=(FreeParameter(dl, lambda v: 1e-9, lambda v: 1.0, doc="probability gap δ"),
+            "min{sqrt(n/2)(e^ε-1)δ/m, sqrt(1-exp(-n(e^ε-1)²δ²/m²)), sqrt(1 - BC^{2n})} (BC = 1 - (1-sqrt(1-δ²))/m, "
+            "Le Cam's inequality). Assouad: M_n >= s m (1 - that).",
+            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
                   FreeParameter(m, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates")),
             extra={"instance": "axes"}))
     return out

@@ -114,18 +114,21 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             optimum={w: sp.Rational(1, 2)}, extra={"instance": "paired"}))
     if private:
         mp, dl = M_PAIRS, DELTA_GAP
+        # 1 - BC of one flip: the two changed masses (1±δ)/(2m') swap: BC = 1 - (1 - sqrt(1-δ²))/m'
+        prod = ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / mp)
         if loss == "l2sq":
-            expr = ldp.private_assouad_expr(dl ** 2 / (4 * mp ** 2), mp, n, e, dl / mp)
+            expr = ldp.private_assouad_expr(dl ** 2 / (4 * mp ** 2), mp, n, e, dl / mp, prod)
         else:
-            expr = ldp.private_assouad_expr(dl / (2 * mp), mp, n, e, dl / mp)
+            expr = ldp.private_assouad_expr(dl / (2 * mp), mp, n, e, dl / mp, prod)
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m' active pairs",
             expr, ldp.SOURCE_DJW + "; THEOREMS.md §1.1, §1.3 (derived)",
             "p_v(2j-1) = (1+δv_j)/(2m'), p_v(2j) = (1-δv_j)/(2m') for j <= m' (other symbols 0), v ∈ {±1}^{m'}. "
             "If sign(p̂_{2j-1} - p̂_{2j}) ≠ v_j then |Δ_{2j-1}| + |Δ_{2j}| >= δ/m' and Δ²_{2j-1} + Δ²_{2j} >= (δ/m')²/2. "
             "Flipping v_j changes p_v by TV δ/m'; convexity of TV over the mixtures M_{±j} and the private Le Cam "
-            "bound (methods.ldp) bound TV(M_{+j}, M_{-j}). Assouad: M_n >= s m' (1 - TV bound).",
-            free=(FreeParameter(dl, lambda v: 1e-9, lambda v: 1.0, doc="probability gap δ"),
+            "bound (methods.ldp) bound TV(M_{+j}, M_{-j}); also TV <= sqrt(1 - BC^{2n}) (data processing, Le Cam's "
+            "inequality, BC = 1 - (1 - sqrt(1-δ²))/m'). Assouad: M_n >= s m' (1 - TV bound).",
+            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
                   FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
                                 doc="active pairs m'")),
             extra={"instance": "assouad"}))

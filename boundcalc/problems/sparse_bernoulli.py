@@ -94,13 +94,14 @@ def _bounds(private: bool) -> tuple:
         dl = DELTA_GAP
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), a active coordinates",
-            ldp.private_assouad_expr(m ** 2 * dl ** 2 / 8, A, n, e, m * dl),
+            ldp.private_assouad_expr(m ** 2 * dl ** 2 / 8, A, n, e, m * dl,
+                                     1 - S.BinomTVComplement(n, m * (1 - dl) / 2, m * (1 + dl) / 2)),
             SOURCE + "; THEOREMS.md §1.1, §1.3 (derived)",
             "θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
             "A wrong sign of coordinate j costs (mδ/2)² = 2s_sep; flipping v_j changes the product law by TV mδ "
-            "(one Bernoulli coordinate); convexity of TV and the private Le Cam bound (methods.ldp). "
-            "Assouad: s_sep a (1 - TV bound).",
-            free=(FreeParameter(dl, lambda v: 1e-9, lambda v: 1.0, doc="relative gap δ"), afree),
+            "(one Bernoulli coordinate; the n-sample TV is the exact binomial TV); convexity of TV and the private "
+            "Le Cam bound (methods.ldp). Assouad: s_sep a (1 - TV bound).",
+            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
             extra={"instance": "assouad"}))
         k = SM.k_sub
         second = SM.subsampling_second_moment(sp.Rational(1, 2), e, d, k)

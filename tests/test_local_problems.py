@@ -1,0 +1,222 @@
+"""Local-privacy problems through the Python API: certified lower <= upper on grids and extremes, the
+rate scalings of the issue, the catalogue formulas (as special cases), and quick simulation checks."""
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+import boundcalc as bc
+from boundcalc.problems import gaussian as G
+from boundcalc.problems import multinomial as MN
+from boundcalc.problems import sparse_bernoulli as SB
+
+CASES = [("mean", {}), ("mean", {"k": "inf"}), ("mean", {"k": 4}), ("mean", {"d": 8}),
+         ("mean", {"d": 8, "ball": "linf", "k": "inf"}), ("multinomial", {}), ("multinomial", {"loss": "l1"}),
+         ("discrete", {"d": 3}), ("gaussian", {}), ("gaussian", {"d": 4, "sigma": 2.0}),
+         ("sparse-bernoulli", {}), ("sparse-bernoulli", {"s": 0.5, "d": 30})]
+
+
+def _bounds(prob, **kw):
+    r = bc.rate(prob, "local", **kw)
+    assert r.lower is not None and r.upper is not None, (prob, kw)
+    assert r.lower.certified and r.upper.certified
+    lo, up = r.lower.value, r.upper.value
+    assert math.isfinite(lo) and math.isfinite(up) and lo > 0
+    assert lo <= up * (1 + 1e-9), (prob, kw, lo, up)
+    return lo, up
+
+
+@pytest.mark.parametrize("prob,kw", CASES)
+def test_lower_below_upper_on_grid_and_extremes(prob, kw):
+    for n, eps in [(10, 0.1), (1000, 1.0), (10 ** 6, 3.0), (1, 1e-6), (10 ** 15, 50.0), (10 ** 15, 1e-6),
+                   (100, 1e3)]:
+        _bounds(prob, n=n, eps=eps, **kw)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logn=st.floats(0, 12), logeps=st.floats(-3, 1.5), case=st.sampled_from(range(len(CASES))))
+def test_property_lower_le_upper_and_monotone_in_n(logn, logeps, case):
+    prob, kw = CASES[case]
+    n, eps = int(10 ** logn), 10 ** logeps
+    lo1, up1 = _bounds(prob, n=n, eps=eps, **kw)
+    lo2, up2 = _bounds(prob, n=10 * n, eps=eps, **kw)
+    assert up2 <= up1 * (1 + 1e-6)
+    assert lo2 <= lo1 * (1 + 1e-3)
+
+
+def _slope(prob, key, a, b, **kw):
+    la, ua = _bounds(prob, **{**kw, key: a})
+    lb, ub = _bounds(prob, **{**kw, key: b})
+    return math.log(lb / la) / math.log(b / a), math.log(ub / ua) / math.log(b / a)
+
+
+@pytest.mark.parametrize("k", [2, 4, "inf"])
+def test_mean_1d_scales_as_n_eps2_power(k):
+    a = 1.0 if k == "inf" else (k - 1) / k
+    sl, su = _slope("mean", "n", 10 ** 10, 10 ** 12, eps=0.1, k=k)
+    assert sl == pytest.approx(-a, abs=0.05) and su == pytest.approx(-a, abs=0.05)
+    sl, su = _slope("mean", "eps", 0.01, 0.02, n=10 ** 13, k=k)
+    assert sl == pytest.approx(-2 * a, abs=0.1) and su == pytest.approx(-2 * a, abs=0.1)
+
+
+def test_mean_l2_ball_scales_as_d_over_n_eps2():
+    kw = dict(k="inf", eps=0.1, n=10 ** 9)
+    sl, su = _slope("mean", "d", 5, 20, **kw)
+    assert sl == pytest.approx(1.0, abs=0.1) and su == pytest.approx(1.0, abs=0.1)
+    sl, su = _slope("mean", "n", 10 ** 9, 10 ** 11, d=10, k="inf", eps=0.1)
+    assert sl == pytest.approx(-1.0, abs=0.05) and su == pytest.approx(-1.0, abs=0.05)
+    lo, up = _bounds("mean", d=10, **kw)
+    assert up / lo < 2.5  # ℓ2 sampling is within a constant 2.2 of van Trees here
+
+
+def test_mean_linf_ball_scales_as_d2():
+    sl, su = _slope("mean", "d", 5, 20, k="inf", eps=0.1, n=10 ** 10, ball="linf")
+    assert sl == pytest.approx(2.0, abs=0.1) and su == pytest.approx(2.0, abs=0.1)
+
+
+def test_multinomial_small_and_moderate_eps_regimes():
+    # small ε: d/(nε²)
+    sl, su = _slope("multinomial", "eps", 0.01, 0.02, n=10 ** 12, d=50)
+    assert sl == pytest.approx(-2, abs=0.1) and su == pytest.approx(-2, abs=0.1)
+    sl, su = _slope("multinomial", "d", 50, 200, n=10 ** 12, eps=0.05)
+    assert sl == pytest.approx(1, abs=0.1) and su == pytest.approx(1, abs=0.1)
+    # 1 << e^ε << d: d/(n e^ε)
+    lo4, up4 = _bounds("multinomial", n=10 ** 15, d=10 ** 5, eps=4.0)
+    lo6, up6 = _bounds("multinomial", n=10 ** 15, d=10 ** 5, eps=6.0)
+    assert math.log(lo6 / lo4) == pytest.approx(-2.0, abs=0.2)
+    assert math.log(up6 / up4) == pytest.approx(-2.0, abs=0.2)
+    # ε >> log d: 1/n (the non-private rate); subset size tuned to 1 (k-RR)
+    r = bc.rate("multinomial", "local", n=10 ** 6, d=10, eps=20.0)
+    assert r.upper.value == pytest.approx((1 - 1 / 10) / 10 ** 6, rel=1e-3)
+
+
+def test_multinomial_subset_size_is_tuned():
+    r = bc.rate("multinomial", "local", n=10 ** 4, d=64, eps=1.0)
+    assert r.upper.name == "subset"
+    s = r.upper.free_parameters["s_sub"]
+    from boundcalc.mechanisms import discrete as DM
+
+    risks = [float(DM.worst_risk("subset", 10 ** 4, 1.0, 64, k)) for k in range(1, 64)]
+    assert s == int(np.argmin(risks)) + 1
+
+
+def test_gaussian_scales_as_sigma2_d2_over_n_eps2():
+    lo1, _ = _bounds("gaussian", n=10 ** 10, eps=0.05, d=2, sigma=1.0, B=10.0)
+    lo2, _ = _bounds("gaussian", n=10 ** 10, eps=0.05, d=2, sigma=2.0, B=20.0)
+    assert lo2 / lo1 == pytest.approx(4.0, rel=0.02)
+    sl, su = _slope("gaussian", "d", 2, 8, n=10 ** 12, eps=0.05)
+    assert sl == pytest.approx(2.0, abs=0.05) and su == pytest.approx(2.0, abs=0.15)
+    sl, su = _slope("gaussian", "eps", 0.01, 0.02, n=10 ** 12, d=2)
+    assert sl == pytest.approx(-2.0, abs=0.05) and su == pytest.approx(-2.0, abs=0.15)
+    sl, su = _slope("gaussian", "n", 10 ** 8, 10 ** 10, eps=0.1)
+    assert sl == pytest.approx(-1.0, abs=0.02)
+    assert -1.0 < su < -0.8  # a log factor: the clip margin grows like sqrt(log n)
+
+
+# ----------------------------------------------------------------------------- catalogue special cases
+
+@pytest.mark.parametrize("d", [4, 10, 64])
+def test_multinomial_van_trees_matches_catalogue_at_w_half(d):
+    b = next(x for x in MN.bounds_local({"loss": "l2sq"}) if x.name == "van-trees")
+    for n, eps in [(100, 0.5), (10 ** 5, 1.0), (10 ** 7, 2.0)]:
+        mine = float(b.evaluate({"n": n, "eps": eps, "d": d, "m_pairs": d // 2}, {"w": 0.5}))
+        cat = 0.5 / (n * min(4 / 3, 8 / (3 * d) * math.sinh(eps / 2) ** 2) + 2 * math.pi ** 2 * d)
+        assert mine == pytest.approx(cat, rel=1e-10)
+
+
+def test_paired_reduction_inequality():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        d = 2 * rng.integers(1, 10)
+        delta = rng.normal(size=d)
+        th = (d / 2) * (delta[0::2] - delta[1::2])
+        assert np.sum(delta ** 2) >= 2 / d ** 2 * np.sum(th ** 2) - 1e-12
+
+
+def test_gaussian_van_trees_matches_catalogue():
+    b = next(x for x in G.bounds_local({"d": 3}) if x.name == "van-trees")
+    for n, eps, d, sg, B in [(100, 0.5, 3, 1.0, 1.0), (10 ** 6, 3.0, 5, 2.0, 0.5), (10 ** 4, 10.0, 2, 1.0, 3.0)]:
+        mine = float(b.evaluate({"n": n, "eps": eps, "d": d, "sigma": sg, "B": B}))
+        cat = sg ** 2 * d ** 2 / (n * min(d, math.sinh(eps / 2) ** 2, 2 * eps) + sg ** 2 * d * math.pi ** 2 / B ** 2)
+        assert mine == pytest.approx(cat, rel=1e-10)
+
+
+def test_gauss_loss_function_and_clipping_bias():
+    t = sp.Symbol("t", positive=True)
+    import mpmath
+
+    for x in (0.0, 0.3, 1.0, 3.0, 8.0, 30.0):
+        with mpmath.workdps(60):
+            xm = mpmath.mpf(x)
+            ref = float(mpmath.npdf(xm) - xm * mpmath.erfc(xm / mpmath.sqrt(2)) / 2)  # φ(x) - x(1-Φ(x))
+        assert float(G.gauss_loss_np(x)) == pytest.approx(ref, rel=1e-9)
+        if x < 5:
+            direct = integrate.quad(lambda g: (g - x) * stats.norm.pdf(g), x, np.inf)[0]
+            assert ref == pytest.approx(direct, rel=1e-7)
+            assert float(G.psi_symbolic(t).subs(t, x)) == pytest.approx(ref, rel=1e-9)
+    vals = G.gauss_loss_np(np.linspace(0, 60, 601))
+    assert np.all(vals >= 0) and np.all(np.diff(vals) <= 0)
+    # |E clip(X) - θ| <= σ ψ(τ/σ) for θ in [-B, B], exact integration
+    for sg, B, tau in [(1.0, 1.0, 0.5), (2.0, 0.5, 3.0), (0.5, 2.0, 1.0)]:
+        L = B + tau
+        for th in np.linspace(-B, B, 9):
+            m = integrate.quad(lambda x: np.clip(x, -L, L) * stats.norm.pdf(x, th, sg), th - 40 * sg, th + 40 * sg,
+                               points=[-L, L], limit=200)[0]
+            assert abs(m - th) <= sg * float(G.gauss_loss_np(tau / sg)) * (1 + 1e-7) + 1e-12
+
+
+def test_sparse_bernoulli_fisher_constant_and_catalogue_correction():
+    for s, d in [(1, 20), (5, 20), (10, 20), (20, 20), (0.3, 5)]:
+        m = min(s / d, 0.5)
+        grid = np.linspace(m / 2, m, 2001)
+        fisher = 1 / (grid * (1 - grid))
+        I0 = 4 / (m * (2 - m))
+        assert fisher.max() == pytest.approx(I0, rel=1e-12)
+        if s <= d / 2:
+            assert I0 <= 8 * d / (3 * s) + 1e-12
+    # the catalogue's box [s/(2d), s/d] with I_0 = 8d/(3s) fails when s > d/2 (here s = 0.9 d)
+    s, d = 18, 20
+    grid = np.linspace(s / (2 * d), s / d, 2001)
+    assert (1 / (grid * (1 - grid))).max() > 8 * d / (3 * s)
+
+
+def test_sparse_bernoulli_validation():
+    from boundcalc.errors import InputError
+
+    with pytest.raises(InputError, match="--s"):
+        bc.rate("sparse-bernoulli", "local", s=30, d=20)
+    with pytest.raises(InputError, match="--delta"):
+        bc.rate("sparse-bernoulli", "local", delta=1e-6)
+    with pytest.raises(InputError, match="--d"):
+        bc.rate("multinomial", "local", d=2.5)
+
+
+def test_order_only_bound_is_never_selected():
+    r = bc.rate("sparse-bernoulli", "local", n=10 ** 6, d=50, s=1, eps=0.5)
+    bco = next(b for b in r.uppers if b.name == "bco-reduction")
+    assert not bco.certified
+    assert r.upper.name != "bco-reduction"
+
+
+def test_evaluate_curve_vectorised():
+    ns = np.logspace(2, 12, 1000)
+    for prob, kw in [("mean", {"d": 10}), ("multinomial", {"d": 20}), ("gaussian", {"d": 2}),
+                     ("sparse-bernoulli", {})]:
+        up = bc.evaluate_curve(prob, "local", side="upper", n=ns, eps=0.5, **kw)
+        lo = bc.evaluate_curve(prob, "local", side="lower", n=ns, eps=0.5, **kw)
+        assert up.shape == ns.shape and np.all(np.isfinite(up)) and np.all(np.isfinite(lo))
+        assert np.all(lo <= up * (1 + 1e-9))
+        assert np.all(np.diff(up) <= 1e-12)
+
+
+@pytest.mark.parametrize("prob,kw", [("mean", {"k": 3}), ("mean", {"d": 3, "k": "inf"}),
+                                     ("mean", {"d": 3, "ball": "linf"}), ("multinomial", {"d": 6}),
+                                     ("multinomial", {"d": 6, "loss": "l1", "eps": 3.0}),
+                                     ("gaussian", {}), ("sparse-bernoulli", {"d": 10, "s": 1})])
+def test_checks_pass_quickly(prob, kw):
+    res = bc.check(prob, privacy="local", reps=60, seed=1, ns=[300, 1000, 3000], **kw)
+    assert res.passed, res.failures
