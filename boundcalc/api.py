@@ -76,7 +76,10 @@ def evaluate_bound(bound, values) -> BoundValue:
 def _term_values(terms, values):
     out = {}
     for label, term in terms:
-        f = sp.lambdify(sorted(term.free_symbols, key=lambda s: s.name), term, modules=["scipy", "numpy"])
+        from . import symbolic
+
+        f = sp.lambdify(sorted(term.free_symbols, key=lambda s: s.name), term,
+                        modules=[symbolic.NUMPY_IMPL, "numpy"])
         from .bounds import _symbol_values
 
         sv = _symbol_values(values, None)
@@ -147,10 +150,22 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
     skipped, and the best (min for upper, max for lower) certified closed form is returned pointwise.
     """
     arrays = {k: np.asarray(v, dtype=float) for k, v in params.items() if v is not None}
-    scalars = {k: (v.flat[0] if v.size else v) for k, v in arrays.items()}
-    entry, values = resolve(problem, privacy, {k: float(v) for k, v in scalars.items()})
+    # validate with a representative scalar (integers rounded: a curve may take real n), then check
+    # every element of each array against the parameter's range
+    scalars = {}
     for k, arr in arrays.items():
-        if k in values:
+        if arr.size == 0 or not np.all(np.isfinite(arr)):
+            raise InputError(k, "must be finite numbers", "array with non-finite values")
+        scalars[k] = float(arr.flat[0])
+    entry, probe = resolve(problem, privacy, {k: (round(v) if k in ("n", "d") else v) for k, v in scalars.items()})
+    specs = {s.name: s for s in registry.param_specs(entry)}
+    values = dict(probe)
+    for k, arr in arrays.items():
+        spec = specs.get(k)
+        if spec is not None and spec.kind != "choice" and arr.size > 1:
+            lo, hi = float(np.min(arr)), float(np.max(arr))
+            for x in (lo, hi):
+                spec.parse(round(x) if spec.kind == "int" else x)
             values[k] = arr
     v = _with_derived(entry, values)
     best = None

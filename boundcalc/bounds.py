@@ -83,7 +83,7 @@ class Bound:
         if backend not in cache:
             args = self._args()
             if backend == "numpy":
-                modules = [symbolic.NUMPY_IMPL, "scipy", "numpy"]
+                modules = [symbolic.NUMPY_IMPL, "numpy"]
             else:
                 modules = [symbolic.MPMATH_IMPL, "mpmath"]
             cache[backend] = (args, sp.lambdify(args, self.expr, modules=modules))

@@ -123,7 +123,6 @@ class RateResult:
         if self.rate_lower_expr is not None:
             rate["lower_expr"] = str(self.rate_lower_expr)
             rate["lower_latex"] = sp.latex(self.rate_lower_expr)
-            rate["tight"] = bool(sp.simplify(self.rate_lower_expr - self.rate_expr) == 0)
         return {
             "problem": self.problem,
             "privacy": self.privacy,
@@ -159,8 +158,8 @@ class RateResult:
                       for k, v in self.params.items())
         lines = [f"problem {self.problem}, privacy {self.privacy}  ({p})",
                  f"rate (order):      {self.rate_expr}"]
-        if self.rate_lower_expr is not None and self.to_dict()["rate"].get("tight") is False:
-            lines.append(f"lower-bound rate:  {self.rate_lower_expr}   (not tight: see notes)")
+        if self.rate_lower_expr is not None:
+            lines.append(f"lower-bound rate:  {self.rate_lower_expr}")
         lo, up = self.lower, self.upper
         for tag, b in (("lower", lo), ("upper", up)):
             if b is None:

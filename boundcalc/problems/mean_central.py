@@ -253,8 +253,8 @@ def derived(values: dict) -> dict:
     if priv in ("tv", "kl"):
         out["alpha"] = values["eps"]
     if priv != "none":
-        eps = np.asarray(values["eps"], float)
-        level = np.vectorize(lambda e: relations.tv_level(priv, float(e), values.get("delta")))(eps)
+        level = relations.tv_level(priv, values["eps"], values.get("delta"))  # vectorised over arrays
+        level = np.asarray(level, float)
         out["alpha_TV"] = level if level.ndim else float(level)
     return out
 
