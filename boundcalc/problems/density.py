@@ -43,6 +43,7 @@ from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_
 from ..errors import InputError
 from ..mechanisms import histogram as H
 from ..mechanisms import series as SER
+from ..mechanisms.local_scalar import coth_half
 from ..params import N, ParamSpec
 
 SOURCE_C = "Barber & Duchi (2014) Prop 5; Wasserman & Zhou (2010) Thm 4.4 (histogram)"
@@ -86,6 +87,11 @@ def b_max(v: dict) -> float:
     return math.floor((1 + v["n"] * r1) ** (1 / v["d"])) + 1
 
 
+def _round_pos(x):
+    """A valid integer choice >= 1 near x (closed-form free-parameter choice for vectorised curves)."""
+    return sp.Max(1, sp.floor(x + sp.Rational(1, 2)))
+
+
 @lru_cache(maxsize=None)
 def _central_bounds(private: bool) -> tuple:
     up = Bound(
@@ -100,6 +106,9 @@ def _central_bounds(private: bool) -> tuple:
                             "over m bins of volume h^d: 8m²/(nε)²." if private else "")
         + " Corrects THEOREMS.md §2.3 (dL²h² + m/n): the constant 1/12 is sharp.",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
+        optimum={b: _round_pos(sp.Min((L ** 2 * S.n / 6) ** (1 / (S.d + 2)),
+                                      (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
+                                      if private else (L ** 2 * S.n / 6) ** (1 / (S.d + 2)))},
         extra={"kind": "central-histogram"})
     lo = Bound(
         "lower", "order", "packing + uniformity of mass (order only: c_d unspecified)",
@@ -166,6 +175,25 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
     hist_free = (FreeParameter(m, lambda v: 1, _m_max(fam, private), integer=True, doc="number of bins"),)
     k_free = (FreeParameter(K, lambda v: 1, _k_max(fam), integer=True, doc="number of cosine terms"),)
     src = SOURCE_L + "; constants derived (boundcalc.mechanisms.histogram / series)"
+    cb = sp.Rational(1, 12) if fam == "lipschitz" else sp.pi ** (-2 * beta)
+    m_stat = (2 * cb * L ** 2 * S.n) ** sp.Rational(1, 3)
+    k_stat = (beta_s * L ** 2 * S.n / (2 * sp.pi ** (2 * beta_s))) ** (1 / (2 * beta_s + 1))
+
+    def m_opt(a):
+        return {m: _round_pos(sp.Min(m_stat, (cb * L ** 2 * S.n / a) ** sp.Rational(1, 4)))}
+
+    def k_opt(expr_k):
+        return {K: _round_pos(sp.Min(k_stat, expr_k))}
+
+    optima = {
+        "hist-laplace": m_opt(8 / S.eps ** 2) if private else {m: _round_pos(m_stat)},
+        "hist-rr": m_opt(H.rr_variance_factor(S.eps)),
+        "series-linf": k_opt((beta_s * L ** 2 * S.n / (sp.pi ** (2 * beta_s + 1) * coth_half(S.eps) ** 2))
+                             ** (1 / (2 * beta_s + 2))) if private else {K: _round_pos(k_stat)},
+        "series-laplace": k_opt((beta_s * L ** 2 * S.eps ** 2 * S.n / (24 * sp.pi ** (2 * beta_s)))
+                                ** (1 / (2 * beta_s + 3))),
+        "uniform": None,
+    }
     cands = []
     if private:
         cands += [
@@ -204,7 +232,7 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
         if mech not in ("all", name) and private:
             continue
         out.append(Bound("upper", name, label, expr, src, why, free=free, conditions=cnd,
-                         extra={"kind": name, "family": fam}))
+                         optimum=optima[name], extra={"kind": name, "family": fam}))
     out.append(Bound(
         "lower", "order", "local Fano / Assouad (order only)",
         S.n ** (-2 * beta / (2 * beta + 1)) + ((S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2)) if private else 0),

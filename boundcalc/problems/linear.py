@@ -103,7 +103,8 @@ def _bounds(geometry: str, private: bool) -> tuple:
         SOURCE + "; constant derived (boundcalc)",
         "X = ±M e_1 with P(+) = (1±δ)/2: excess_± = δM(r ± θ̂_1) >= rδM 1{±θ̂_1 >= 0} (|θ̂_1| <= r), so "
         "max E excess >= rδM(1 - TV(M_+^n, M_-^n))/2, TV(P_+,P_-) = δ; " + lc_why + ".",
-        free=(d_free,)))
+        free=(d_free,),
+        optimum={dlt: sp.Min(1, 1 / (sp.sqrt(2 * S.n) * S.expm1(S.eps))) if private else sp.Min(1, 1 / sp.sqrt(S.n))}))
     if private and geometry == "l2":
         s_half = dlt * Msym * S.r / (4 * S.d ** sp.Rational(3, 2))
         out.append(Bound(
@@ -113,7 +114,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "v ∈ {±1}^d, X = M s e_J, J uniform, P(s=+|J=j) = (1+δv_j)/2, μ_v = (δM/d)v; excess >= "
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
-            free=(d_free,)))
+            free=(d_free,), optimum={dlt: sp.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
     out.append(Bound("lower", "order", "order only (DJW Props 2-3, constant unspecified)", _rate_expr(geometry, private),
                      SOURCE, "DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
                      certified=False))

@@ -108,6 +108,11 @@ def exp_mech_bound(lam, loss: str):
             + shift ** 2 / (rho * (1 - rho))) / lam ** 2
 
 
+#: the (λ-free) minimisers of the bracket in exp_mech_bound (Nelder–Mead; any ρ ∈ (0,1), s >= 0 is valid)
+EXP_MECH_OPTIMUM = {"abs": {rho: sp.Float("0.368447"), shift: sp.Float("0.233574")},
+                    "squared": {rho: sp.Float("0.427726"), shift: sp.Float("0.252585")}}
+
+
 def _p_range():
     return (lambda v: min(1e-3, 1e-4 / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: 1.0)
 
@@ -122,7 +127,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
         out.append(Bound("lower", "le-cam", "Le Cam two points (exact product TV)",
                          le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); THEOREMS.md §1.1",
                          "Unif[0,θ_0] vs Unif[0,(1+p)θ_0]: separation pθ_0 = 2s, TV(P_0^n,P_1^n) = 1-(1+p)^{-n}; "
-                         "Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,)))
+                         "Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: sp.Min(1, 1 / S.n)}))
     else:
         via = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
                "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
@@ -133,7 +138,8 @@ def _bounds(privacy: str, loss: str) -> tuple:
             "Unif[0,θ_0] vs Unif[0,(1+p)θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
             "separation pθ_0 = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
             "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
-            "privacy: " + via + ".", free=(p_free,)))
+            "privacy: " + via + ".", free=(p_free,),
+            optimum={S.p: sp.Min(1, 1 / (2 * S.n * alpha_tv), sp.Max(1 / S.n, 1 / (2 * S.n * alpha_tv)))}))
     if privacy in ("pure", "approx"):
         q = S.p / (1 + S.p)
         delta = S.delta if privacy == "approx" else None
@@ -168,7 +174,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
             exp_mech_bound.__doc__.split("Risk", 1)[1].strip() + " Privacy level: " + eps_txt + ".",
             free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
                   FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
-            extra={"mechanism": "exp-mech"}))
+            optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"}))
     out.append(Bound("upper", "constant", "constant estimate 3θ_0/2 (uses no data)",
                      _phi(theta0 / 2, loss), "trivial", "|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0]."))
     return tuple(out)
@@ -293,7 +299,7 @@ for _priv in PRIVACIES:
     register(Entry(
         problem="support", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²", source=SOURCE,
-        derived=derived, lower_rate=lower_rate, check="boundcalc.problems.support:check",
+        derived=derived, check="boundcalc.problems.support:check",
         notes=() if _priv == "none" else (
             "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
             "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
