@@ -102,6 +102,32 @@ def sup_gamma_finite(P: np.ndarray) -> float:
     return best
 
 
+#: DJW's variational private Assouad for n samples is order only (its tensorisation constant over the
+#: n-sample mixtures M^n_{±j} was not verified); the one-sample form below is derived and tested.
+ASSOUAD_VARIATIONAL_CERTIFIED = False
+
+
+def assouad_variational_order(eps: float, sup_gamma_sum: float, n: int = 1) -> float:
+    """DJW's private Assouad (THEOREMS.md §1.3, **order only**): Σ_j symmetrised KL(M^n_{+j}, M^n_{-j})
+    <= 2 (e^ε-1)² n sup_{‖γ‖_∞<=1} Σ_j (∫γ d(P_{+j} - P_{-j}))². Not used by any certified bound."""
+    return 2.0 * n * math.expm1(eps) ** 2 * sup_gamma_sum
+
+
+def assouad_variational_one_sample(eps: float, sup_gamma_sum: float) -> float:
+    """One sample (derived, certified): Σ_j [KL(M_{+j}‖M_{-j}) + KL(M_{-j}‖M_{+j})]
+    <= ((e^ε-1)²/2) sup_γ Σ_j (∫γ d(P_{+j} - P_{-j}))². Same χ² argument as item 4 applied to the
+    mixtures P_{±j} (one channel, so m_{±j}(z) = ∫q(z|x) dP_{±j}), in both directions."""
+    return 0.5 * math.expm1(eps) ** 2 * sup_gamma_sum
+
+
+def sup_gamma_pairs(Pp: np.ndarray, Pm: np.ndarray) -> float:
+    """sup_{γ ∈ [-1,1]^X} Σ_j (γ·(P_{+j} - P_{-j}))² by vertex enumeration (small alphabets)."""
+    import itertools
+
+    D = np.asarray(Pp, float) - np.asarray(Pm, float)
+    return max(float(np.sum((D @ np.asarray(g)) ** 2)) for g in itertools.product([-1.0, 1.0], repeat=D.shape[1]))
+
+
 def fano_probability(mi_bound: float, n_hyp: int) -> float:
     """Fano: inf_ψ P(ψ ≠ V) >= 1 - (I + log 2)/log|V| (clipped at 0)."""
     return max(0.0, 1.0 - (mi_bound + math.log(2)) / math.log(n_hyp))

@@ -222,4 +222,4 @@ register(Entry(
            "(B/σ + sqrt(2 log(nε²/d)))².",)))
 register(Entry(
     problem="gaussian", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
-    title="Gaussian location, no privacy", source="textbook"))
+    title="Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source="textbook"))

@@ -225,4 +225,4 @@ register(Entry(
            "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")))
 register(Entry(
     problem="multinomial", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
-    title="discrete distribution on d symbols, no privacy", source="textbook", derived=derived))
+    title="discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁", source="textbook", derived=derived))

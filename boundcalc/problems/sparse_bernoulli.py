@@ -215,4 +215,4 @@ register(Entry(
            "THEOREMS.md's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.")))
 register(Entry(
     problem="sparse-bernoulli", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
-    title="s-sparse Bernoulli means, no privacy", source="textbook", validate=validate))
+    title="s-sparse Bernoulli means, loss ||θ̂-θ||²", source="textbook", validate=validate))
