@@ -78,8 +78,7 @@ def _term_values(terms, values):
     for label, term in terms:
         from . import symbolic
 
-        f = sp.lambdify(sorted(term.free_symbols, key=lambda s: s.name), term,
-                        modules=[symbolic.NUMPY_IMPL, "numpy"])
+        f = symbolic.numpy_lambdify(sorted(term.free_symbols, key=lambda s: s.name), term)
         from .bounds import _symbol_values
 
         sv = _symbol_values(values, None)

@@ -83,10 +83,10 @@ class Bound:
         if backend not in cache:
             args = self._args()
             if backend == "numpy":
-                modules = [symbolic.NUMPY_IMPL, "numpy"]
+                fn = symbolic.numpy_lambdify(args, self.expr)
             else:
-                modules = [symbolic.MPMATH_IMPL, "mpmath"]
-            cache[backend] = (args, sp.lambdify(args, self.expr, modules=modules))
+                fn = sp.lambdify(args, self.expr, modules=[symbolic.MPMATH_IMPL, "mpmath"])
+            cache[backend] = (args, fn)
         return cache[backend]
 
     def evaluate(self, values: dict, free: dict | None = None, fallback: bool = True) -> np.ndarray:
@@ -236,9 +236,21 @@ def problems() -> dict[str, ProblemInfo]:
 
 
 def resolve_problem(name) -> ProblemInfo:
-    _load()
     key = str(name).strip().lower()
+    if not _LOADED:
+        from . import problems as _problems
+
+        # import only the modules that register this problem (fast start-up), else everything
+        if _problems.load_for(key):
+            canonical = _ALIASES.get(key, key)
+            if canonical != key:
+                _problems.load_for(canonical)
+        else:
+            _load()
     key = _ALIASES.get(key, key)
+    if key not in _PROBLEMS:
+        _load()
+        key = _ALIASES.get(key, key)
     if key not in _PROBLEMS:
         raise InputError("problem", "must be one of " + ", ".join(sorted(_PROBLEMS)), name)
     return _PROBLEMS[key]
