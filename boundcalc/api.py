@@ -70,7 +70,7 @@ def evaluate_bound(bound, values) -> BoundValue:
     elif value <= 0:
         reason = "vacuous (zero) at these parameters"
     return BoundValue(bound.side, bound.name, bound.label, value, bound.certified, bound.expr, bound.source,
-                      bound.derivation, sol.free, conds, [], reason)
+                      bound.derivation, sol.free, conds, [], reason, bound.extra.get("why_not_certified"))
 
 
 def _term_values(terms, values):
@@ -125,8 +125,11 @@ def rate(problem, privacy="pure", **params) -> RateResult:
         nonprivate = min(cands) if cands else None
 
     shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
-    return RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
-                      nonprivate, regime, term_vals, list(entry.notes))
+    result = RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
+                        nonprivate, regime, term_vals, list(entry.notes))
+    if entry.report is not None:
+        result.notes.extend(entry.report(v, result))
+    return result
 
 
 def _regime(term_vals: dict) -> str:

@@ -71,7 +71,7 @@ class Bound:
     free: tuple = ()
     conditions: tuple = ()
     optimum: dict | None = None
-    extra: dict = field(default_factory=dict)  # anything the simulation needs (e.g. noise constants)
+    extra: dict = field(default_factory=dict)  # simulation needs (noise constants); "why_not_certified"
 
     # ------------------------------------------------------------------ evaluation
     def _args(self):
@@ -161,6 +161,7 @@ class Entry:
     ``validate(values)``: cross-parameter checks; raise :class:`InputError`.
     ``derived(values)``: values of auxiliary symbols (e.g. the implied TV level), or None.
     ``lower_rate(values)``: the rate of the lower bound when it differs from the upper rate.
+    ``report(values, result)``: extra notes about one result (e.g. efficiency, limiting term), or None.
     ``check``: the simulation, a callable or a lazy ``"module:function"`` path
     (signature ``check(values, ns=None, reps=200, seed=0) -> simulate.CheckResult``), or None.
     """
@@ -177,6 +178,7 @@ class Entry:
     lower_rate: Callable[[dict], object] | None = None
     check: object = None
     notes: tuple = ()
+    report: Callable | None = None  # report(values, result) -> list of notes for this result
 
     def check_function(self):
         if self.check is None or callable(self.check):

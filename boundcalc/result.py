@@ -46,6 +46,7 @@ class BoundValue:
     conditions: list = field(default_factory=list)
     failed_conditions: list = field(default_factory=list)
     reason: str | None = None  # why the value is None
+    note: str | None = None  # why an uncertified bound is not certified (Bound.extra["why_not_certified"])
 
     @property
     def usable(self) -> bool:
@@ -183,7 +184,7 @@ class RateResult:
                 elif b.reason:
                     why = f"  ({b.reason})"
                 elif not b.certified:
-                    why = "  (order only, constant unspecified)"
+                    why = "  (not certified: " + (b.note or "order only, constant unspecified") + ")"
                 lines.append(f"  {b.side:5s} {_fmt(b.value):>10s}  {b.label}{why}")
         for note in self.notes:
             lines.append(f"note: {note}")
