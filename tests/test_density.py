@@ -295,3 +295,12 @@ def test_cli_bad_input(args):
     out = run("rate", "--problem", "density", *args)
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_vectorised_curves_are_valid_choices():
+    ns = np.array([100, 10 ** 4, 10 ** 6, 10 ** 9, 10 ** 12])
+    for priv, kw in (("pure", {"d": 2}), ("none", {}), ("local", {}), ("local", {"beta": 2.5})):
+        cur = bc.evaluate_curve("density", priv, n=ns, **kw)
+        for n, c in zip(ns, cur):
+            best = bc.rate("density", priv, n=int(n), **kw).upper.value
+            assert best <= c * (1 + 1e-12) and c <= 1.5 * best

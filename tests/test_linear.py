@@ -171,3 +171,16 @@ def test_cli_rate_and_check():
 def test_cli_bad_input(args):
     out = run("rate", "--problem", "linear", "--privacy", "local", *args)
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_vectorised_curves_are_valid_choices():
+    ns = np.array([10, 100, 10 ** 4, 10 ** 6, 10 ** 9, 10 ** 12])
+    for side in ("upper", "lower"):
+        cur = bc.evaluate_curve("linear", "local", n=ns, d=50, side=side)
+        for n, c in zip(ns, cur):
+            res = bc.rate("linear", "local", n=int(n), d=50)
+            best = (res.upper if side == "upper" else res.lower).value
+            if side == "upper":
+                assert best <= c * (1 + 1e-12)
+            else:
+                assert c <= best * (1 + 1e-12) and c >= 0.5 * best

@@ -211,3 +211,15 @@ def test_cli_bad_input(args):
     out = run("rate", "--problem", "support", "--privacy", "tv", *args)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and out.stderr.strip().count("\n") == 0
+
+
+def test_vectorised_curves_are_valid_choices():
+    """evaluate_curve uses the closed-form free parameters: never better than the solver, and close to it."""
+    ns = np.array([10, 100, 10 ** 4, 10 ** 6, 10 ** 9, 10 ** 12])
+    for priv in PRIVS:
+        up = bc.evaluate_curve("support", priv, n=ns, side="upper")
+        lo = bc.evaluate_curve("support", priv, n=ns, side="lower")
+        for n, u, l in zip(ns, up, lo):
+            res = bc.rate("support", priv, n=int(n))
+            assert res.upper.value <= u * (1 + 1e-9) and u <= 1.01 * res.upper.value
+            assert l <= res.lower.value * (1 + 1e-9) and l >= 0.5 * res.lower.value

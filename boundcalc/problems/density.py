@@ -443,7 +443,7 @@ def check_local(values, ns=None, reps=200, seed=0, progress=False):
 
 # ------------------------------------------------------------------ registration
 
-register_problem("density", "density estimation, loss ∫(f̂-f)²", aliases=("density-estimation",))
+register_problem("density", "density estimation, loss integrated squared error", aliases=("density-estimation",))
 for _priv in ("none", "pure"):
     register(Entry(
         problem="density", privacy=_priv, params=PARAMS_CENTRAL, rate=rate_terms, bounds=bounds,
