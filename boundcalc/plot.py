@@ -216,11 +216,22 @@ def plot(problem, privacy="pure", x="n", output=None, **params):
     lo, up = _arr(data["lower"]), _arr(data["upper"])
     rt, npv = _arr(data["rate"]), _arr(data["nonprivate"])
     ok = np.isfinite(lo) & np.isfinite(up)
-    ax.fill_between(xs, np.where(ok, lo, np.nan), np.where(ok, up, np.nan), color=COLORS["band"], alpha=0.45,
-                    linewidth=0, label="certified band", zorder=1)
-    ax.plot(xs, up, color=COLORS["upper"], lw=2.0, label="certified upper bound (tuned mechanism)", zorder=3)
-    ax.plot(xs, lo, color=COLORS["lower"], lw=2.0, label="certified lower bound (any private estimator)",
-            zorder=3)
+    if ok.any():
+        ax.fill_between(xs, np.where(ok, lo, np.nan), np.where(ok, up, np.nan), color=COLORS["band"], alpha=0.45,
+                        linewidth=0, label="certified band", zorder=1)
+    missing = []
+    if np.isfinite(up).any():
+        ax.plot(xs, up, color=COLORS["upper"], lw=2.0, label="certified upper bound (tuned mechanism)", zorder=3)
+    else:
+        missing.append("upper")
+    if np.isfinite(lo).any():
+        ax.plot(xs, lo, color=COLORS["lower"], lw=2.0, label="certified lower bound (any private estimator)",
+                zorder=3)
+    else:
+        missing.append("lower")
+    if missing:
+        ax.text(0.02, 0.03, "no certified " + " or ".join(missing) + " bound here (order only)",
+                transform=ax.transAxes, fontsize=8, color="0.3", style="italic")
     rlabel = _math_label(data["rate_expr"])
     ax.plot(xs, rt, color=COLORS["rate"], lw=1.3, ls="--",
             label="rate (order, constant 1)" + (f": {rlabel}" if rlabel else ""), zorder=2)
