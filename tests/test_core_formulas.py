@@ -129,6 +129,19 @@ def test_hodges_lehmann_constant_risk(n):
     # Bayes risk, a lower bound on the minimax risk
     a = math.sqrt(n) / 2
     assert np.allclose(est, (x + a) / (n + 2 * a))
+    # the Bayes risk under that prior (posterior variance averaged over the marginal) equals it too
+    post_var = (x + a) * (n - x + a) / ((n + 2 * a) ** 2 * (n + 2 * a + 1))
+    marg = stats.betabinom.pmf(x, n, a, a)
+    assert float(marg @ post_var) == pytest.approx(1 / (4 * (1 + math.sqrt(n)) ** 2), rel=1e-9)
+
+
+def test_mean_lower_bound_is_the_scaled_binomial_minimax_risk():
+    # on {±r u} the mean is r(2q-1)u: risk of estimating it = (2r)² × risk for q
+    import boundcalc as bc
+
+    for n in (1, 10, 1000):
+        lo = next(b for b in bc.rate("mean", "none", n=n, r=2.0).lowers if b.name == "hodges-lehmann")
+        assert lo.value == pytest.approx((2 * 2.0) ** 2 / (4 * (1 + math.sqrt(n)) ** 2), rel=1e-12)
 
 
 # ---------------------------------------------------------------- uniformity of mass

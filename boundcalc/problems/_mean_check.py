@@ -5,7 +5,7 @@ truncation radius T: θ̂ = (1/n) Σ π_T(X_i) + W. Instances:
 
 - the hard mixture of the best lower bound: (1-p)δ_0 + p δ_{r p^{-1/k} e_1} at the solver's p
   (mass p far out, where truncation bias bites), and its mirror image;
-- Bernoulli(1/2) on {0, r e_1} (the worst case of the Hodges–Lehmann sub-family);
+- mass 1/2 at ±r e_1 (the worst case of the Hodges–Lehmann sub-family);
 - a benign law: Gaussian scaled to E||X||^k = r^k (uniform on the sphere of radius r when k = ∞).
 
 Discrete instances are simulated exactly and fast: the counts of each atom are multinomial, and
@@ -105,9 +105,9 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
             atoms = np.stack([np.zeros(d), sgn * far * e1])
             est, theta = _discrete_errors(atoms, [1 - p, p], T, n, rng, reps)
             record(f"mixture{tag}(p={p:.3g})", est, theta, f"(1-p)δ_0 + p δ_(±r p^(-1/k) e1), p={p:.4g}")
-        atoms = np.stack([np.zeros(d), r * e1])
+        atoms = np.stack([-r * e1, r * e1])
         est, theta = _discrete_errors(atoms, [0.5, 0.5], T, n, rng, reps)
-        record("bernoulli(1/2)", est, theta, "mass 1/2 at 0 and at r e1")
+        record("two-point ±r", est, theta, "mass 1/2 at -r e1 and at r e1 (Hodges–Lehmann family)")
         if n * reps * d <= BENIGN_BUDGET:
             est, theta = _benign(values, T, n, rng, reps)
             record("benign", est, theta, "Gaussian scaled to E||X||^k = r^k (sphere of radius r if k = inf)")

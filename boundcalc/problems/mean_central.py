@@ -159,19 +159,21 @@ def _exponent(k):
 
 def _nonprivate_lowers(k):
     hl = Bound(
-        "lower", "hodges-lehmann", "exact minimax risk of a Bernoulli(q)·r u sub-family",
-        S.r ** 2 / (4 * (1 + sp.sqrt(S.n)) ** 2), "Hodges & Lehmann (1950); sub-family of 𝒫_k",
-        "The laws P_q = (1-q)δ_0 + q δ_{ru} (||u|| = 1) lie in 𝒫_k (E||X||^k = q r^k). Estimating the mean "
-        "q r u from n draws is estimating a binomial proportion (scaled by r), whose minimax squared-error "
-        "risk is exactly 1/(4(1+√n)²): the estimator (X + √n/2)/(n + √n) has that constant risk and is "
-        "Bayes for the Beta(√n/2, √n/2) prior (tested exactly). Minimax over 𝒫_k is at least that.")
+        "lower", "hodges-lehmann", "exact minimax risk of the two-point family on {±r u}",
+        S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, "Hodges & Lehmann (1950); sub-family of 𝒫_k",
+        "The laws P_q = (1-q)δ_{-ru} + q δ_{ru} (||u|| = 1) lie in 𝒫_k (E||X||^k = r^k) and have mean "
+        "r(2q-1)u. The count of +ru draws is Bin(n, q), so estimating the mean is estimating 2q-1 scaled by "
+        "r: the binomial proportion's exact minimax squared-error risk 1/(4(1+√n)²) (Hodges–Lehmann: "
+        "(X + √n/2)/(n + √n) has that constant risk and is Bayes for the Beta(√n/2, √n/2) prior, tested "
+        "exactly) times (2r)² gives r²/(1+√n)². Minimax over 𝒫_k is at least that.")
     lc = Bound(
         "lower", "le-cam", "Le Cam two points, exact binomial TV",
-        le_cam.two_point((S.r * S.h) ** 2, 1 - S.BinomTVComplement(S.n, sp.Rational(1, 2) - S.h,
-                                                                   sp.Rational(1, 2) + S.h)),
+        le_cam.two_point((2 * S.r * S.h) ** 2, 1 - S.BinomTVComplement(S.n, sp.Rational(1, 2) - S.h,
+                                                                       sp.Rational(1, 2) + S.h)),
         SOURCE + " (non-private part); THEOREMS.md §1.1",
-        "P_q with q = 1/2 ± h: means r(1/2 ± h)u are 2s-separated with s = rh; the count of non-zero draws "
-        "is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed exactly.",
+        "P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
+        "count of +ru draws is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed "
+        "exactly.",
         free=(FreeParameter(S.h, lambda v: 1e-4 / math.sqrt(v["n"]), lambda v: 0.5 - 1e-9,
                             doc="half-gap of q"),))
     return [hl, lc]
