@@ -110,12 +110,15 @@ def _central_bounds(private: bool) -> tuple:
                                       (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
                                       if private else (L ** 2 * S.n / 6) ** (1 / (S.d + 2)))},
         extra={"kind": "central-histogram"})
+    uni = Bound("upper", "uniform", "f̂ ≡ 1 (uses no data)", H.bias_lipschitz(L, S.d, 1), "trivial",
+                "∫(f - 1)² is the bias of the one-bin histogram: <= dL²/12 (sharp constant, see the histogram "
+                "bias); no noise is needed because the single count is n.")
     lo = Bound(
         "lower", "order", "packing + uniformity of mass (order only: c_d unspecified)",
         S.n ** (-2 / (2 + S.d)) + ((S.n * S.eps) ** (-2 / (1 + S.d)) if private else 0),
         SOURCE_C, "Barber & Duchi Prop 5: c_d (n^{-2/(2+d)} + (nε)^{-2/(1+d)}) with an unspecified constant c_d; "
                   "reported as a rate with constant 1.", certified=False)
-    return (up, lo)
+    return (up, uni, lo) if private else (up, lo)
 
 
 def _central_rate(values):
@@ -326,12 +329,12 @@ def check_central(values, ns=None, reps=200, seed=0, progress=False):
     for i, n in enumerate(ns):
         simulate.progress_line(progress, f"check density/{priv}: n={n} ({i + 1}/{len(ns)})")
         res = rate("density", priv, **{**params, "n": n})
-        bins = int(res.upper.free_parameters["b"])
+        bins = int(res.upper.free_parameters.get("b", 1))
         if bins ** d > MAX_BINS:
             notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
             continue
         h = 1.0 / bins
-        eps = float(values["eps"]) if priv != "none" else None
+        eps = float(values["eps"]) if priv != "none" and res.upper.name != "uniform" else None
         instances = []
         amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
         slope = min(Lv, 1.0 / (d * h))
