@@ -208,3 +208,36 @@ def test_every_registered_problem_plans():
             if res.n_necessary > 1:
                 assert _lower(row["problem"], priv, n=res.n_necessary - 1) > up
     assert "mean" in seen
+
+
+def test_contract_as_console_script():
+    """The issue's command, run as the installed console script."""
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("boundcalc")
+    cmd = [exe] if exe else [sys.executable, "-m", "boundcalc.cli"]
+    p = subprocess.run(cmd + ["plan", "--problem", "mean", "--privacy", "pure", "--k", "4", "--target", "0.01",
+                              "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    _confirm_n("mean", "pure", 0.01, out["n_necessary"], out["n_sufficient"], k=4)
+    p = subprocess.run(cmd + ["plan", "--problem", "mean", "--privacy", "pure", "--target", "0"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--target" in p.stderr and "Traceback" not in p.stderr
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(log_t=st.floats(-8, -1), privacy=st.sampled_from(["pure", "approx", "tv", "kl", "local"]),
+       eps=st.sampled_from([0.1, 0.5, 0.9]), k=st.sampled_from([2, 4, "inf"]))
+def test_property_random_targets_confirmed(log_t, privacy, eps, k):
+    t = 10.0 ** log_t
+    res = bc.plan("mean", privacy=privacy, target=t, eps=eps, k=k)
+    if res.n_sufficient is None:  # only beyond n = 10^18
+        assert _upper("mean", privacy, n=10 ** 18, eps=eps, k=k) > t
+        return
+    _confirm_n("mean", privacy, t, res.n_necessary, res.n_sufficient, eps=eps, k=k)
