@@ -123,9 +123,11 @@ def _grid(x, values, model, entry, xmin, xmax, points):
     return [float(v) for v in np.geomspace(lo, hi, points)]
 
 
-def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=None, **params) -> dict:
+def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=None, progress=False,
+         **params) -> dict:
     """Certified lower/upper bounds, the rate and the non-private risk over a grid of n or ε.
 
+    ``progress``: report the grid points on stderr (the CLI turns it on when stderr is a terminal).
     Returns a dict of lists: ``x``, ``lower``, ``upper``, ``rate``, ``nonprivate`` (None where a value
     does not exist), plus ``mechanism``/``method`` per point and the fixed ``params``.
     """
@@ -153,7 +155,10 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
         fixed["eps"] = params["alpha"]
     out = {"x": [], "lower": [], "upper": [], "rate": [], "nonprivate": [], "mechanism": [], "method": []}
     res = None
-    for xv in xs:
+    from .simulate import progress_line
+
+    for i, xv in enumerate(xs):
+        progress_line(progress, f"plot {entry.problem}/{model.name}: {x}={xv:.4g} ({i + 1}/{len(xs)})")
         res = rate(entry.problem, model.name, **{**fixed, x: xv})
         lo, up = res.lower, res.upper
         terms = [v for v in res.terms.values() if v is not None and math.isfinite(v)]
@@ -164,6 +169,7 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
         out["nonprivate"].append(res.nonprivate)
         out["mechanism"].append(None if up is None else up.label)
         out["method"].append(None if lo is None else lo.label)
+    progress_line(progress, "")
     out["problem"], out["privacy"], out["axis"] = entry.problem, model.name, x
     out["params"] = {k: v for k, v in values.items() if k not in ("problem", "privacy", x)}
     out["at"] = values.get(x)
@@ -205,10 +211,10 @@ def _math_label(expr) -> str:
 def plot(problem, privacy="pure", x="n", output=None, **params):
     """Risk against n (``x="n"``) or the privacy level (``x="eps"``), log-log, with the certified band.
 
-    Grid options: ``points`` (default 24), ``xmin``, ``xmax``. Writes a PNG to ``output`` if given and
-    returns the matplotlib Figure.
+    Grid options: ``points`` (default 24), ``xmin``, ``xmax``; ``progress=True`` reports on stderr.
+    Writes a PNG to ``output`` if given and returns the matplotlib Figure.
     """
-    opts = {k: params.pop(k) for k in ("points", "xmin", "xmax", "xs") if k in params}
+    opts = {k: params.pop(k) for k in ("points", "xmin", "xmax", "xs", "progress") if k in params}
     _check_output(output)
     data = band(problem, privacy, x=x, **opts, **params)
     fig, ax = _new_figure()
