@@ -111,8 +111,8 @@ _COMBINING = {"\u0302": r"\hat", "\u0304": r"\bar", "\u0303": r"\tilde", "\u0307
 #: multi-character ASCII notation turned into math (applied before the character translation)
 _TEX_SEQ = (("||", r"\ensuremath{\|}"), ("<=", r"\ensuremath{\le}"), (">=", r"\ensuremath{\ge}"),
             ("!=", r"\ensuremath{\ne}"))
-_TEX_TEXT = {"–": "--", "—": "---", "§": r"\ensuremath{\mathsection}", "’": "'", "‘": "`", "“": "``", "”": "''", "…": r"\ldots{}",
-             "\u00a0": "~", "•": r"\textbullet{}", "°": r"\ensuremath{^\circ}"}
+_TEX_TEXT = {"–": "--", "—": "---", "§": r"\ensuremath{\mathsection}", "’": "'", "‘": "`", "“": "``", "”": "''",
+             "…": r"\ldots{}", "\u00a0": "~", "•": r"\textbullet{}", "°": r"\ensuremath{^\circ}"}
 
 
 def tex_text(s) -> str:
