@@ -23,8 +23,10 @@ Certified lower bounds (ours, from the local-privacy machinery of :mod:`boundcal
   Hamming separation with 2s = δMr/(2d^{3/2}) for the sign map sign_j(θ̂) = -sign(θ̂_j). Flipping v_j
   changes P_v by TV δ/d; private Assouad (ldp item 5): risk >= s d (1 - TVbound(δ/d)) =
   (δMr/(4√d))(1 - TVbound(δ/d)); free δ. Order rM √(d/(nε²)) when n(e^ε-1)² >~ d².
-For l1 the rate's √(d log d) needs a Fano/variational argument that is certified only for
-non-interactive channels; the l1 lower bound stays the d-free Le Cam bound plus the order-only rate.
+* ``fano`` (l1, local): v ∈ {±e_j}, X ∈ {±M}^d with P(X_i = M) = (1 + δv_i)/2; at most one v can have
+  excess < δMr/2 (||θ̂||₁ <= r), private Fano with I <= n(e^ε-1)²δ² and log|V| = log(2d): order
+  rM √(log(2d)/(nε²)). The rate's √(d log d) needs the variational bound, certified only for
+  non-interactive channels: beyond √log(2d) the l1 lower bound is order only.
 """
 from __future__ import annotations
 
@@ -115,6 +117,18 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
             free=(d_free,), optimum={dlt: sp.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
+    if private and geometry == "l1":
+        out.append(Bound(
+            "lower", "fano", "private Fano over the 2d signed coordinates (x ∈ {±M}^d)",
+            ldp.private_fano_expr(dlt * Msym * S.r / 2, S.n, S.eps, dlt, sp.log(2 * S.d)),
+            SOURCE + "; constant derived (boundcalc)",
+            "v ∈ {±e_j}: X ∈ {±M}^d with independent coordinates, P(X_i = M) = (1 + δv_i)/2, μ_v = δMv, "
+            "excess_v = δM(r + ⟨θ̂, v⟩); since ||θ̂||₁ <= r at most one v has excess_v < δMr/2, so the test "
+            "'that v' errs only when excess_V >= δMr/2: max E excess >= (δMr/2) P(error) and Fano with the private "
+            "mutual-information bound I(Z_{1:n};V) <= n(e^ε-1)² max TV(P_v,P_v')², max TV <= δ (two coordinates "
+            "change by δ/2 each), log|V| = log(2d) (boundcalc.methods.ldp item 3'). Order rM√(log(2d)/(nε²)): "
+            "the √d of the rate needs the variational bound (certified only for non-interactive channels).",
+            free=(d_free,), optimum={dlt: sp.Min(1, sp.sqrt(sp.log(2 * S.d) / (4 * S.n)) / S.expm1(S.eps))}))
     out.append(Bound("lower", "order", "order only (DJW Props 2-3, constant unspecified)", _rate_expr(geometry, private),
                      SOURCE, "DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
                      certified=False))
