@@ -184,3 +184,16 @@ def test_vectorised_curves_are_valid_choices():
                 assert best <= c * (1 + 1e-12)
             else:
                 assert c <= best * (1 + 1e-12) and c >= 0.5 * best
+
+
+def test_fano_disjoint_success_sets_l1():
+    """For θ̂ in the ℓ1 ball, at most one v ∈ {±e_j} has excess_v = δM(r + ⟨θ̂, v⟩) < δMr/2."""
+    rng = np.random.default_rng(5)
+    r = 1.0
+    for d in (1, 2, 7):
+        for _ in range(3000):
+            th = rng.laplace(size=d) * rng.choice([0.0, 1.0], size=d)
+            if np.abs(th).sum() > 0:
+                th *= r * rng.random() ** 0.1 / np.abs(th).sum()
+            small = sum(1 for j in range(d) for sg in (1, -1) if r + sg * th[j] < r / 2)
+            assert small <= 1
