@@ -145,6 +145,8 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         "s = r p^{(k-1)/k}; TV(P_+,P_-) = p and TV(P_+^n,P_-^n) = 1-(1-p)^n. Private Le Cam: "
         "TV(M_+^n,M_-^n) <= min{√n(e^ε-1)p, 1-(1-p)^n} (Corollary 1 + Pinsker).",
         free=(FreeParameter(p, lambda v: 1e-12, lambda v: 1.0, doc="mixture weight"),),
+        # maximiser of p^β (1 - c p), β = 2(k-1)/k, c = sqrt(n/2)(e^ε-1): p = β/((1+β)c) (a valid choice)
+        optimum={p: sp.Min(1, 2 * a / ((1 + 2 * a) * sp.sqrt(n / 2) * S.expm1(e)))},
         extra={"instance": "mixture"})
     two_point = Bound(
         "lower", "le-cam-two-point", "private Le Cam, P(X = ±r e_1) = (1±h)/2",
