@@ -220,3 +220,13 @@ def test_evaluate_curve_vectorised():
 def test_checks_pass_quickly(prob, kw):
     res = bc.check(prob, privacy="local", reps=60, seed=1, ns=[300, 1000, 3000], **kw)
     assert res.passed, res.failures
+
+
+def test_checks_are_reproducible():
+    for prob, kw in [("mean", {"d": 2}), ("multinomial", {"d": 4}), ("sparse-bernoulli", {"d": 5, "s": 1}),
+                     ("gaussian", {})]:
+        a = bc.check(prob, privacy="local", reps=20, seed=7, ns=[200, 400], **kw).to_dict()
+        b = bc.check(prob, privacy="local", reps=20, seed=7, ns=[200, 400], **kw).to_dict()
+        assert [r["risk"] for r in a["rows"]] == [r["risk"] for r in b["rows"]]
+        c = bc.check(prob, privacy="local", reps=20, seed=8, ns=[200, 400], **kw).to_dict()
+        assert [r["risk"] for r in a["rows"]] != [r["risk"] for r in c["rows"]]
