@@ -339,3 +339,25 @@ def test_van_trees_below_exact_bayes_risk_bernoulli_rr():
         # and the one-sample private bound used by boundcalc is above the exact I_Z on the box
         I0 = float(np.max(1 / (grid * (1 - grid))))
         assert IZ <= I0 * math.sinh(eps / 2) ** 2 * (1 + 1e-12) + 1e-13
+
+
+def test_problem_constants_match_sympy_model_calculus():
+    """The constants hard-wired in the problems (for speed) equal the sympy-derived ones."""
+    from boundcalc.problems import gaussian as G
+    from boundcalc.problems import sparse_bernoulli as SBP
+
+    tp = F.tail_parameters("normal-mean")
+    sigma = G.sigma
+    assert sp.simplify(tp.fisher - 1 / sigma ** 2) == 0
+    assert sp.simplify(tp.subgaussian - 1 / sigma ** 2) == 0
+    assert sp.simplify(tp.cgf - F.t_sym ** 2 / (2 * sigma ** 2)) == 0
+    tb = F.tail_parameters("bernoulli")
+    for m in (0.01, 0.1, 0.3, 0.5):
+        a = m / 2
+        assert float(tb.fisher.subs(tb.theta, a)) == pytest.approx(1 / (a * (1 - a)))
+        # the proxy used by sparse-bernoulli bounds the model's proxy on the whole box [m/2, m]
+        used = float(F.kearns_saul_proxy(sp.Float(m)) / (a * (1 - a)) ** 2)
+        grid = np.linspace(a, m, 201)
+        model = [float(tb.subgaussian.subs(tb.theta, th)) for th in grid]
+        assert max(model) <= used * (1 + 1e-12)
+    assert SBP.box_m(sp.Integer(30), sp.Integer(20)) == sp.Rational(1, 2)
