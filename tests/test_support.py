@@ -37,11 +37,11 @@ def test_lower_bound_value_matches_formula():
     res = bc.rate("support", "tv", n=1000, eps=0.5)
     lb = next(b for b in res.lowers if b.name == "le-cam-tv")
     p = lb.free_parameters["p"]
-    direct = (p / 2) * (1 - min(1000 * 0.5 * p / (1 + p), 1 - (1 + p) ** -1000)) / 2
+    direct = (p / (1 + p)) * (1 - min(1000 * 0.5 * p / (1 + p), 1 - (1 + p) ** -1000)) / 2
     assert lb.value == pytest.approx(direct, rel=1e-9)
     # near-optimal: a fine scan of p does not beat the solver by more than 1e-6
     ps = np.linspace(1e-5, 0.01, 20001)
-    scan = np.max((ps / 2) * (1 - np.minimum(500 * ps / (1 + ps), 1 - (1 + ps) ** -1000)) / 2)
+    scan = np.max((ps / (1 + ps)) * (1 - np.minimum(500 * ps / (1 + ps), 1 - (1 + ps) ** -1000)) / 2)
     assert lb.value >= scan * (1 - 1e-6)
 
 

@@ -6,15 +6,18 @@ Private rate (paper, lower side): θ_0 min{1, 1/(nα)}, α the implied TV level 
 
 Lower bounds (certified):
 
-* ``le-cam-tv``: P_0 = Unif[0,θ_0], P_1 = Unif[0,(1+p)θ_0], p ∈ (0,1]; TV(P_0,P_1) = p/(1+p),
-  TV(P_0^n,P_1^n) = 1 - (1+p)^{-n} (P_0^n has constant density ratio (1+p)^n w.r.t. P_1^n on [0,θ_0]^n,
-  which has P_1^n-mass (1+p)^{-n}); separation pθ_0 = 2s. Le Cam (§1.1) + central TV contraction (§1.2):
-  ``M_n >= Φ(pθ_0/2) (1 - min{n α_TV p/(1+p), 1 - (1+p)^{-n}})/2``, Φ(s) = s or s²; α_TV the TV level
+* ``le-cam-tv``: at the top of the range (where the scale, hence the separation, is largest):
+  P_0 = Unif[0, 2θ_0/(1+p)], P_1 = Unif[0, 2θ_0], p ∈ (0,1]; TV(P_0,P_1) = p/(1+p),
+  TV(P_0^n,P_1^n) = 1 - (1+p)^{-n} (P_0^n has constant density ratio (1+p)^n w.r.t. P_1^n on its support,
+  which has P_1^n-mass (1+p)^{-n}); separation 2θ_0 p/(1+p) = 2s (THEOREMS.md §2.2 puts the pair at the
+  bottom, Unif[0,θ_0] vs Unif[0,(1+p)θ_0], separation pθ_0: half as large). Le Cam (§1.1) + central TV
+  contraction (§1.2): ``M_n >= Φ(θ_0 p/(1+p)) (1 - min{n α_TV p/(1+p), 1 - (1+p)^{-n}})/2``, Φ(s) = s or s²;
+  α_TV the TV level
   implied by the privacy model (relations.tv_level: tv α, kl min{√(α/2), √(1-e^{-α})}, pure tanh(ε/2),
   approx (e^ε-1+2δ)/(e^ε+1)). Without privacy only the second term of the min is used.
-* ``uniformity-two-point`` (pure, approx): P_1 = (1-q)P_0 + q Unif(θ_0, (1+p)θ_0] with q = p/(1+p) is a
-  mixture with base P_0, so the uniformity-of-mass coupling of §1.4 with N = 2 applies:
-  ``M_n >= Φ(pθ_0/2) (1 - t_M - δ S_ε(M))/(1 + e^{Mε})``, t_M = P(Bin(n, q) > M); free p and M.
+* ``uniformity-two-point`` (pure, approx): the same pair; P_1 = (1-q)P_0 + q Unif(2θ_0/(1+p), 2θ_0] with
+  q = p/(1+p) is a mixture with base P_0, so the uniformity-of-mass coupling of §1.4 with N = 2 applies:
+  ``M_n >= Φ(θ_0 p/(1+p)) (1 - t_M - δ S_ε(M))/(1 + e^{Mε})``, t_M = P(Bin(n, q) > M); free p and M.
 
 Upper bounds (certified):
 
@@ -120,14 +123,14 @@ def _p_range():
 @lru_cache(maxsize=None)
 def _bounds(privacy: str, loss: str) -> tuple:
     out = []
-    phi_s = _phi(S.p * theta0 / 2, loss)
+    phi_s = _phi(theta0 * S.p / (1 + S.p), loss)  # Φ(s), s = half the separation 2θ_0 p/(1+p)
     tv_product = -S.expm1(-S.n * S.log1p(S.p))  # 1 - (1+p)^{-n}
-    p_free = FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0")
+    p_free = FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0', θ_1 = 2θ_0")
     if privacy == "none":
         out.append(Bound("lower", "le-cam", "Le Cam two points (exact product TV)",
                          le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); THEOREMS.md §1.1",
-                         "Unif[0,θ_0] vs Unif[0,(1+p)θ_0]: separation pθ_0 = 2s, TV(P_0^n,P_1^n) = 1-(1+p)^{-n}; "
-                         "Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: sp.Min(1, 1 / S.n)}))
+                         "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
+                         "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: sp.Min(1, 1 / S.n)}))
     else:
         via = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
                "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
@@ -135,8 +138,8 @@ def _bounds(privacy: str, loss: str) -> tuple:
             "lower", "le-cam-tv", f"Le Cam + TV contraction ({via})",
             le_cam.two_point(phi_s, le_cam.tv_private_contraction(alpha_tv, S.n, S.p / (1 + S.p), tv_product)),
             SOURCE + "; constant derived (THEOREMS.md §1.2, §1.6)",
-            "Unif[0,θ_0] vs Unif[0,(1+p)θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
-            "separation pθ_0 = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
+            "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
+            "separation 2θ_0 p/(1+p) = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
             "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
             "privacy: " + via + ".", free=(p_free,),
             optimum={S.p: sp.Min(1, 1 / (2 * S.n * alpha_tv), sp.Max(1 / S.n, 1 / (2 * S.n * alpha_tv)))}))
@@ -147,10 +150,10 @@ def _bounds(privacy: str, loss: str) -> tuple:
             "lower", "uniformity-two-point", "uniformity of mass, two points (group privacy coupling)",
             phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
             "Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (THEOREMS.md §1.4)",
-            "Unif[0,(1+p)θ_0] = (1-q) Unif[0,θ_0] + q Unif(θ_0,(1+p)θ_0], q = p/(1+p): a mixture with base "
-            "P_0 = Unif[0,θ_0] (the other hypothesis is P_0 itself), so the §1.4 coupling gives Hamming distance "
-            "Bin(n, q); the success sets {|θ̂ - θ_v| < pθ_0/2} are disjoint; average failure >= "
-            "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(pθ_0/2) × failure.",
+            "Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
+            "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the §1.4 coupling gives Hamming "
+            "distance Bin(n, q); the success sets {|θ̂ - θ_v| < θ_0 p/(1+p)} are disjoint; average failure >= "
+            "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(θ_0 p/(1+p)) × failure.",
             free=(p_free, FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True,
                                         doc="coupling group size"))))
     # ---- upper
