@@ -15,9 +15,9 @@ _LAZY = {
     "list_problems": ("api", "list_problems"),
     "check": ("simulate", "check"),
     "convert": ("relations", "convert"),
-    "plan": ("plan", "plan"),
+    "plan": ("planning", "plan"),
     "table": ("export", "table"),
-    "plot": ("plot", "plot"),
+    "plot": ("plotting", "plot"),
     "InputError": ("errors", "InputError"),
 }
 

@@ -168,7 +168,7 @@ def cmd_check(args, extras):
     res = check(args.problem, args.privacy, reps=reps, seed=seed, ns=ns, progress=sys.stderr.isatty(),
                 **_params(args, extras))
     if args.plot:
-        from .plot import plot_check
+        from .plotting import plot_check
 
         plot_check(res, args.plot)
     print(_dumps(res.to_dict()) if args.json else res.to_text())
@@ -176,7 +176,7 @@ def cmd_check(args, extras):
 
 
 def cmd_plan(args, extras):
-    from .plan import plan
+    from .planning import plan
 
     res = plan(args.problem, args.privacy, target=args.target, solve=args.solve, **_params(args, extras))
     print(_dumps(res.to_dict()) if args.json else res.to_text())
@@ -197,9 +197,10 @@ def cmd_table(args, extras):
 
 
 def cmd_plot(args, extras):
-    from .plot import plot
+    from .plotting import plot
 
-    plot(args.problem, args.privacy, x=args.x, output=args.output, **_params(args, extras))
+    plot(args.problem, args.privacy, x=args.x, output=args.output, progress=sys.stderr.isatty(),
+         **_params(args, extras))
     print(args.output)
 
 

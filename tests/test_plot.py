@@ -9,7 +9,7 @@ from boundcalc.cli import main
 from boundcalc.errors import InputError
 
 matplotlib = pytest.importorskip("matplotlib")
-from boundcalc.plot import band, plot, plot_check  # noqa: E402
+from boundcalc.plotting import band, plot, plot_check  # noqa: E402
 
 
 def _png_ok(path):

@@ -624,14 +624,3 @@ def _plan_target(ev: _Evaluator):
         row.evidence_sufficient = _bound_info(up, "n", ev.values.get("n"))
         row.evidence_sufficient["certificate"] = f"the tuned mechanism has worst-case risk at most {_fmt(up.value)}"
     return row
-
-
-# ``boundcalc.plan`` names both this module and the function :func:`plan` (the package exports the
-# function lazily). Importing the submodule rebinds the package attribute to the module, so the
-# module is made callable: ``bc.plan(...)`` calls the function whichever of the two it finds.
-class _CallableModule(__import__("types").ModuleType):
-    def __call__(self, *args, **kwargs):
-        return plan(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule

@@ -307,14 +307,3 @@ def plot_check(check_result, path=None):
     ax.legend(fontsize=7.5, frameon=False, loc="lower left")
     _save(fig, path)
     return fig
-
-
-# ``boundcalc.plot`` names both this module and the function :func:`plot` (the package exports the
-# function lazily). Importing the submodule rebinds the package attribute to the module, so the
-# module is made callable: ``bc.plot(...)`` calls the function whichever of the two it finds.
-class _CallableModule(__import__("types").ModuleType):
-    def __call__(self, *args, **kwargs):
-        return plot(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule
