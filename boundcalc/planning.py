@@ -443,10 +443,36 @@ def _bound_info(b, at_key, at, value_key="value"):
 
 
 def _n_range(ev):
+    """[smallest n the problem accepts, largest n]: a problem may reject small n through validation
+    (e.g. subsample-and-aggregate needs blocks of 3 points), and a rejected n is no evidence either way."""
     spec = next(s for s in ev.entry.params if s.name == "n")
     lo = max(1, int(math.ceil(spec.low if spec.low is not None else 1)))
     hi = int(spec.high if spec.high is not None else 10 ** 18)
-    return lo, hi
+
+    def valid(n):
+        params = dict(ev.fixed)
+        params[ev.var or "n"] = n
+        try:
+            api.resolve(ev.problem, ev.privacy, params)
+            return True
+        except InputError:
+            return False
+
+    if valid(lo):
+        return lo, hi
+    good = lo
+    while not valid(good):
+        if good >= hi:
+            return hi, hi
+        good = min(2 * good, hi)
+    bad = good // 2 if good > lo else lo
+    while good - bad > 1:  # smallest valid n in (bad, good]
+        mid = (bad + good) // 2
+        if valid(mid):
+            good = mid
+        else:
+            bad = mid
+    return good, hi
 
 
 def _plan_n(ev: _Evaluator, targets):

@@ -241,3 +241,13 @@ def test_property_random_targets_confirmed(log_t, privacy, eps, k):
         assert _upper("mean", privacy, n=10 ** 18, eps=eps, k=k) > t
         return
     _confirm_n("mean", privacy, t, res.n_necessary, res.n_sufficient, eps=eps, k=k)
+
+
+def test_plan_starts_at_the_smallest_n_the_problem_accepts():
+    # subsample-and-aggregate with the exponential model rejects n < 3: a rejected n is no evidence, so
+    # n_necessary must come from the certified lower bound at valid n (re-checked at n and n - 1)
+    res = bc.plan("point", privacy="pure", model="exponential", target=1e-4)
+    n = res.n_necessary
+    assert n is not None and n > 3
+    lo = lambda m: bc.rate("point", "pure", model="exponential", n=m).lower.value
+    assert lo(n - 1) > 1e-4 >= lo(n)
