@@ -29,7 +29,7 @@ from . import __version__
 from . import bounds as registry
 from .errors import InputError
 from .privacy import EPS, MODELS, get_model
-from .result import finite_or_none
+from .result import finite_or_none, format_number
 
 FORMATS = ("text", "latex", "markdown", "csv", "json")
 PRIVACY_ORDER = tuple(MODELS)  # none, pure, smooth, approx, tv, kl, local
@@ -42,8 +42,9 @@ TEX_SHORT = {"none": "none", "pure": r"$\varepsilon$-DP", "smooth": r"$\varepsil
 
 # ---------------------------------------------------------------------- file output
 
-def write_atomic(path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same directory, then os.replace.
+def write_atomic(path, text) -> None:
+    """Write ``text`` (str, or bytes such as a PNG) to ``path`` atomically: a temporary file in the
+    same directory, then os.replace.
 
     A reader never sees a half-written file, and an existing file is left intact if writing fails.
     """
@@ -55,7 +56,8 @@ def write_atomic(path, text: str) -> None:
         raise InputError("output", "must be a file path, not a directory", path)
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        binary = isinstance(text, (bytes, bytearray))
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -204,18 +206,6 @@ def tex_number(x, digits=3) -> str:
     return rf"{m}\times 10^{{{int(e)}}}"
 
 
-def _num(x, digits=4) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, int):
-        return str(x)
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e5:
-        return f"{x:.{digits}g}"
-    return f"{x:.{digits - 1}e}"
-
-
 # ---------------------------------------------------------------------- the table
 
 @dataclass
@@ -244,9 +234,9 @@ class TableRow:
         if not self.level:
             return "-"
         sym = "ε" if self.level["name"] == "eps" else "α"
-        s = f"{sym}={_num(self.level['value'])}"
+        s = f"{sym}={format_number(self.level['value'])}"
         if "delta" in self.level:
-            s += f", δ={_num(self.level['delta'])}"
+            s += f", δ={format_number(self.level['delta'])}"
         return s
 
     def level_tex(self) -> str:
@@ -320,7 +310,7 @@ class Table:
     def _param_text(self, tex=False) -> str:
         parts = []
         for k, v in self.shared_params().items():
-            val = "inf" if v == math.inf else _num(v) if isinstance(v, float) else str(v)
+            val = "inf" if v == math.inf else format_number(v) if isinstance(v, float) else str(v)
             if tex:
                 name = {"n": "n", "d": "d", "r": "r", "k": "k"}.get(k, r"\mathrm{" + k.replace("_", r"\_") + "}")
                 shown = r"\infty" if v == math.inf else (tex_number(v) if isinstance(v, (int, float))
@@ -362,8 +352,8 @@ class Table:
         for r in self.rows:
             lower_rate = "same" if _same(r.rate_lower_expr, r.rate_expr) else compact(r.rate_lower_expr)
             body.append(([r.problem] if self.multi_problem else []) + [
-                r.privacy, r.level_text(), compact(r.rate_expr), lower_rate, _num(r.lower), _num(r.upper),
-                _num(r.ratio, 3), r.upper_mechanism or "n/a"])
+                r.privacy, r.level_text(), compact(r.rate_expr), lower_rate, format_number(r.lower), format_number(r.upper),
+                format_number(r.ratio, 3), r.upper_mechanism or "n/a"])
         return head, body
 
     def to_text(self) -> str:
@@ -407,7 +397,7 @@ class Table:
             lr = "same" if _same(r.rate_lower_expr, r.rate_expr) else _md_math(tex_math(r.rate_lower_expr))
             cells = ([_md(r.problem)] if self.multi_problem else []) + [
                 _md(SHORT.get(r.privacy, r.privacy)), _md(r.level_text()), _md_math(r.rate_latex), lr,
-                _num(r.lower), _num(r.upper), _num(r.ratio, 3), _md(r.upper_mechanism or "n/a")]
+                format_number(r.lower), format_number(r.upper), format_number(r.ratio, 3), _md(r.upper_mechanism or "n/a")]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         lines.append("Rates are orders (constants unspecified); lower and upper are certified values of the "

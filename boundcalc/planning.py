@@ -39,7 +39,8 @@ from . import bounds as registry
 from .errors import InputError
 from .params import ParamSpec
 from .privacy import get_model
-from .result import _fmt, finite_or_none
+from .result import finite_or_none
+from .result import format_number as _fmt
 
 SOLVE = ("n", "eps", "target")
 #: relative width of the final bracket when solving for the (continuous) privacy level

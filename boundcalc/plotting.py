@@ -74,25 +74,13 @@ def _save(fig, path):
     if path is None:
         return
     import io
-    import os
+
+    from .export import write_atomic
 
     _check_output(path)
-    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=200, bbox_inches="tight")
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=".plot.", suffix=".png.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, os.fspath(path))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, buf.getvalue())
 
 
 # ---------------------------------------------------------------------- the certified band

@@ -18,7 +18,7 @@ def finite_or_none(x):
     return x if math.isfinite(x) else None
 
 
-def _fmt(x, digits=4):
+def format_number(x, digits=4):
     if x is None:
         return "n/a"
     if isinstance(x, int):
@@ -155,7 +155,7 @@ class RateResult:
         return head + "\n".join(rows) + "\n"
 
     def to_text(self) -> str:
-        p = ", ".join(f"{k}={_fmt(v) if isinstance(v, float) and v != math.inf else v}"
+        p = ", ".join(f"{k}={format_number(v) if isinstance(v, float) and v != math.inf else v}"
                       for k, v in self.params.items())
         lines = [f"problem {self.problem}, privacy {self.privacy}  ({p})",
                  f"rate (order):      {self.rate_expr}"]
@@ -166,12 +166,12 @@ class RateResult:
             if b is None:
                 lines.append(f"certified {tag}:   unavailable")
                 continue
-            fp = ", ".join(f"{k}={_fmt(v)}" for k, v in b.free_parameters.items())
-            lines.append(f"certified {tag}:   {_fmt(b.value)}   [{b.label}]" + (f"  at {fp}" if fp else ""))
+            fp = ", ".join(f"{k}={format_number(v)}" for k, v in b.free_parameters.items())
+            lines.append(f"certified {tag}:   {format_number(b.value)}   [{b.label}]" + (f"  at {fp}" if fp else ""))
             lines.append(f"                   source: {b.source}")
-        lines.append(f"ratio upper/lower: {_fmt(self.ratio)}")
-        lines.append(f"non-private risk:  {_fmt(self.nonprivate)}"
-                     + (f"   price of privacy (upper/non-private): {_fmt(self.price_of_privacy)}"
+        lines.append(f"ratio upper/lower: {format_number(self.ratio)}")
+        lines.append(f"non-private risk:  {format_number(self.nonprivate)}"
+                     + (f"   price of privacy (upper/non-private): {format_number(self.price_of_privacy)}"
                         if self.price_of_privacy else ""))
         lines.append(f"regime:            {self.regime}")
         others = [b for b in self.lowers + self.uppers if b not in (lo, up)]
@@ -185,7 +185,7 @@ class RateResult:
                     why = f"  ({b.reason})"
                 elif not b.certified:
                     why = "  (not certified: " + (b.note or "order only, constant unspecified") + ")"
-                lines.append(f"  {b.side:5s} {_fmt(b.value):>10s}  {b.label}{why}")
+                lines.append(f"  {b.side:5s} {format_number(b.value):>10s}  {b.label}{why}")
         for note in self.notes:
             lines.append(f"note: {note}")
         return "\n".join(lines)
