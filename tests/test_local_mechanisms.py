@@ -234,3 +234,25 @@ def test_default_subset_size():
     assert DM.default_subset_size(10, 0.01) == 5
     assert DM.default_subset_size(10, 10.0) == 1
     assert DM.default_subset_size(2, 0.0001) == 1
+
+
+def test_sparse_vector_rr_privacy_truncation_and_fast_simulation():
+    rng = np.random.default_rng(3)
+    # truncation keeps at most K ones, only removes ones, and is uniform among them
+    X = rng.random((2000, 12)) < 0.3
+    Xt = SM.truncate_ones(X, 2, rng)
+    assert np.all(Xt.sum(axis=1) <= 2) and np.all(Xt <= X)
+    assert np.all(Xt[X.sum(axis=1) <= 2] == X[X.sum(axis=1) <= 2])
+    # privacy: truncated vectors differ in <= 2K bits, each bit RR at level ε/(2K): worst ratio e^ε
+    K, eps = 2, 1.3
+    q = 1 / (1 + math.exp(-eps / (2 * K)))
+    assert (q / (1 - q)) ** (2 * K) == pytest.approx(math.exp(eps))
+    # the O(nΣθ) simulation has the law of the per-user one: compare means and variances of the counts
+    theta = np.array([0.5, 0.4, 0.3, 0.2, 0.1, 0.05])
+    n, reps = 300, 3000
+    fast = np.array([SM.sparse_vector_rr_counts_from_theta(theta, n, K, eps, rng) for _ in range(reps)])
+    slow = np.array([SM.sparse_vector_rr_counts(rng.random((n, theta.size)) < theta, K, eps, rng)
+                     for _ in range(reps)])
+    se = np.sqrt(fast.var(axis=0) / reps + slow.var(axis=0) / reps)
+    assert np.all(np.abs(fast.mean(axis=0) - slow.mean(axis=0)) < 5 * se)
+    assert np.allclose(fast.var(axis=0), slow.var(axis=0), rtol=0.2)

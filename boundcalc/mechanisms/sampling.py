@@ -295,6 +295,55 @@ def coordinate_subsampling(v, r, eps, rng: np.random.Generator, k: int = 1):
     return np.where(inS, (d / k) * y, 0.0)
 
 
+def truncate_ones(X: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray:
+    """Keep at most K ones in each row of a 0/1 matrix (the dropped ones chosen uniformly at random)."""
+    X = np.asarray(X, bool).copy()
+    over = np.flatnonzero(X.sum(axis=1) > K)
+    if over.size:
+        sub = X[over]
+        keys = np.where(sub, rng.random(sub.shape), np.inf)
+        rank = np.argsort(np.argsort(keys, axis=1), axis=1)
+        X[over] = sub & (rank < K)
+    return X
+
+
+def sparse_vector_rr_counts(X: np.ndarray, K: int, eps: float, rng: np.random.Generator) -> np.ndarray:
+    """Truncated-support randomized response on 0/1 vectors (rows of X): keep at most K ones, then flip each
+    bit independently, keeping it with probability q = e^{ε'}/(1+e^{ε'}), ε' = ε/(2K). Two truncated vectors
+    differ in at most 2K bits, so the likelihood ratio is at most e^{2Kε'} = e^ε. Returns the column sums
+    of the released bits (the sufficient statistic of the unbiased estimator (T/n - (1-q))/(2q-1))."""
+    Xt = truncate_ones(X, K, rng)
+    c = Xt.sum(axis=0)
+    m = Xt.shape[0]
+    q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
+    return rng.binomial(c, q) + rng.binomial(m - c, 1 - q)
+
+
+def sparse_vector_rr_counts_from_theta(theta, n: int, K: int, eps: float, rng: np.random.Generator) -> np.ndarray:
+    """Same released column sums as :func:`sparse_vector_rr_counts` for n users with independent
+    X_ij ~ Bern(θ_j), simulated exactly in O(n Σθ) work: the ones of column j are a uniformly random
+    Bin(n, θ_j)-subset of the users; users with more than K ones keep a uniformly random K of them."""
+    theta = np.asarray(theta, float)
+    d = theta.size
+    counts = rng.binomial(n, theta)
+    rows = np.concatenate([rng.choice(n, int(c), replace=False) for c in counts]) if counts.sum() else \
+        np.zeros(0, np.int64)
+    cols = np.repeat(np.arange(d), counts)
+    per_user = np.bincount(rows, minlength=n)
+    over = per_user[rows] > K
+    keep = np.ones(rows.size, bool)
+    if over.any():
+        idx = np.flatnonzero(over)
+        order = idx[np.lexsort((rng.random(idx.size), rows[idx]))]  # by user, random order within a user
+        r_sorted = rows[order]
+        start = np.searchsorted(r_sorted, r_sorted, side="left")
+        rank = np.arange(order.size) - start
+        keep[order[rank >= K]] = False
+    c = np.bincount(cols[keep], minlength=d)
+    q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
+    return rng.binomial(c, q) + rng.binomial(n - c, 1 - q)
+
+
 SAMPLERS = {"l2-sampling": l2_sampling, "linf-sampling": linf_sampling,
             "coordinate-splitting": coordinate_splitting, "coordinate-composition": coordinate_composition,
             "coordinate-subsampling": coordinate_subsampling}
