@@ -23,7 +23,10 @@ Upper bounds (derived, certified): the zero estimator (‖θ‖² <= s min{s, 1}
 (k coordinates, one-bit at level ε/k on x_j - 1/2 ∈ [-1/2, 1/2], :mod:`boundcalc.mechanisms.sampling`):
 the view Z of x - 1/2 has the constant ‖Z‖² = d² coth²(ε/(2k))/(4k), so
 ``E‖θ̂-θ‖² = (d² coth²(ε/(2k))/(4k) - ‖θ - 1/2‖²)/n`` and ``‖θ - 1/2‖² >= (d-2s)_+²/(4d)`` on the family.
-Its rate is d²/(nε²): a factor d/s above the lower bound. BCO's reduction to discrete distribution
+Its rate is d²/(nε²): a factor d/s above the lower bound. Truncated-support randomized response (keep at
+most K ones, RR on every bit at level ε/(2K); K and a Chernoff parameter λ tuned):
+``(d/(4 sinh²(ε/(4K))) + s)/n + min{s, exp(s(e^λ-1) - λK)/(eλ)}²``, rate about d s²/(nε²) (better when
+d >> s²). BCO's reduction to discrete distribution
 estimation (order ``s d/(n min{ε², e^ε, d})``) is reported as an **order-only** upper bound: its
 constants (a nonlinear plug-in θ_j = p_j/(p_0 + p_j) and a sequential grouping step) were not certified.
 """
