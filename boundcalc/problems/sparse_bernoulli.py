@@ -168,7 +168,8 @@ def rate_terms(values: dict) -> list:
 
 
 def upper_rate_note():
-    return "certified upper bound: d²/(n min{ε², ε, d}) (coordinate subsampling), a factor d/s above the lower rate"
+    return ("certified upper bounds: d²/(nε²) (coordinate subsampling) and about d s²/(nε²) (truncated RR): "
+            "a factor min{d/s, s} above the lower rate s d/(nε²)")
 
 
 # ------------------------------------------------------------------------------ simulation
