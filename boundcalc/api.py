@@ -151,10 +151,12 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
     free parameters than the solver's), lambdified once and cached; bounds without a closed form are
     skipped, and the best (min for upper, max for lower) certified closed form is returned pointwise.
     """
-    arrays = {k: np.asarray(v, dtype=float) for k, v in params.items() if v is not None}
+    # strings (choice parameters such as loss="squared", and "inf") pass through unchanged
+    fixed = {k: v for k, v in params.items() if isinstance(v, str)}
+    arrays = {k: np.asarray(v, dtype=float) for k, v in params.items() if v is not None and k not in fixed}
     # validate with a representative scalar (integers rounded: a curve may take real n), then check
     # every element of each array against the parameter's range
-    scalars = {}
+    scalars = dict(fixed)
     for k, arr in arrays.items():
         if arr.size == 0 or not np.all(np.isfinite(arr)):
             raise InputError(k, "must be finite numbers", "array with non-finite values")

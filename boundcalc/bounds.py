@@ -100,8 +100,13 @@ class Bound:
         missing = [a.name for a in args if a.name not in allv]
         if missing:
             raise KeyError(f"bound {self.name}: no value for {missing}")
+        # numpy float64 inputs: overflow gives inf (then the mpmath fallback), not Python's OverflowError
+        argv = [np.asarray(allv[a.name], dtype=float) for a in args]
         with np.errstate(all="ignore"):
-            out = np.asarray(fn(*[allv[a.name] for a in args]), dtype=float)
+            try:
+                out = np.asarray(fn(*argv), dtype=float)
+            except (OverflowError, ZeroDivisionError):
+                out = np.full(np.broadcast_shapes(*[x.shape for x in argv]) if argv else (), np.nan)
         if out.ndim == 0:
             out = np.asarray(float(out))
         bad = ~np.isfinite(out)

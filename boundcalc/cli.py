@@ -19,6 +19,10 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse's own default prints usage too)
         raise UsageError(message)
 
@@ -37,7 +41,9 @@ def _add_problem_args(p, need_privacy=True, privacy_default=None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="boundcalc", description="Minimax bounds for private statistical estimation.")
+    # allow_abbrev=False: problem parameters pass through as extras, so `--s` must not be read as `--seed`
+    parser = _Parser(prog="boundcalc", description="Minimax bounds for private statistical estimation.",
+                     allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 

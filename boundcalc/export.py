@@ -597,14 +597,14 @@ def _row_params(entry, params: dict, notes: list, multi: bool) -> dict:
             p.pop("eps")
     if not model.uses_delta:
         p.pop("delta", None)
-    if multi:
-        allowed = {s.name for s in entry.params}
-        for k in list(p):
-            if k not in allowed and k not in ("eps", "delta"):
-                p.pop(k)
-                msg = f"--{k} does not apply to {entry.problem} (not used in its rows)"
-                if msg not in notes:
-                    notes.append(msg)
+    allowed = {s.name for s in entry.params}
+    for k in list(p):
+        if k not in allowed and k not in ("eps", "delta"):
+            p.pop(k)
+            msg = (f"--{k} does not apply to {entry.problem} (not used in its rows)" if multi else
+                   f"--{k} does not apply to the {entry.privacy} row of {entry.problem} (not used there)")
+            if msg not in notes:
+                notes.append(msg)
     return p
 
 
@@ -627,6 +627,15 @@ def table(problem, privacies=None, **params) -> Table:
     multi = len(names) > 1
     notes: list = []
     rows = []
+    # a parameter must belong to at least one row of the table (else it is a typo: exit 2); rows whose
+    # entry does not declare it run without it, with a note (e.g. --ball applies to the local row only)
+    declared = {"eps", "delta", "alpha"}
+    for name in names:
+        declared.update(sp_.name for e in registry.resolve_problem(name).entries.values() for sp_ in e.params)
+    for k in params:
+        if k not in declared:
+            raise InputError(k, f"is not a parameter of any row of this table (allowed: "
+                                + ", ".join("--" + x for x in sorted(declared)) + ")", params[k])
     for name in names:
         info = registry.resolve_problem(name)
         wanted = privs if privs is not None else [p for p in PRIVACY_ORDER if p in info.entries]

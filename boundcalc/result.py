@@ -164,7 +164,12 @@ class RateResult:
         lo, up = self.lower, self.upper
         for tag, b in (("lower", lo), ("upper", up)):
             if b is None:
-                lines.append(f"certified {tag}:   unavailable")
+                pool = self.lowers if tag == "lower" else self.uppers
+                if any(not x.certified for x in pool):
+                    lines.append(f"certified {tag}:   unavailable: order only (constant unspecified), "
+                                 "listed below with its rate")
+                else:
+                    lines.append(f"certified {tag}:   unavailable")
                 continue
             fp = ", ".join(f"{k}={format_number(v)}" for k, v in b.free_parameters.items())
             lines.append(f"certified {tag}:   {format_number(b.value)}   [{b.label}]" + (f"  at {fp}" if fp else ""))

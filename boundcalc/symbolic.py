@@ -110,6 +110,8 @@ def _binom_tv_complement(nn, q1, q2):
         b = np.log(hi) - np.log(lo)  # log(hi/lo) > 0
         j0 = nn * a / (a + b)  # pmf_lo(j) > pmf_hi(j) iff j < j0
     j = np.ceil(j0) - 1.0
+    j = np.where(hi == 1, nn - 1.0, j)  # Bin(n, 1) is a point mass at n: Bin(n, lo) wins below n
+    j = np.where(lo == 0, 0.0, j)  # Bin(n, 0) is a point mass at 0, which beats Bin(n, hi) there
     j = np.clip(j, -1.0, nn)
     out = _binom_sf(j, nn, lo) + _binom_cdf(j, nn, hi)
     out = np.where(lo == hi, 1.0, out)

@@ -20,7 +20,7 @@ def test_binom_sf_matches_scipy(n, p):
 
 
 @pytest.mark.parametrize("n,q1,q2", [(1, 0.2, 0.7), (10, 0.5, 0.51), (60, 0.3, 0.45), (300, 0.01, 0.02),
-                                     (200, 0.9, 0.1)])
+                                     (200, 0.9, 0.1), (7, 0.0, 0.3), (9, 0.4, 1.0), (5, 0.0, 1.0)])
 def test_binom_tv_complement_brute_force(n, q1, q2):
     k = np.arange(n + 1)
     tv = 0.5 * np.abs(stats.binom.pmf(k, n, q1) - stats.binom.pmf(k, n, q2)).sum()
