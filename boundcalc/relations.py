@@ -474,6 +474,20 @@ def tv_level(model: str, eps: float, delta: float | None = None) -> float:
     return _tv_level_array(model, eps, delta)
 
 
+def privacy_levels(values: dict) -> dict:
+    """Values of the level symbols of a bound for ``values["privacy"]``: ``alpha`` (the tv/kl level,
+    which the CLI carries in ``eps``) and ``alpha_TV``, the TV level the model implies (used by lower
+    bounds proved under TV privacy). Vectorised over an array of ``eps``."""
+    out = {}
+    priv = values["privacy"]
+    if priv in ("tv", "kl"):
+        out["alpha"] = values["eps"]
+    if priv != "none":
+        level = np.asarray(tv_level(priv, values["eps"], values.get("delta")), float)
+        out["alpha_TV"] = level if level.ndim else float(level)
+    return out
+
+
 def _tv_level_array(model, eps, delta):
     vals = [_numeric_chain(model, ch, eps, delta, 1)["alpha"] for ch in _paths(model, "tv", False)]
     out = _clip01(np.minimum.reduce([_f(v) for v in vals]))

@@ -174,6 +174,17 @@ class CheckResult:
         return "\n".join(lines)
 
 
+def summarise(problem: str, privacy: str, params: dict, rows: list, reps: int, seed: int, notes=(),
+              tolerance: float = 0.25, extra_failures=()) -> CheckResult:
+    """The end of every check: the predicted slope is the log-log slope of the certified upper bound
+    over the simulated grid, the fitted slope that of the worst empirical risk; then the verdict."""
+    ns = [r.n for r in rows]
+    predicted = fit_slope(ns, [r.upper for r in rows])
+    fitted = fit_slope(ns, [r.risk for r in rows])
+    return CheckResult(problem, privacy, dict(params), rows, predicted, fitted, tolerance, reps, seed,
+                       notes=list(notes), extra_failures=list(extra_failures))
+
+
 def progress_line(enabled: bool, text: str):
     if enabled:
         print(f"\r{text}\033[K", end="", file=sys.stderr, flush=True)

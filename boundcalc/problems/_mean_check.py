@@ -116,12 +116,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
         rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
                                       dict(up.free_parameters) if up else {}, up.label if up else "",
                                       lo.label if lo else ""))
-    uppers = [row.upper for row in rows]
-    predicted = simulate.fit_slope(ns, uppers)
-    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
-    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
-    return simulate.CheckResult("mean", values["privacy"], params, rows, predicted, fitted, 0.25, reps, seed,
-                                notes=notes)
+    return simulate.summarise("mean", values["privacy"], params, rows, reps, seed, notes=notes)
 
 
 def _with_derived_for(values, n):

@@ -352,9 +352,7 @@ def check_central(values, ns=None, reps=200, seed=0, progress=False):
             instances.append(simulate.InstanceRisk(name, mu, a, bb, desc, predicted=exact))
         rows.append(_row(simulate, n, res, instances))
     used = [r.n for r in rows]
-    predicted = simulate.fit_slope(used, [r.upper for r in rows])
-    fitted = simulate.fit_slope(used, [r.risk for r in rows])
-    return simulate.CheckResult("density", priv, params, rows, predicted, fitted, 0.25, reps, seed, notes=notes)
+    return simulate.summarise("density", priv, params, rows, reps, seed, notes=notes)
 
 
 def sample_cos_density(rng, amp, freq, size):
@@ -439,9 +437,7 @@ def check_local(values, ns=None, reps=200, seed=0, progress=False):
                 instances.append(simulate.InstanceRisk(name, mu, lo_, hi_, desc + f" (reps={r_eff})"))
         rows.append(_row(simulate, n, res, instances))
     used = [r.n for r in rows]
-    predicted = simulate.fit_slope(used, [r.upper for r in rows])
-    fitted = simulate.fit_slope(used, [r.risk for r in rows])
-    return simulate.CheckResult("density", "local", params, rows, predicted, fitted, 0.25, reps, seed, notes=notes)
+    return simulate.summarise("density", "local", params, rows, reps, seed, notes=notes)
 
 
 # ------------------------------------------------------------------ registration

@@ -228,11 +228,9 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
             instances.append(simulate.InstanceRisk(name, m_, a_, b_, desc))
         rows.append(simulate.CheckRow(n, lo.value if lo else None, alg.value, instances, {},
                                       alg.label, lo.label if lo else ""))
-    predicted = simulate.fit_slope(ns, [row.upper for row in rows])
-    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
-    return simulate.CheckResult("linear", priv, params, rows, predicted, fitted, 0.25, reps, seed,
-                                notes=["the upper bound column is the optimiser's certified bound (θ̂ = 0 "
-                                       "is not simulated)"])
+    return simulate.summarise("linear", priv, params, rows, reps, seed,
+                              notes=["the upper bound column is the optimiser's certified bound "
+                                     "(θ̂ = 0 is not simulated)"])
 
 
 register_problem("linear", "convex risk minimisation with linear losses", aliases=("convex", "linear-loss"))

@@ -352,9 +352,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
         rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
                                       dict(up.free_parameters) if up else {}, up.label if up else "",
                                       lo.label if lo else ""))
-    predicted = simulate.fit_slope(ns, [row.upper for row in rows])
-    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
-    return simulate.CheckResult("mean", "local", params, rows, predicted, fitted, 0.25, reps, seed, notes=notes)
+    return simulate.summarise("mean", "local", params, rows, reps, seed, notes=notes)
 
 
 # ------------------------------------------------------------------------------ registration

@@ -248,19 +248,6 @@ def bounds(values: dict) -> list[Bound]:
     return list(_bounds(values["privacy"], float(values["k"]), d_struct))
 
 
-def derived(values: dict) -> dict:
-    """Values of auxiliary symbols: α (the tv/kl level) and the implied TV level α_TV."""
-    out = {}
-    priv = values["privacy"]
-    if priv in ("tv", "kl"):
-        out["alpha"] = values["eps"]
-    if priv != "none":
-        level = relations.tv_level(priv, values["eps"], values.get("delta"))  # vectorised over arrays
-        level = np.asarray(level, float)
-        out["alpha_TV"] = level if level.ndim else float(level)
-    return out
-
-
 # ------------------------------------------------------------------ rates (Table 1)
 
 def rate_terms(values: dict) -> list:
@@ -303,7 +290,7 @@ for _priv in ("none", "pure", "smooth", "approx", "tv", "kl"):
     register(Entry(
         problem="mean", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²", source=SOURCE,
-        derived=derived, lower_rate=lower_rate,
+        derived=relations.privacy_levels, lower_rate=lower_rate,
         check="boundcalc.problems._mean_check:check",
         notes=(("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
                 "min{d, log(1/δ)} (approx) or no d (tv).",) if _priv in ("approx", "tv") else ())))

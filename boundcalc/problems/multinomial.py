@@ -208,10 +208,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
             instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name}", predicted=pred))
         rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value, instances, dict(up.free_parameters),
                                       up.label, lo.label if lo else ""))
-    predicted = simulate.fit_slope(ns, [row.upper for row in rows])
-    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
-    return simulate.CheckResult("multinomial", "local", params, rows, predicted, fitted, 0.25, reps, seed,
-                                notes=notes)
+    return simulate.summarise("multinomial", "local", params, rows, reps, seed, notes=notes)
 
 
 # ------------------------------------------------------------------------------ registration

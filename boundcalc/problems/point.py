@@ -563,10 +563,8 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                          f"mechanism is checked against its own certified bound {sim_bound.value:.4g}")
         rows.append(simulate.CheckRow(n, lo.value if lo else None, sim_bound.value, instances,
                                       dict(sim_bound.free_parameters), sim_bound.label, lo.label if lo else ""))
-    predicted = simulate.fit_slope(ns, [r.upper for r in rows])
-    fitted = simulate.fit_slope(ns, [r.risk for r in rows])
-    return simulate.CheckResult("point", priv, params, rows, predicted, fitted, 0.25, reps, seed,
-                                notes=notes, extra_failures=extra_failures)
+    return simulate.summarise("point", priv, params, rows, reps, seed, notes=notes,
+                              extra_failures=extra_failures)
 
 
 def limiting_term(terms: dict, n, info) -> str:

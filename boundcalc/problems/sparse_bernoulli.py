@@ -229,10 +229,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                                       up.label, lo.label if lo else ""))
     if any(r.free_parameters.get("k_sub", 1) > 1 for r in rows):
         notes.append("k > 1: coordinates simulated from their exact marginal laws (expected risk exact)")
-    predicted = simulate.fit_slope(ns, [row.upper for row in rows])
-    fitted = simulate.fit_slope(ns, [row.risk for row in rows])
-    return simulate.CheckResult("sparse-bernoulli", "local", params, rows, predicted, fitted, 0.25, reps, seed,
-                                notes=notes)
+    return simulate.summarise("sparse-bernoulli", "local", params, rows, reps, seed, notes=notes)
 
 
 register_problem("sparse-bernoulli", "sparse product Bernoulli means, Σθ_j <= s", aliases=("sparse_bernoulli",))

@@ -187,18 +187,6 @@ def bounds(values: dict) -> list[Bound]:
     return list(_bounds(values["privacy"], values["loss"]))
 
 
-def derived(values: dict) -> dict:
-    out = {}
-    priv = values["privacy"]
-    if priv in ("tv", "kl"):
-        out["alpha"] = values["eps"]
-    if priv != "none":
-        eps = np.asarray(values["eps"], float)
-        level = np.vectorize(lambda e: relations.tv_level(priv, float(e), values.get("delta")))(eps)
-        out["alpha_TV"] = level if level.ndim else float(level)
-    return out
-
-
 def _level(privacy):
     return {"pure": S.eps, "approx": S.eps, "tv": S.alpha, "kl": sp.sqrt(S.alpha)}.get(privacy)
 
@@ -288,10 +276,8 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
         rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
                                       dict(up.free_parameters) if up else {}, up.label if up else "",
                                       lo.label if lo else ""))
-    predicted = simulate.fit_slope(ns, [r.upper for r in rows])
-    fitted = simulate.fit_slope(ns, [r.risk for r in rows])
-    return simulate.CheckResult("support", priv, params, rows, predicted, fitted, 0.25 if loss == "abs" else 0.4,
-                                reps, seed)
+    return simulate.summarise("support", priv, params, rows, reps, seed,
+                              tolerance=0.25 if loss == "abs" else 0.4)
 
 
 # ------------------------------------------------------------------ registration
@@ -302,7 +288,7 @@ for _priv in PRIVACIES:
     register(Entry(
         problem="support", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²", source=SOURCE,
-        derived=derived, check="boundcalc.problems.support:check",
+        derived=relations.privacy_levels, check="boundcalc.problems.support:check",
         notes=() if _priv == "none" else (
             "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
             "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
