@@ -576,7 +576,7 @@ def _privacy_list(privacies) -> list[str] | None:
     return out
 
 
-def _row_params(entry, params: dict, notes: list, multi: bool) -> dict:
+def _row_params(entry, params: dict, notes: list, multi: bool, unused: dict) -> dict:
     """The user's parameters adapted to one (problem, privacy) row."""
     model = get_model(entry.privacy)
     p = dict(params)
@@ -601,10 +601,7 @@ def _row_params(entry, params: dict, notes: list, multi: bool) -> dict:
     for k in list(p):
         if k not in allowed and k not in ("eps", "delta"):
             p.pop(k)
-            msg = (f"--{k} does not apply to {entry.problem} (not used in its rows)" if multi else
-                   f"--{k} does not apply to the {entry.privacy} row of {entry.problem} (not used there)")
-            if msg not in notes:
-                notes.append(msg)
+            unused.setdefault(k, []).append(entry.problem if multi else entry.privacy)
     return p
 
 
@@ -636,6 +633,7 @@ def table(problem, privacies=None, **params) -> Table:
         if k not in declared:
             raise InputError(k, f"is not a parameter of any row of this table (allowed: "
                                 + ", ".join("--" + x for x in sorted(declared)) + ")", params[k])
+    unused: dict = {}  # parameter -> rows that do not use it (one note each, after the loop)
     for name in names:
         info = registry.resolve_problem(name)
         wanted = privs if privs is not None else [p for p in PRIVACY_ORDER if p in info.entries]
@@ -646,7 +644,7 @@ def table(problem, privacies=None, **params) -> Table:
                                      + ", ".join(info.entries), priv)
                 continue
             entry = info.entries[priv]
-            p = _row_params(entry, params, notes, multi)
+            p = _row_params(entry, params, notes, multi, unused)
             res = rate(name, priv, **p)
             _, values = resolve(name, priv, p)
             terms = entry.rate(_with_derived(entry, values))
@@ -668,6 +666,8 @@ def table(problem, privacies=None, **params) -> Table:
                 upper_free=dict(up.free_parameters) if up is not None else {}, notes=list(res.notes)))
     if not rows:
         raise InputError("privacy", "no (problem, privacy) pair of the table is registered", privacies)
+    for k, where in unused.items():
+        notes.append(f"--{k} is not used in the rows of: {', '.join(dict.fromkeys(where))}")
     return Table(rows, names, params, notes)
 
 
