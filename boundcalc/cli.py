@@ -27,7 +27,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+EPILOG = ("Problem-specific parameters (e.g. --k for mean, --model for point, --s for sparse-bernoulli) are "
+          "given as --name value; `boundcalc list` shows every problem's parameters and defaults.")
+
+
 def _add_problem_args(p, need_privacy=True, privacy_default=None):
+    p.epilog = EPILOG
     p.add_argument("--problem", required=True, help="problem name (see `boundcalc list`)")
     if need_privacy:
         p.add_argument("--privacy", default=privacy_default, required=privacy_default is None,
