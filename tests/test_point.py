@@ -461,3 +461,53 @@ def test_local_certified_bound_dominates_exact_mse_on_the_neighbourhood(model):
                 continue
             ex = sa.mse_exact(model, v["n"], ks, v["eps"], tp, v["a"], v["b"])
             assert np.all(cert >= ex * (1 - 1e-12)), (model, kw, tp)
+
+
+# ---------------------------------------------------------------------- audit additions (appended)
+def _kl_reference(model, t1, t2, sigma=1.3):
+    """KL(P_t1 ‖ P_t2) by direct summation / quadrature of scipy.stats densities (not the sympy models)."""
+    if model == "bernoulli":
+        return t1 * math.log(t1 / t2) + (1 - t1) * math.log((1 - t1) / (1 - t2))
+    if model == "poisson":
+        x = np.arange(0, int(t1 + 60 * math.sqrt(t1) + 60))
+        p, q = stats.poisson.pmf(x, t1), stats.poisson.pmf(x, t2)
+        m = p > 0
+        return float(np.sum(p[m] * (np.log(p[m]) - stats.poisson.logpmf(x[m], t2))))
+    dist = {"exponential": lambda t: stats.expon(scale=1 / t), "normal-mean": lambda t: stats.norm(t, sigma),
+            "normal-var": lambda t: stats.norm(0.0, math.sqrt(t))}[model]
+    P, Q = dist(t1), dist(t2)
+    lo, hi = P.ppf(1e-15), P.isf(1e-15)
+    return integrate.quad(lambda x: P.pdf(x) * (P.logpdf(x) - Q.logpdf(x)), lo, hi, limit=400,
+                          epsabs=1e-14, epsrel=1e-11)[0]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_kl_expr_matches_quadrature_at_finite_separation(model):
+    """The two-point DP lower bound uses τ = min{1, sqrt(KL/2)} with KL from point.kl_expr: compared here
+    with an independent summation/quadrature at separations far outside the local (Fisher) regime."""
+    pairs = {"bernoulli": [(0.2, 0.7), (0.5, 0.51), (0.9, 0.05)], "poisson": [(0.5, 4.0), (2.0, 2.2), (9.0, 1.0)],
+             "exponential": [(0.3, 3.0), (1.0, 1.1), (5.0, 0.5)], "normal-mean": [(-2.0, 3.0), (1.0, 1.05)],
+             "normal-var": [(0.2, 5.0), (1.0, 1.2), (8.0, 0.5)]}[model]
+    for t1, t2 in pairs:
+        kl = point.kl_expr(model, sp.Float(t1), sp.Float(t2)).subs({point.SIG: 1.3, point.MU0S: 0.0})
+        assert float(kl) == pytest.approx(_kl_reference(model, t1, t2), rel=1e-7, abs=1e-13), (model, t1, t2)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("priv", ["pure", "approx"])
+def test_two_point_dp_value_from_independent_pieces(model, priv):
+    """two-point-dp at the solver's (Δ, M) equals (Δ/2)² × the §1.4 failure probability (N = 2; itself checked
+    against an exact DP test in test_core_formulas) with τ = min{1, sqrt(KL/2)}, KL by quadrature."""
+    from boundcalc.methods import uniformity
+
+    n, eps, delta = 500, 1.0, 1e-6
+    kw = {"delta": delta} if priv == "approx" else {}
+    res = bc.rate("point", priv, model=model, n=n, eps=eps, **kw)
+    b = next(x for x in res.lowers if x.name == "two-point-dp")
+    th, dl, M = res.params["theta"], b.free_parameters["Delta"], int(b.free_parameters["M"])
+    kl_ref = min(_kl_reference(model, th - dl / 2, th + dl / 2, res.params["sigma"]),
+                 _kl_reference(model, th + dl / 2, th - dl / 2, res.params["sigma"]))
+    tau = min(1.0, math.sqrt(kl_ref / 2))
+    direct = (dl / 2) ** 2 * uniformity.failure_probability_direct(2, n, tau, M, eps, delta if kw else 0.0)
+    assert b.value == pytest.approx(direct, rel=1e-6)
+    assert b.value <= res.upper.value
