@@ -230,3 +230,95 @@ def test_checks_are_reproducible():
         assert [r["risk"] for r in a["rows"]] == [r["risk"] for r in b["rows"]]
         c = bc.check(prob, privacy="local", reps=20, seed=8, ns=[200, 400], **kw).to_dict()
         assert [r["risk"] for r in a["rows"]] != [r["risk"] for r in c["rows"]]
+
+
+# ----------------------------------------------------------------------------- audit additions (appended)
+# Assouad's argument lower-bounds the Bayes risk under the uniform prior on the hypercube, for every channel.
+# So for any ε-LDP channel Q, the exact Bayes risk (optimal estimator, exact enumeration of the outputs) must be
+# at least the package's private Assouad bound at that ε: a check of the whole chain (separation constant s,
+# flip TV, private TV bound), which fails if any constant is too large.
+
+def _bayes_risk(Pv, thetas, Q, n, loss):
+    import itertools
+
+    Mv = Pv @ Q  # (|V|, nz) one-output laws (non-interactive channel, i.i.d. users)
+    nz = Q.shape[1]
+    total = 0.0
+    for zs in itertools.product(range(nz), repeat=n):
+        w = np.prod(Mv[:, list(zs)], axis=1) / len(Pv)  # joint P(V = v, Z = zs)
+        if loss == "l2sq":
+            est = (w @ thetas) / w.sum()
+            total += float(w @ np.sum((thetas - est) ** 2, axis=1))
+        else:  # ℓ1: coordinate-wise posterior median, found among the support points
+            for j in range(thetas.shape[1]):
+                cand = thetas[:, j]
+                total += float(min(w @ np.abs(cand - c) for c in cand))
+    return total
+
+
+def _assouad_check(bound, values, free, Pv, thetas, loss, seed, n_values=(1, 2, 3)):
+    from boundcalc.methods import ldp as LDP
+
+    rng = np.random.default_rng(seed)
+    nx = Pv.shape[1]
+    best = 0.0
+    for trial in range(12):
+        if trial % 3 == 0:  # k-RR at level ε on the atoms: a good channel
+            e = float(rng.choice([0.5, 1.5, 3.0]))
+            Q = np.full((nx, nx), 1.0) + np.eye(nx) * math.expm1(e)
+            Q /= Q.sum(axis=1, keepdims=True)
+        else:
+            Q, e = LDP.random_channel(nx, int(rng.integers(2, 5)), rng, float(rng.choice([0.3, 1.0, 3.0])),
+                                      bool(rng.integers(2)))
+        eps = LDP.privacy_level(Q)
+        for n in n_values:
+            lb = float(bound.evaluate({**values, "n": n, "eps": eps}, free))
+            br = _bayes_risk(Pv, thetas, Q, n, loss)
+            assert br >= lb * (1 - 1e-9), (n, eps, br, lb)
+            best = max(best, lb / br)
+    return best
+
+
+@pytest.mark.parametrize("loss", ["l2sq", "l1"])
+@pytest.mark.parametrize("delta_gap", [0.3, 0.9])
+def test_multinomial_assouad_below_exact_bayes_risk(loss, delta_gap):
+    import itertools
+
+    b = next(x for x in MN._bounds(loss, True) if x.name == "assouad")
+    mp, d = 2, 4
+    V = np.array(list(itertools.product([-1, 1], repeat=mp)), float)
+    Pv = np.array([[(1 + delta_gap * v[0]) / 4, (1 - delta_gap * v[0]) / 4,
+                    (1 + delta_gap * v[1]) / 4, (1 - delta_gap * v[1]) / 4] for v in V])
+    best = _assouad_check(b, {"d": d}, {"delta_gap": delta_gap, "m": mp}, Pv, Pv.copy(), loss, seed=7)
+    assert best > 0.4  # 0.47-0.49: a separation constant 2.1x too large would fail
+
+
+@pytest.mark.parametrize("delta_gap", [0.3, 0.9])
+def test_local_mean_assouad_below_exact_bayes_risk(delta_gap):
+    import itertools
+    from boundcalc.problems import local_mean as LM
+
+    b = next(x for x in LM._bounds(2.0, False, "l2") if x.name == "assouad")
+    m, r = 2, 1.5
+    V = np.array(list(itertools.product([-1, 1], repeat=m)), float)
+    # atoms +r e_1, -r e_1, +r e_2, -r e_2: P_v(±r e_j) = (1 ± δ v_j)/(2m), mean (rδ/m) v
+    Pv = np.array([[(1 + delta_gap * v[0]) / 4, (1 - delta_gap * v[0]) / 4,
+                    (1 + delta_gap * v[1]) / 4, (1 - delta_gap * v[1]) / 4] for v in V])
+    thetas = r * delta_gap / m * V
+    best = _assouad_check(b, {"d": m, "r": r}, {"delta_gap": delta_gap, "m": m}, Pv, thetas, "l2sq", seed=8)
+    assert best > 0.4  # 0.47-0.49: a separation constant 2.1x too large would fail
+
+
+@pytest.mark.parametrize("delta_gap", [0.3, 0.9])
+def test_sparse_bernoulli_assouad_below_exact_bayes_risk(delta_gap):
+    import itertools
+
+    b = next(x for x in SB._bounds(True) if x.name == "assouad")
+    a, s = 2, 0.6
+    mm = min(s / a, 0.5)
+    V = np.array(list(itertools.product([-1, 1], repeat=a)), float)
+    thetas = mm / 2 * (1 + delta_gap * V)
+    X = np.array(list(itertools.product([0, 1], repeat=a)), float)
+    Pv = np.array([np.prod(np.where(X == 1, th, 1 - th), axis=1) for th in thetas])
+    best = _assouad_check(b, {"d": 5, "s": s}, {"delta_gap": delta_gap, "a": a}, Pv, thetas, "l2sq", seed=9)
+    assert best > 0.4  # 0.47-0.49: a separation constant 2.1x too large would fail
