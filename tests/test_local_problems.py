@@ -322,3 +322,39 @@ def test_sparse_bernoulli_assouad_below_exact_bayes_risk(delta_gap):
     Pv = np.array([np.prod(np.where(X == 1, th, 1 - th), axis=1) for th in thetas])
     best = _assouad_check(b, {"d": 5, "s": s}, {"delta_gap": delta_gap, "a": a}, Pv, thetas, "l2sq", seed=9)
     assert best > 0.4  # 0.47-0.49: a separation constant 2.1x too large would fail
+
+
+# Le Cam's two-point bound also lower-bounds the Bayes risk under the uniform prior on the two points.
+
+@pytest.mark.parametrize("k", [2.0, 4.0])
+def test_local_mean_le_cam_bounds_below_exact_bayes_risk(k):
+    from boundcalc.problems import local_mean as LM
+
+    bs = {x.name: x for x in LM._bounds(k, True, "l2")}
+    r = 1.2
+    rng = np.random.default_rng(int(k))
+    best = {"le-cam-mixture": 0.0, "le-cam-two-point": 0.0}
+    for p in (0.05, 0.3, 0.8):
+        a = r * p ** (-1 / k)
+        # atoms (-a, 0, a): P_± = (1-p)δ_0 + p δ_{±a}, means ±r p^{(k-1)/k}
+        mix = (np.array([[0, 1 - p, p], [p, 1 - p, 0]]), np.array([[r * p ** ((k - 1) / k)], [-r * p ** ((k - 1) / k)]]))
+        # atoms (-r, r): P(X = ±r) = (1 ± h)/2 with h = p, means ±r h
+        two = (np.array([[(1 - p) / 2, (1 + p) / 2], [(1 + p) / 2, (1 - p) / 2]]), np.array([[r * p], [-r * p]]))
+        for name, (Pv, th), free in (("le-cam-mixture", mix, {"p": p}), ("le-cam-two-point", two, {"h": p})):
+            for trial in range(8):
+                nx = Pv.shape[1]
+                if trial % 2 == 0:  # randomized response on the atoms
+                    e = float(rng.choice([0.3, 1.0, 3.0]))
+                    Q = np.ones((nx, nx)) + np.eye(nx) * math.expm1(e)
+                    Q /= Q.sum(axis=1, keepdims=True)
+                else:
+                    from boundcalc.methods import ldp as LDP
+                    Q, e = LDP.random_channel(nx, int(rng.integers(2, 4)), rng, float(rng.choice([0.3, 2.0])), True)
+                from boundcalc.methods import ldp as LDP
+                eps = LDP.privacy_level(Q)
+                for n in (1, 3, 6):
+                    lb = float(bs[name].evaluate({"n": n, "eps": eps, "r": r, "d": 1}, free))
+                    br = _bayes_risk(Pv, th, Q, n, "l2sq")
+                    assert br >= lb * (1 - 1e-9), (name, p, n, eps, br, lb)
+                    best[name] = max(best[name], lb / br)
+    assert min(best.values()) > 0.4  # about 0.5: Le Cam loses exactly its factor 1/2 at small TV
