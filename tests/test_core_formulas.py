@@ -340,3 +340,86 @@ def test_tv_mixture_uses_a_valid_tv_level(priv, eps, delta):
     p = b.free_parameters["p"]
     direct = (r * p ** ((k - 1) / k) / 2) ** 2 * (1 - min(n * alpha * p, 1 - (1 - p) ** n)) / 2
     assert b.value == pytest.approx(direct, rel=1e-9)
+
+
+# ---------------------------------------------------------------- central lower bounds vs exact Bayes risks
+# Le Cam (two points) and the uniformity-of-mass argument (N points) lower-bound the Bayes risk under the
+# uniform prior on the hypotheses, for every channel with the privacy guarantee. Exact Bayes risks on small
+# samples (n <= 3, all n-tuples of atoms enumerated) against the package's bound at the channel's exact level.
+
+def _central_bayes_risk(atoms_p, thetas, Q, xs):
+    """atoms_p: (V, A) laws on atoms; xs: list of n-tuples of atom indices; Q[x-tuple, z]."""
+    lik = np.array([[np.prod(P[list(x)]) for x in xs] for P in atoms_p])  # (V, tuples)
+    joint = (lik @ Q) / len(atoms_p)  # P(V = v, Z = z)
+    est = (joint.T @ thetas) / joint.sum(axis=0)[:, None]  # posterior means (Z, dim)
+    return float(np.sum(joint * ((thetas[:, None, :] - est[None, :, :]) ** 2).sum(-1)))
+
+
+def _channels(nA, n, rng):
+    import itertools
+
+    xs = list(itertools.product(range(nA), repeat=n))
+    X = np.array(xs)
+    ham = (X[:, None, :] != X[None, :, :]).sum(-1)
+    out = []
+    for c in (0.3, 1.0, 2.5):  # Q(z|x) ∝ exp(-c d_ham(x, z)): exactly c-DP (the normalisers are all equal)
+        Q = np.exp(-c * ham)
+        out.append(Q / Q.sum(axis=1, keepdims=True))
+    for _ in range(3):
+        Q = np.exp(rng.choice([0.5, 2.0]) * rng.random((len(xs), int(rng.integers(2, 5)))))
+        out.append(Q / Q.sum(axis=1, keepdims=True))
+    _, pairs = _neighbour_pairs(nA, n)
+    return xs, out, pairs
+
+
+def test_central_tv_mixture_below_exact_bayes_risk():
+    from boundcalc.bounds import get_entry
+
+    rng = np.random.default_rng(41)
+    k, r = 4.0, 1.0
+    b = next(x for x in get_entry("mean", "tv").bounds({"privacy": "tv", "k": k, "d": 1}) if x.name == "tv-mixture")
+    best = 0.0
+    for n in (1, 2, 3):
+        xs, chans, pairs = _channels(2, n, rng)
+        for Q in chans:
+            alpha = max(0.5 * np.abs(Q[i] - Q[j]).sum() for i, j in pairs)
+            for p in (0.02, 0.1, 0.4):
+                # atoms (0, r p^{-1/k}): P_0 = δ_0, P_1 = (1-p)δ_0 + p δ_a; means 0 and r p^{(k-1)/k}
+                Pv = np.array([[1.0, 0.0], [1 - p, p]])
+                th = np.array([[0.0], [r * p ** ((k - 1) / k)]])
+                br = _central_bayes_risk(Pv, th, Q, xs)
+                lb = float(b.evaluate({"n": n, "r": r, "alpha_TV": alpha}, {"p": p}))
+                assert br >= lb * (1 - 1e-9), (n, alpha, p, br, lb)
+                best = max(best, lb / br)
+    assert best > 0.4
+
+
+@pytest.mark.parametrize("s_pack", [1.0, 0.5])
+def test_central_uniformity_line_below_exact_bayes_risk(s_pack):
+    """§1.4 with N = ⌊2/s⌋+1 points on a diameter (the 'line' packing), ε-DP channels on 2-3 samples."""
+    from boundcalc.bounds import get_entry
+
+    rng = np.random.default_rng(int(10 * s_pack))
+    k, r = 2.0, 1.0
+    b = next(x for x in get_entry("mean", "pure").bounds({"privacy": "pure", "k": k, "d": 1})
+             if x.name == "uniformity-line")
+    u = -1 + s_pack * np.arange(int(math.floor(2 / s_pack)) + 1)
+    best = 0.0
+    for p in (0.1, 0.5, 0.9):
+        a = r * p ** (-1 / k)
+        vals = sorted(set(np.round(np.concatenate([[0.0], a * u]), 12)))
+        Pv = np.zeros((len(u), len(vals)))
+        for i, ui in enumerate(u):
+            Pv[i, vals.index(0.0)] += 1 - p
+            Pv[i, vals.index(round(a * ui, 12))] += p
+        th = (r * p ** ((k - 1) / k) * u)[:, None]
+        for n in (2, 3) if len(vals) <= 3 else (2,):
+            xs, chans, pairs = _channels(len(vals), n, rng)
+            for Q in chans:
+                eps = max(float(np.max(np.abs(np.log(Q[i]) - np.log(Q[j])))) for i, j in pairs)
+                br = _central_bayes_risk(Pv, th, Q, xs)
+                lb = max(float(b.evaluate({"n": n, "r": r, "eps": eps}, {"p": p, "M": M, "s": s_pack}))
+                         for M in range(n + 1))
+                assert br >= lb * (1 - 1e-9), (n, eps, p, br, lb)
+                best = max(best, lb / br)
+    assert best > 0.05  # (ρ*/2)² × failure uses only the closest pair: 0.09-0.3 of the exact Bayes risk here
