@@ -467,3 +467,72 @@ def test_local_mean_van_trees_trace_bound_on_random_channels(ball, d):
         assert IZ <= T * (1 + 1e-8) + 1e-12, (ball, d, w, eps, IZ, T)
         worst = max(worst, IZ / T)
     assert worst > 0.3  # 0.41-0.68 on these seeds: the test has teeth
+
+
+def _vt_trace_general(b, values, free, c, J_expected):
+    """T from a registered van Trees bound c/(nT + J), evaluated at two n (J checked against J_expected)."""
+    n1, n2 = 1e3, 2e3
+    v1 = float(b.evaluate({**values, "n": n1}, free))
+    v2 = float(b.evaluate({**values, "n": n2}, free))
+    T = (c / v2 - c / v1) / (n2 - n1)
+    assert c / v1 - n1 * T == pytest.approx(J_expected, rel=1e-6)
+    return T
+
+
+@pytest.mark.parametrize("d", [2, 4, 5])
+def test_multinomial_van_trees_trace_bound_on_random_channels(d):
+    """Paired family p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d (odd d: last symbol fixed at 1/d), θ ∈ [-w,w]^m,
+    m = ⌊d/2⌋: exact Tr I_Z on random ε-LDP channels <= the bound's one-sample T(ε, w)."""
+    from boundcalc.problems import multinomial as MN
+
+    b = next(x for x in MN._bounds("l2sq", True) if x.name == "van-trees")
+    m = d // 2
+    rng = np.random.default_rng(50 + d)
+    worst = 0.0
+    for _ in range(150):
+        w = float(rng.choice([0.2, 0.5, 0.8]))
+        theta = rng.uniform(-w, w, size=m)
+        if rng.random() < 0.5:
+            theta = w * rng.choice([-1.0, 1.0], size=m)
+        pmf = np.full(d, 1 / d)
+        pmf[0:2 * m:2], pmf[1:2 * m:2] = (1 + theta) / d, (1 - theta) / d
+        dpmf = np.zeros((m, d))
+        for j in range(m):
+            dpmf[j, 2 * j], dpmf[j, 2 * j + 1] = 1 / d, -1 / d
+        Q, eps = ldp.random_channel(d, int(rng.integers(2, 6)), rng, float(rng.choice([0.05, 0.3, 1.0, 3.0])),
+                                    bool(rng.integers(2)))
+        IZ = F.exact_private_fisher(Q, pmf, dpmf)
+        T = _vt_trace_general(b, {"eps": eps, "d": d, "m_pairs": m}, {"w": w}, 2 * m ** 2 / d ** 2,
+                              m * math.pi ** 2 / w ** 2)
+        assert IZ <= T * (1 + 1e-8) + 1e-12, (d, w, eps, IZ, T)
+        worst = max(worst, IZ / T)
+    assert worst > 0.3
+
+
+@pytest.mark.parametrize("a,s", [(2, 0.6), (2, 3.0), (3, 1.0)])
+def test_sparse_bernoulli_van_trees_trace_bound_on_random_channels(a, s):
+    """a active Bernoulli coordinates, θ ∈ [m/2, m]^a, m = min{s/a, 1/2}, X ∈ {0,1}^a enumerated: exact
+    Tr I_Z on random ε-LDP channels <= the bound's one-sample T (prior half-width m/4: J = 16aπ²/m²)."""
+    import itertools
+    from boundcalc.problems import sparse_bernoulli as SBP
+
+    b = next(x for x in SBP._bounds(True) if x.name == "van-trees")
+    mm = min(s / a, 0.5)
+    X = np.array(list(itertools.product([0.0, 1.0], repeat=a)))
+    rng = np.random.default_rng(60 + a)
+    worst = 0.0
+    for _ in range(150):
+        theta = rng.uniform(mm / 2, mm, size=a)
+        if rng.random() < 0.5:
+            theta = np.where(rng.random(a) < 0.5, mm / 2, mm)
+        f = np.where(X == 1, theta, 1 - theta)
+        pmf = f.prod(axis=1)
+        dpmf = np.array([(2 * X[:, k] - 1) * np.prod(np.delete(f, k, axis=1), axis=1) for k in range(a)])
+        Q, eps = ldp.random_channel(len(pmf), int(rng.integers(2, 6)), rng,
+                                    float(rng.choice([0.05, 0.3, 1.0, 3.0])), bool(rng.integers(2)))
+        IZ = F.exact_private_fisher(Q, pmf, dpmf)
+        T = _vt_trace_general(b, {"eps": eps, "d": max(a, 5), "s": s}, {"a": a}, a ** 2,
+                              16 * a * math.pi ** 2 / mm ** 2)
+        assert IZ <= T * (1 + 1e-8) + 1e-12, (a, s, eps, IZ, T)
+        worst = max(worst, IZ / T)
+    assert worst > 0.3
