@@ -223,3 +223,28 @@ def test_vectorised_curves_are_valid_choices():
             res = bc.rate("support", priv, n=int(n))
             assert res.upper.value <= u * (1 + 1e-9) and u <= 1.01 * res.upper.value
             assert l <= res.lower.value * (1 + 1e-9) and l >= 0.5 * res.lower.value
+
+
+# ---------------------------------------------------------------------- audit additions (appended)
+@pytest.mark.parametrize("priv,loss", [("pure", "abs"), ("approx", "squared"), ("pure", "squared")])
+def test_uniformity_two_point_value_from_independent_pieces(priv, loss):
+    """uniformity-two-point at the solver's (p, M) equals Φ(θ_0 p/(1+p)) × the N = 2 failure probability of §1.4
+    with mixture weight q = p/(1+p) (= TV(Unif[0,2θ_0/(1+p)], Unif[0,2θ_0]), checked by quadrature above),
+    and it stays below the exponential mechanism's certified risk."""
+    from boundcalc.methods import uniformity
+
+    n, eps, delta, t0 = 200, 0.5, 1e-6, 1.7
+    kw = {"delta": delta} if priv == "approx" else {}
+    res = bc.rate("support", priv, n=n, eps=eps, loss=loss, theta0=t0, **kw)
+    b = next(x for x in res.lowers if x.name == "uniformity-two-point")
+    p, M = b.free_parameters["p"], int(b.free_parameters["M"])
+    q = p / (1 + p)
+    phi = t0 * q if loss == "abs" else (t0 * q) ** 2
+    direct = phi * uniformity.failure_probability_direct(2, n, q, M, eps, delta if kw else 0.0)
+    assert b.value == pytest.approx(direct, rel=1e-9)
+    assert b.value <= res.upper.value
+    # the mixture representation: Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p), 2θ_0]
+    x = np.linspace(0, 2 * t0, 1001)
+    c = 2 * t0 / (1 + p)
+    mix = (1 - q) * np.minimum(x / c, 1) + q * np.clip((x - c) / (2 * t0 - c), 0, 1)
+    assert np.allclose(mix, x / (2 * t0), atol=1e-12)
