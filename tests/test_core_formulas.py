@@ -423,3 +423,49 @@ def test_central_uniformity_line_below_exact_bayes_risk(s_pack):
                 assert br >= lb * (1 - 1e-9), (n, eps, p, br, lb)
                 best = max(best, lb / br)
     assert best > 0.05  # (ρ*/2)² × failure uses only the closest pair: 0.09-0.3 of the exact Bayes risk here
+
+
+# ---------------------------------------------------------------- packings of the unit ball (uniformity bounds)
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("s", [0.5, 0.3])
+def test_volumetric_packing_count(d, s):
+    """A maximal s-packing of the unit ball has N >= (1/s)^d points (its s-balls cover the ball): a greedy
+    packing over a fine grid of the ball, with pairwise distances >= s checked."""
+    rng = np.random.default_rng(int(100 * s) + d)
+    pts = rng.uniform(-1, 1, size=(20000 * d, d))
+    pts = pts[np.linalg.norm(pts, axis=1) <= 1]
+    chosen = []
+    for x in pts:
+        if not chosen or np.min(np.linalg.norm(np.array(chosen) - x, axis=1)) >= s:
+            chosen.append(x)
+    C = np.array(chosen)
+    dist = np.linalg.norm(C[:, None] - C[None], axis=-1) + np.eye(len(C)) * 9
+    assert dist.min() >= s
+    assert len(C) >= (1 / s) ** d
+
+
+@pytest.mark.parametrize("priv,d", [("pure", 3), ("approx", 3), ("pure", 16), ("approx", 9)])
+def test_uniformity_packings_values_from_independent_pieces(priv, d):
+    """Each packing's bound at the solver's free parameters equals (r p^{(k-1)/k} dist/2)² × the §1.4 failure
+    probability (paper form) with the packing's N: coords N = 2d at distance √2; volume N - 1 = (1/s)^d - 1 at
+    distance s; Varshamov–Gilbert N - 1 = 2^{d/8} at distance 1/√2 (d >= 8); line N = ⌊2/s⌋+1 at distance s."""
+    import boundcalc as bc
+
+    n, eps, delta, k, r = 2000, 0.5, 1e-6, 4.0, 1.1
+    kw = {"delta": delta} if priv == "approx" else {}
+    res = bc.rate("mean", priv, n=n, eps=eps, d=d, k=k, r=r, **kw)
+    seen = 0
+    for b in res.lowers:
+        if not b.name.startswith("uniformity-"):
+            continue
+        f = b.free_parameters
+        p, M, s = f["p"], int(f["M"]), f.get("s")
+        N, dist = {"uniformity-coords": (2 * d, math.sqrt(2)), "uniformity-volume": ((1 / s) ** d if s else None, s),
+                   "uniformity-varshamov-gilbert": (2 ** (d / 8) + 1, 1 / math.sqrt(2)),
+                   "uniformity-line": (math.floor(2 / s) + 1 if s else None, s)}[b.name]
+        direct = (r * p ** ((k - 1) / k) * dist / 2) ** 2 * uniformity.failure_probability_direct(
+            N, n, p, M, eps, delta if kw else 0.0)
+        assert b.value == pytest.approx(direct, rel=1e-7), b.name
+        seen += 1
+    assert seen == (4 if d >= 8 else 3)

@@ -358,3 +358,21 @@ def test_local_mean_le_cam_bounds_below_exact_bayes_risk(k):
                     assert br >= lb * (1 - 1e-9), (name, p, n, eps, br, lb)
                     best[name] = max(best[name], lb / br)
     assert min(best.values()) > 0.4  # about 0.5: Le Cam loses exactly its factor 1/2 at small TV
+
+
+def test_gaussian_le_cam_tv_terms_by_quadrature():
+    """Gaussian le-cam: TV(N(h,σ²), N(-h,σ²)) and the n-sample TV (the mean is sufficient: N(±h, σ²/n)) by
+    quadrature, against the bound evaluated at a huge ε (the private TV terms then exceed 1 and the exact
+    n-sample term binds) and at small ε (the √(n/2)(e^ε-1)TV term)."""
+    from scipy import integrate as I
+
+    b = next(x for x in G.bounds_local({"d": 1}) if x.name == "le-cam")
+    for n, sg, h in [(1, 1.0, 0.4), (10, 2.0, 0.5), (200, 0.7, 0.05)]:
+        tv = lambda s: 0.5 * I.quad(lambda x: abs(stats.norm.pdf(x, h, s) - stats.norm.pdf(x, -h, s)),
+                                    -h - 40 * s, h + 40 * s, points=[0.0], limit=200)[0]
+        tvn, tv1 = tv(sg / math.sqrt(n)), tv(sg)
+        v = {"n": n, "d": 1, "sigma": sg, "B": 1.0}
+        assert float(b.evaluate({**v, "eps": 30.0}, {"h": h})) == pytest.approx(h ** 2 * (1 - tvn) / 2, rel=1e-7)
+        e = 1e-3
+        assert float(b.evaluate({**v, "eps": e}, {"h": h})) == pytest.approx(
+            h ** 2 * (1 - math.sqrt(n / 2) * math.expm1(e) * tv1) / 2, rel=1e-7)
