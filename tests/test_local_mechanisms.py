@@ -358,3 +358,29 @@ def test_truncated_rr_risk_with_truncation_by_simulation():
         with np.errstate(over="ignore"):  # large λ overflows to inf, which the min ignores
             chern = np.exp(s * np.expm1(lam) - lam * K) / (math.e * lam)
         assert excess <= chern.min() * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("d,s", [(5, 1.0), (8, 3.0), (4, 2.5)])
+def test_sparse_coordinate_subsampling_bound(d, s):
+    """Sparse Bernoulli coordinate-subsampling: the bound equals (E||Z||² - (d-2s)_+²/(4d))/n with E||Z||² of
+    the package's sampler on x - 1/2 (radius 1/2; the simulated ||Z||² is constant), and (d-2s)_+²/(4d) is the
+    minimum of ||θ - 1/2||² over {θ ∈ [0,1]^d, Σθ <= s} (random feasible θ never go below; θ = s/d attains)."""
+    from boundcalc.problems import sparse_bernoulli as SB
+
+    b = next(x for x in SB._bounds(True) if x.name == "coordinate-subsampling")
+    rng = np.random.default_rng(d)
+    centre = max(0.0, d - 2 * s) ** 2 / (4 * d)
+    for _ in range(2000):
+        th = rng.dirichlet(np.ones(d)) * s * rng.uniform(0, 1)
+        if th.max() > 1:
+            continue
+        assert np.sum((th - 0.5) ** 2) >= centre - 1e-12
+    assert np.sum((np.full(d, s / d) - 0.5) ** 2) == pytest.approx(centre, abs=1e-12) or s > d / 2
+    n, eps = 100, 1.5
+    for k in (1, 2, d):
+        x = (rng.random((2000, d)) < 0.3).astype(float) - 0.5
+        Z = SM.coordinate_subsampling(x, 0.5, eps, rng, k=k)
+        ez2 = float(np.mean(np.sum(Z ** 2, axis=1)))
+        assert np.allclose(np.sum(Z ** 2, axis=1), ez2)
+        assert float(b.evaluate({"n": n, "eps": eps, "d": d, "s": s}, {"k_sub": k})) == pytest.approx(
+            max(0.0, ez2 - centre) / n, rel=1e-9)
