@@ -511,3 +511,42 @@ def test_two_point_dp_value_from_independent_pieces(model, priv):
     direct = (dl / 2) ** 2 * uniformity.failure_probability_direct(2, n, tau, M, eps, delta if kw else 0.0)
     assert b.value == pytest.approx(direct, rel=1e-6)
     assert b.value <= res.upper.value
+
+
+# ---------------------------------------------------------------------- regression: KL cancellation at huge n
+@pytest.mark.parametrize("n", [10 ** 17, 10 ** 18])
+@pytest.mark.parametrize("priv", ["pure", "approx"])
+def test_two_point_dp_below_certified_upper_at_huge_n(n, priv):
+    """At n >= 1e17 the solver's separation is ~1e-8 θ; the exact KL expression (a difference of O(1)
+    logarithms) evaluated to 0 in float64, so τ = 0 and two-point-dp (4e-17 at n = 1e18) exceeded the
+    certified upper bound (1e-18). The cancellation-free Taylor bound on KL is used for tiny separations."""
+    res = bc.rate("point", priv, model="exponential", n=n)
+    tp = next(x for x in res.lowers if x.name == "two-point-dp")
+    assert tp.value is None or tp.value <= res.upper.value
+    assert res.lower.value <= res.upper.value
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_kl_taylor_bound_is_an_upper_bound_and_g_quasi_convex(model):
+    """kl_taylor_bound >= KL (exact, in 50-digit mpmath) on pairs from tiny to large separation, and the
+    curvature g(s) = ∂²_s KL(t1‖s) is maximised at an end point of [t1, t2] (the step the bound relies on)."""
+    import mpmath
+
+    centres = {"bernoulli": [0.3, 0.9, 0.02], "poisson": [0.5, 2.0, 9.0], "exponential": [0.3, 1.0, 5.0],
+               "normal-mean": [-2.0, 0.0, 3.0], "normal-var": [0.2, 1.0, 8.0]}[model]
+    sub = {point.SIG: 1.3, point.MU0S: 0.0}
+    t1s, t2s, sdum = sp.Symbol("t1"), sp.Symbol("t2"), sp.Symbol("s", positive=True)
+    exact = sp.lambdify((t1s, t2s), point.kl_expr(model, t1s, t2s).subs(sub), "mpmath")
+    taylor = point.kl_taylor_bound(model, t1s, t2s).subs(sub)
+    g = sp.lambdify((t1s, sdum), sp.diff(point.kl_expr(model, t1s, sdum), sdum, 2).subs(sub), "numpy")
+    for c in centres:
+        for rel in (1e-9, 1e-4, 0.1, 0.5):
+            scale = {"bernoulli": min(c, 1 - c), "normal-mean": max(abs(c), 1.0)}.get(model, c)
+            dl = rel * scale
+            for a, b in ((c - dl / 2, c + dl / 2), (c + dl / 2, c - dl / 2)):
+                with mpmath.workdps(50):
+                    ref = float(exact(mpmath.mpf(a), mpmath.mpf(b)))
+                assert float(taylor.subs({t1s: a, t2s: b})) >= ref * (1 - 1e-12), (model, a, b)
+                grid = np.linspace(min(a, b), max(a, b), 201)
+                gv = np.asarray(g(a, grid), float) * np.ones_like(grid)
+                assert gv.max() <= max(gv[0], gv[-1]) * (1 + 1e-12), (model, a, b)
