@@ -536,3 +536,28 @@ def test_sparse_bernoulli_van_trees_trace_bound_on_random_channels(a, s):
         assert IZ <= T * (1 + 1e-8) + 1e-12, (a, s, eps, IZ, T)
         worst = max(worst, IZ / T)
     assert worst > 0.3
+
+
+# ---------------------------------------------------------------------- regression: binomial TV at huge n
+def test_binomial_tv_bound_at_huge_n_is_an_upper_bound():
+    """At n = 1e18 the float64 exact binomial TV (incomplete beta, n - j rounded) gave
+    TV(Bin(n, 1/2 - h/2), Bin(n, 1/2 + h/2)) = 0.34 at h = 1/sqrt(n), half the true 2Φ(1) - 1 = 0.6827 (CLT,
+    error O(1/sqrt(n))), so Le Cam lower bounds built on it exceeded the certified upper bounds."""
+    n = 1e18
+    h = 1 / math.sqrt(n)
+    expr = ldp.binomial_tv_bound(sp.Symbol("n"), (1 - sp.Symbol("h")) / 2, (1 + sp.Symbol("h")) / 2)
+    from boundcalc import symbolic as S
+
+    f = S.numpy_lambdify([sp.Symbol("h"), sp.Symbol("n")], expr)
+    assert float(f(h, n)) >= 2 * stats.norm.cdf(1) - 1 - 1e-6
+    # below the switch the exact binomial TV is used unchanged
+    exact = S.numpy_lambdify([sp.Symbol("h"), sp.Symbol("n")], 1 - S.BinomTVComplement(sp.Symbol("n"), (1 - sp.Symbol("h")) / 2,
+                                                                                    (1 + sp.Symbol("h")) / 2))
+    assert float(f(0.05, 1000.0)) == float(exact(0.05, 1000.0))
+
+
+def test_bernoulli_one_minus_bc_is_cancellation_free():
+    q1, q2 = 0.5 - 5e-10, 0.5 + 5e-10
+    val = float(ldp.bernoulli_one_minus_bc(sp.Float(q1, 30), sp.Float(q2, 30)))
+    # 1 - BC ≈ (q1-q2)²/(8 q(1-q)) = 1e-18/2
+    assert val == pytest.approx(1e-18 / 2, rel=1e-6)

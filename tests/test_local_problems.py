@@ -376,3 +376,15 @@ def test_gaussian_le_cam_tv_terms_by_quadrature():
         e = 1e-3
         assert float(b.evaluate({**v, "eps": e}, {"h": h})) == pytest.approx(
             h ** 2 * (1 - math.sqrt(n / 2) * math.expm1(e) * tv1) / 2, rel=1e-7)
+
+
+@pytest.mark.parametrize("n", [10 ** 16, 10 ** 18])
+def test_local_mean_two_point_below_certified_upper_at_huge_n(n):
+    """Regression: at n = 1e18, k = inf, le-cam-two-point was 2.67e-17 > one-bit 4.68e-18 (float64 exact
+    binomial TV wrong for n > 2^53; methods.ldp.binomial_tv_bound switches to the Hellinger bound there)."""
+    for k in ("inf", 2.0):
+        res = bc.rate("mean", "local", k=k, n=n)
+        for b in res.lowers:
+            assert b.value is None or b.value <= res.upper.value, (k, b.name)
+        sb = bc.rate("sparse-bernoulli", "local", n=n)
+        assert sb.lower.value <= sb.upper.value

@@ -91,7 +91,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
     out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
                      "excess = r||μ||_* <= rM."))
     # lower bounds
-    tv_prod = 1 - S.BinomTVComplement(S.n, (1 - dlt) / 2, (1 + dlt) / 2)
+    tv_prod = ldp.binomial_tv_bound(S.n, (1 - dlt) / 2, (1 + dlt) / 2)
     sep = S.r * Msym * dlt
     d_free = FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0, doc="signal strength δ")
     if private:

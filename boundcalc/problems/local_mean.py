@@ -151,7 +151,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     two_point = Bound(
         "lower", "le-cam-two-point", "private Le Cam, P(X = ±r e_1) = (1±h)/2",
         ldp.private_le_cam_expr(r ** 2 * h ** 2, n, e, h,
-                                1 - S.BinomTVComplement(n, (1 - h) / 2, (1 + h) / 2)),
+                                ldp.binomial_tv_bound(n, (1 - h) / 2, (1 + h) / 2)),
         "THEOREMS.md §1.3 (derived)",
         "Means ±r h e_1 (s = rh); TV(P_+,P_-) = h; the number of +r draws is sufficient, so TV(P_+^n,P_-^n) is "
         "the exact binomial TV; private Le Cam as above. Valid for every k (|X| = r).",

@@ -100,7 +100,7 @@ def _bounds(private: bool) -> tuple:
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), a active coordinates",
             ldp.private_assouad_expr(m ** 2 * dl ** 2 / 8, A, n, e, m * dl,
-                                     1 - S.BinomTVComplement(n, m * (1 - dl) / 2, m * (1 + dl) / 2)),
+                                     ldp.binomial_tv_bound(n, m * (1 - dl) / 2, m * (1 + dl) / 2)),
             SOURCE + "; THEOREMS.md §1.1, §1.3 (derived)",
             "θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
             "A wrong sign of coordinate j costs (mδ/2)² = 2s_sep; flipping v_j changes the product law by TV mδ "
