@@ -28,11 +28,42 @@ def test_binom_tv_complement_brute_force(n, q1, q2):
 
 
 def test_binom_tv_complement_large_n_normal_limit():
-    # Bin(n, 1/2 ± h) for huge n: TV -> 2Φ(2h√n) - 1 (normal approximation, independent formula)
-    n, h = 1e15, 1e-8
-    exact = float(S._binom_tv_complement(n, 0.5 - h, 0.5 + h))
+    # Bin(n, 1/2 ± h) for large n: TV -> 2Φ(2h√n) - 1 (normal approximation, independent formula);
+    # the exact form within its trusted range, and a lower bound on 1 - TV beyond it
+    n, h = 1e10, 3e-6
     approx = 1 - (2 * stats.norm.cdf(2 * h * math.sqrt(n)) - 1)
-    assert exact == pytest.approx(approx, rel=1e-6)
+    assert float(S._binom_tv_complement(n, 0.5 - h, 0.5 + h)) == pytest.approx(approx, rel=1e-6)
+    n, h = 1e15, 1e-8
+    approx = 1 - (2 * stats.norm.cdf(2 * h * math.sqrt(n)) - 1)
+    assert float(S._binom_tv_complement(n, 0.5 - h, 0.5 + h)) <= approx
+
+
+def test_le_cam_never_exceeds_the_exact_minimax_risk_at_huge_n():
+    # Le Cam on the {±r u} family is a lower bound on that family's exact minimax risk r²/(1+√n)²;
+    # float64 binomial TV broke this at n >= 1e17 (now the Hellinger form above 1e10)
+    import boundcalc as bc
+
+    for n in (10**9, 10**11, 10**13, 10**15, 10**17, 10**18):
+        lows = {b.name: b.value for b in bc.rate("mean", "none", n=n).lowers}
+        assert lows["le-cam"] <= lows["hodges-lehmann"]
+
+
+def test_binom_tv_complement_hellinger_branch_is_a_lower_bound():
+    # above the exact range the value is the Hellinger lower bound on 1 - TV: check it against the
+    # exact value in the range where both are computed (n = 1e6, forcing the Hellinger form)
+    n = 1e6
+    for h in (1e-5, 3e-4, 1e-3, 0.01):
+        q1, q2 = 0.5 - h, 0.5 + h
+        exact = float(S._binom_tv_complement_exact(n, q1, q2))
+        bc_ = math.sqrt(q1 * q2) + math.sqrt((1 - q1) * (1 - q2))
+        hell = 1 - math.sqrt(1 - bc_ ** (2 * n))
+        assert hell <= exact + 1e-12
+    import mpmath
+
+    with mpmath.workdps(50):  # BC = sqrt(1 - 4h²) for q = 1/2 ± h, so BC^{2n} = (1 - 4h²)^n
+        h_ = mpmath.mpf(1) / 10 ** 6
+        expected = float(1 - mpmath.sqrt(1 - (1 - 4 * h_ ** 2) ** (10 ** 12)))
+    assert float(S._binom_tv_complement(1e12, 0.5 - 1e-6, 0.5 + 1e-6)) == pytest.approx(expected, rel=1e-6)
 
 
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (1.0, 1e-6), (5.0, 1e-10), (0.5, 1e-300), (20, 1e-3)])
