@@ -31,18 +31,27 @@ EPILOG = ("Problem-specific parameters (e.g. --k for mean, --model for point, --
           "given as --name value; `boundcalc list` shows every problem's parameters and defaults.")
 
 
+class _Once(argparse.Action):
+    """Store a value, refusing a second occurrence (the last would otherwise silently win)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest, None) is not None:
+            raise UsageError(f"{option_string}: given twice")
+        setattr(namespace, self.dest, values)
+
+
 def _add_problem_args(p, need_privacy=True, privacy_default=None):
     p.epilog = EPILOG
     p.add_argument("--problem", required=True, help="problem name (see `boundcalc list`)")
     if need_privacy:
         p.add_argument("--privacy", default=privacy_default, required=privacy_default is None,
                        help="none, pure, smooth, approx, tv, kl, local")
-    p.add_argument("--n", help="sample size (default 1000)")
-    p.add_argument("--eps", help="privacy level: ε (pure/smooth/approx/local) or α (tv/kl) (default 1)")
-    p.add_argument("--alpha", help="alias of --eps for tv/kl")
-    p.add_argument("--delta", help="δ of (ε,δ)-DP (approx only; default 1e-6)")
-    p.add_argument("--d", help="dimension (default 1)")
-    p.add_argument("--r", help="radius / moment bound (default 1)")
+    p.add_argument("--n", action=_Once, help="sample size (default 1000)")
+    p.add_argument("--eps", action=_Once, help="privacy level: ε (pure/smooth/approx/local) or α (tv/kl) (default 1)")
+    p.add_argument("--alpha", action=_Once, help="alias of --eps for tv/kl")
+    p.add_argument("--delta", action=_Once, help="δ of (ε,δ)-DP (approx only; default 1e-6)")
+    p.add_argument("--d", action=_Once, help="dimension (default 1)")
+    p.add_argument("--r", action=_Once, help="radius / moment bound (default 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:

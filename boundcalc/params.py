@@ -57,12 +57,16 @@ class ParamSpec:
             raise InputError(self.name, self.allowed(), value)
         if isinstance(value, str):
             text = value.strip().lower()
-            if text in ("inf", "+inf", "infinity", "∞") and self.allow_inf:
-                return math.inf
+            if text in ("inf", "+inf", "infinity", "+infinity", "∞"):
+                if self.allow_inf:
+                    return math.inf
+                raise InputError(self.name, self.allowed(), value)
             try:
                 x = float(text)
             except ValueError:
                 raise InputError(self.name, self.allowed(), value) from None
+            if math.isinf(x):  # a number too large for a float (e.g. 1e400) is not "inf"
+                raise InputError(self.name, self.allowed(), value)
         else:
             try:
                 x = float(value)
@@ -93,9 +97,6 @@ def _fmt(x: float) -> str:
 N = ParamSpec("n", "int", 1000, "sample size", low=1, high=1e18)
 D = ParamSpec("d", "int", 1, "dimension", low=1, high=1e6)
 R = ParamSpec("r", "float", 1.0, "moment radius r (E||X||^k <= r^k)", low=0, low_open=True, high=1e150)
-K_MOMENT = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]", low=2, high=1e6, allow_inf=True,
-                     structural=True)
-
 
 @dataclass
 class ParamSet:

@@ -53,7 +53,7 @@ def test_k_inf_and_latex():
     (["--d", "2.5"], "--d"), (["--problem", "nope"], "--problem"), (["--privacy", "nope"], "--privacy"),
     (["--n", "abc"], "--n"), (["--eps", "nan"], "--eps"), (["--eps", "inf"], "--eps"), (["--r", "-inf"], "--r"),
     (["--delta", "NaN"], "--delta"), (["--privacy", "pure", "--delta", "1e-6"], "--delta"),
-    (["--bogus", "1"], "--bogus"), (["--k", "two"], "--k")])
+    (["--bogus", "1"], "--bogus"), (["--k", "two"], "--k"), (["--k", "1e400"], "--k"), (["--k", "1500"], "--k")])
 def test_bad_input_exits_2_with_one_line(args, param):
     base = {"--problem": "mean", "--privacy": "approx"}
     for flag, val in zip(args[::2], args[1::2]):
@@ -65,6 +65,18 @@ def test_bad_input_exits_2_with_one_line(args, param):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and param in lines[0], p.stderr
     assert p.stdout == ""
+
+
+def test_repeated_option_is_refused():
+    p = run("rate", "--problem", "mean", "--privacy", "pure", "--n", "10", "--n", "20")
+    assert p.returncode == 2 and "--n" in p.stderr and "twice" in p.stderr
+
+
+def test_large_k_uses_float_bias_constant():
+    p = run("rate", "--problem", "mean", "--privacy", "pure", "--k", "1000", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert 0 < out["lower"]["value"] <= out["upper"]["value"]
 
 
 def test_missing_problem_and_unknown_command():
