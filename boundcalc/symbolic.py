@@ -107,15 +107,11 @@ EXACT_BINOMIAL_TV_MAX_N = 1e10
 
 
 def _binom_tv_complement(nn, q1, q2):
-    """1 - TV(Bin(n,q1), Bin(n,q2)): exact for n <= EXACT_BINOMIAL_TV_MAX_N; above, the certified lower
-    bound 1 - sqrt(1 - BC^{2n}) (Le Cam's inequality TV <= sqrt(1 - BC(P^n,Q^n)²), BC(P^n,Q^n) = BC^n),
-    with 1 - BC = ((√q1-√q2)² + (√(1-q1)-√(1-q2))²)/2 computed without cancellation."""
-    nn, q1, q2 = np.broadcast_arrays(np.asarray(nn, float), np.asarray(q1, float), np.asarray(q2, float))
-    exact = _binom_tv_complement_exact(nn, q1, q2)
-    with np.errstate(all="ignore"):
-        omb = 0.5 * ((np.sqrt(q1) - np.sqrt(q2)) ** 2 + (np.sqrt(1 - q1) - np.sqrt(1 - q2)) ** 2)
-        hell = 1.0 - np.sqrt(-np.expm1(2.0 * nn * np.log1p(-np.minimum(omb, 1.0))))
-    return np.where(nn <= EXACT_BINOMIAL_TV_MAX_N, exact, np.clip(hell, 0.0, 1.0))
+    """1 - TV(Bin(n,q1), Bin(n,q2)), exact, for n <= EXACT_BINOMIAL_TV_MAX_N; nan beyond (an unusable
+    value, never a wrong one). For any n use :func:`boundcalc.methods.ldp.binomial_tv_bound`, which
+    switches to the Hellinger bound there."""
+    nn = np.asarray(nn, float)
+    return np.where(nn <= EXACT_BINOMIAL_TV_MAX_N, _binom_tv_complement_exact(nn, q1, q2), np.nan)
 
 
 def _binom_tv_complement_exact(nn, q1, q2):

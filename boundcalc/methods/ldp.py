@@ -165,11 +165,10 @@ def hellinger_tv_product(n, bc_one):
     return sp.sqrt(-S.expm1(2 * n * S.log1p(-bc_one)))
 
 
-#: above this n the exact binomial TV (S.BinomTVComplement, regularised incomplete beta in float64) is not
-#: reliable: n - j and the crossing point j lose integer precision (n > 2^53), and at n = 1e18 the computed
-#: TV(Bin(n, 1/2 - h/2), Bin(n, 1/2 + h/2)) at h = 1/sqrt(n) was 0.34 instead of 0.68 (a lower bound built on
-#: it exceeded the certified upper bound). Beyond it the Hellinger bound is used.
-EXACT_BINOMIAL_TV_MAX_N = 10 ** 15
+#: above this n the exact binomial TV (S.BinomTVComplement, float64) is not trusted: see
+#: symbolic.EXACT_BINOMIAL_TV_MAX_N (at n = 1e18 it gave 0.34 instead of 0.68 and a lower bound built on it
+#: exceeded the certified upper bound). Beyond it the Hellinger bound is used.
+EXACT_BINOMIAL_TV_MAX_N = S.EXACT_BINOMIAL_TV_MAX_N
 
 
 def bernoulli_one_minus_bc(q1, q2):

@@ -22,7 +22,7 @@ import sympy as sp
 from .. import relations
 from .. import symbolic as S
 from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
-from ..methods import le_cam, uniformity
+from ..methods import ldp, le_cam, uniformity
 from ..params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -169,8 +169,8 @@ def _nonprivate_lowers(k):
         "exactly) times (2r)² gives r²/(1+√n)². Minimax over 𝒫_k is at least that.")
     lc = Bound(
         "lower", "le-cam", "Le Cam two points, exact binomial TV",
-        le_cam.two_point((2 * S.r * S.h) ** 2, 1 - S.BinomTVComplement(S.n, sp.Rational(1, 2) - S.h,
-                                                                       sp.Rational(1, 2) + S.h)),
+        le_cam.two_point((2 * S.r * S.h) ** 2, ldp.binomial_tv_bound(S.n, sp.Rational(1, 2) - S.h,
+                                                                     sp.Rational(1, 2) + S.h)),
         SOURCE + " (non-private part); THEOREMS.md §1.1",
         "P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
         "count of +ru draws is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed "
