@@ -66,6 +66,13 @@ class CheckRow:
     mechanism: str = ""
     lower_method: str = ""
 
+    @classmethod
+    def from_bounds(cls, n: int, lower, upper, instances: list) -> "CheckRow":
+        """A row from the best certified lower and upper BoundValues at n (either may be None)."""
+        return cls(n, lower.value if lower else None, upper.value if upper else None, instances,
+                   dict(upper.free_parameters) if upper else {}, upper.label if upper else "",
+                   lower.label if lower else "")
+
     @property
     def worst(self) -> InstanceRisk:
         return max(self.instances, key=lambda i: i.risk)

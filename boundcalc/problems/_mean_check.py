@@ -113,9 +113,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
             record("benign", est, theta, "Gaussian scaled to E||X||^k = r^k (sphere of radius r if k = inf)")
         elif i == 0 or not any("benign" in x for x in notes):
             notes.append(f"benign continuous instance skipped for n*reps*d > {BENIGN_BUDGET:.0e}")
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
-                                      dict(up.free_parameters) if up else {}, up.label if up else "",
-                                      lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
     return simulate.summarise("mean", values["privacy"], params, rows, reps, seed, notes=notes)
 
 

@@ -310,9 +310,7 @@ def sawtooth_instance(slope, bins):
 
 def _row(simulate, n, res, instances):
     up, lo = res.upper, res.lower
-    return simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
-                             dict(up.free_parameters) if up else {}, up.label if up else "",
-                             lo.label if lo else "")
+    return simulate.CheckRow.from_bounds(n, lo, up, instances)
 
 
 def check_central(values, ns=None, reps=200, seed=0, progress=False):

@@ -205,8 +205,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                     err[rep] = float(np.sum((z.mean(axis=0) - theta) ** 2))
             m_, a_, b_ = simulate.risk_interval(err)
             instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name} of the box"))
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value, instances, dict(up.free_parameters),
-                                      up.label, lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
     return simulate.summarise("gaussian", "local", params, rows, reps, seed, notes=notes)
 
 

@@ -226,8 +226,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                 excess = tbar @ mu + r * np.max(np.abs(mu))
             m_, a_, b_ = simulate.risk_interval(excess)
             instances.append(simulate.InstanceRisk(name, m_, a_, b_, desc))
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, alg.value, instances, {},
-                                      alg.label, lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, alg, instances))
     return simulate.summarise("linear", priv, params, rows, reps, seed,
                               notes=["the upper bound column is the optimiser's certified bound "
                                      "(θ̂ = 0 is not simulated)"])

@@ -349,9 +349,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                 est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], T, ball,
                               n, eps, reps, rng, d, **kk)
                 record("diagonal(h=1/2)", est, r * u / 2, "X = ±r u, P(+) = 3/4, u the unit diagonal")
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
-                                      dict(up.free_parameters) if up else {}, up.label if up else "",
-                                      lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
     return simulate.summarise("mean", "local", params, rows, reps, seed, notes=notes)
 
 

@@ -206,8 +206,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                 sv = int(up.free_parameters.get("s_sub", 1))
                 pred = float(DM.risk_constant(mech, n, eps, d, sv)) - float(theta @ theta) / n
             instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name}", predicted=pred))
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value, instances, dict(up.free_parameters),
-                                      up.label, lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
     return simulate.summarise("multinomial", "local", params, rows, reps, seed, notes=notes)
 
 

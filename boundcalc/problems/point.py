@@ -599,8 +599,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
         if up is not None and up.name != sim_bound.name:
             notes.append(f"n={n}: the best certified upper bound is {up.name} ({up.value:.4g}); the simulated "
                          f"mechanism is checked against its own certified bound {sim_bound.value:.4g}")
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, sim_bound.value, instances,
-                                      dict(sim_bound.free_parameters), sim_bound.label, lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, sim_bound, instances))
     return simulate.summarise("point", priv, params, rows, reps, seed, notes=notes,
                               extra_failures=extra_failures)
 

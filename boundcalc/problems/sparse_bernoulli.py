@@ -225,8 +225,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
                 err = np.sum((est - theta) ** 2, axis=1)
             m_, a_, b_ = simulate.risk_interval(err)
             instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name}"))
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value, instances, dict(up.free_parameters),
-                                      up.label, lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
     if any(r.free_parameters.get("k_sub", 1) > 1 for r in rows):
         notes.append("k > 1: coordinates simulated from their exact marginal laws (expected risk exact)")
     return simulate.summarise("sparse-bernoulli", "local", params, rows, reps, seed, notes=notes)

@@ -273,9 +273,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
             err = np.abs(est - theta) if loss == "abs" else (est - theta) ** 2
             m, a, b = simulate.risk_interval(err)
             instances.append(simulate.InstanceRisk(f"theta={theta:g}", m, a, b, f"Unif[0, {theta:g}]"))
-        rows.append(simulate.CheckRow(n, lo.value if lo else None, up.value if up else None, instances,
-                                      dict(up.free_parameters) if up else {}, up.label if up else "",
-                                      lo.label if lo else ""))
+        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
     return simulate.summarise("support", priv, params, rows, reps, seed,
                               tolerance=0.25 if loss == "abs" else 0.4)
 
