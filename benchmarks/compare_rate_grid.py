@@ -120,9 +120,14 @@ def record() -> dict:
     return out
 
 
+VOLATILE = {"elapsed_seconds"}  # wall-clock timings: not results
+
+
 def _flatten(obj, path, out):
     if isinstance(obj, dict):
         for k in sorted(obj):
+            if k in VOLATILE:
+                continue
             _flatten(obj[k], f"{path}/{k}", out)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
