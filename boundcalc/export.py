@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import __version__
-from . import bounds as registry
+from . import catalog
 from .errors import InputError
 from .privacy import EPS, MODELS, get_model
 from .result import finite_or_none, format_number
@@ -552,10 +552,10 @@ def _problem_list(problem) -> list[str]:
     if not names:
         raise InputError("problem", "is required (a problem name, a comma-separated list, or all)", problem)
     if len(names) == 1 and names[0].lower() == "all":
-        return sorted(registry.problems())
+        return sorted(catalog.problems())
     out = []
     for n in names:
-        name = registry.resolve_problem(n).name
+        name = catalog.resolve_problem(n).name
         if name not in out:
             out.append(name)
     return out
@@ -628,14 +628,14 @@ def table(problem, privacies=None, **params) -> Table:
     # entry does not declare it run without it, with a note (e.g. --ball applies to the local row only)
     declared = {"eps", "delta", "alpha"}
     for name in names:
-        declared.update(sp_.name for e in registry.resolve_problem(name).entries.values() for sp_ in e.params)
+        declared.update(sp_.name for e in catalog.resolve_problem(name).entries.values() for sp_ in e.params)
     for k in params:
         if k not in declared:
             raise InputError(k, f"is not a parameter of any row of this table (allowed: "
                                 + ", ".join("--" + x for x in sorted(declared)) + ")", params[k])
     unused: dict = {}  # parameter -> rows that do not use it (one note each, after the loop)
     for name in names:
-        info = registry.resolve_problem(name)
+        info = catalog.resolve_problem(name)
         wanted = privs if privs is not None else [p for p in PRIVACY_ORDER if p in info.entries]
         for priv in wanted:
             if priv not in info.entries:
@@ -647,7 +647,7 @@ def table(problem, privacies=None, **params) -> Table:
             p = _row_params(entry, params, notes, multi, unused)
             res = rate(name, priv, **p)
             _, values = resolve(name, priv, p)
-            terms = entry.rate(_with_derived(entry, values))
+            terms = entry.rate(entry.with_derived(values))
             rate_latex = " + ".join(tex_math(t) for _, t in terms) if terms else tex_math(res.rate_expr)
             lo, up = res.lower, res.upper
             level = {}
@@ -669,9 +669,3 @@ def table(problem, privacies=None, **params) -> Table:
     for k, where in unused.items():
         notes.append(f"--{k} is not used in the rows of: {', '.join(dict.fromkeys(where))}")
     return Table(rows, names, params, notes)
-
-
-def _with_derived(entry, values):
-    from .api import _with_derived as wd
-
-    return wd(entry, values)

@@ -1,0 +1,81 @@
+"""Discovery of the problems: an explicit table of which module defines which problem.
+
+The registry (:mod:`boundcalc.bounds`) is passive: it stores what problem modules register and
+imports no problem. This module, in the application layer, knows the problem modules by name (the
+table below, no source scanning) and imports them on demand: :func:`get_entry` imports only the
+modules of the problem asked for (fast start-up of ``boundcalc rate``), :func:`problems` imports all.
+
+A new problem module is one line in :data:`PROBLEM_MODULES`.
+"""
+from __future__ import annotations
+
+import importlib
+
+from . import bounds as registry
+
+#: problem name -> the modules of :mod:`boundcalc.problems` registering its (problem, privacy) entries,
+#: imported in this order
+PROBLEM_MODULES = {
+    "density": ("density",),
+    "gaussian": ("gaussian",),
+    "linear": ("linear",),
+    "mean": ("local_mean", "mean_central"),
+    "multinomial": ("multinomial",),
+    "point": ("point",),
+    "sparse-bernoulli": ("sparse_bernoulli",),
+    "support": ("support",),
+}
+
+#: alias -> problem name (each problem module registers the same aliases; this table finds the module)
+ALIASES = {
+    "density-estimation": "density",
+    "gaussian-location": "gaussian",
+    "convex": "linear",
+    "linear-loss": "linear",
+    "mean-estimation": "mean",
+    "discrete": "multinomial",
+    "sparse_bernoulli": "sparse-bernoulli",
+    "uniform-support": "support",
+}
+
+_ALL_LOADED = False
+
+
+def _import(mods):
+    for mod in mods:
+        importlib.import_module(f"{__package__}.problems.{mod}")
+
+
+def load_all() -> None:
+    """Import every problem module (in module-name order)."""
+    global _ALL_LOADED
+    if not _ALL_LOADED:
+        _ALL_LOADED = True
+        _import(sorted({m for mods in PROBLEM_MODULES.values() for m in mods}))
+
+
+def load_for(name) -> bool:
+    """Import the modules of problem ``name`` (or alias); False when the table does not know it."""
+    key = str(name).strip().lower()
+    key = ALIASES.get(key, key)
+    mods = PROBLEM_MODULES.get(key)
+    if mods is None:
+        return False
+    _import(mods)
+    return True
+
+
+# the registry's lookups, now with discovery installed (see the end of this module)
+problems = registry.problems
+resolve_problem = registry.resolve_problem
+get_entry = registry.get_entry
+param_specs = registry.param_specs
+
+
+def with_derived(entry, values: dict) -> dict:
+    """``values`` plus the entry's auxiliary values (e.g. the implied TV level)."""
+    return entry.with_derived(values)
+
+
+# the registry's lookups by name see every problem once discovery is available
+registry.set_loader(load_for, load_all)
