@@ -247,7 +247,10 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
         trial = Trial(entry, values, n, i, res, rng, reps, notes)
         instances = []
         for name, errors, desc, *predicted in spec.instances(trial):
-            m, a, b = risk_interval(errors)
+            if isinstance(errors, float):  # an exact risk, no simulation needed
+                m = a = b = errors
+            else:
+                m, a, b = risk_interval(errors)
             instances.append(InstanceRisk(name, m, a, b, desc, predicted[0] if predicted else None))
         if instances:
             rows.append(CheckRow.from_bounds(n, trial.lower, trial.upper, instances))

@@ -38,9 +38,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import simulate
 from .. import symbolic as S
-from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
@@ -287,70 +286,65 @@ def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     return est
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
-    from ..api import rate
+def _prepare(values, reps, notes):
+    if int(values["d"]) > 1 and reps > 100:
+        notes.append(f"reps reduced from {reps} to 100 for d > 1 (per-user simulation)")
+        return 100
+    return reps
 
+
+def check_instances(t):
+    """The mechanism behind the best certified local bound on the hard instances of the lower bounds."""
+    values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
     d = int(values["d"])
-    ns = list(ns or (DEFAULT_NS_1D if d == 1 else DEFAULT_NS_DD))
-    rng = np.random.default_rng(seed)
     r, k, eps = float(values["r"]), float(values["k"]), float(values["eps"])
     ball = "l2" if d == 1 else values["ball"]
-    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
-    rows, notes = [], []
-    if d > 1 and reps > 100:
-        notes.append(f"reps reduced from {reps} to 100 for d > 1 (per-user simulation)")
-        reps = 100
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check mean/local: n={n} ({i + 1}/{len(ns)})")
-        res = rate("mean", "local", **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        mech = up.name
-        T = float(up.free_parameters.get("T", r))
-        kk = {"k": int(up.free_parameters.get("k_sub", 1))}
-        instances = []
+    mech = up.name
+    T = float(up.free_parameters.get("T", r))
+    kk = {"k": int(up.free_parameters.get("k_sub", 1))}
 
-        def record(name, est, theta, desc):
-            err = np.sum(np.atleast_2d((est - theta).T).T ** 2, axis=-1) if np.ndim(est) > 1 else (est - theta) ** 2
-            m, a_, b_ = simulate.risk_interval(err)
-            instances.append(simulate.InstanceRisk(name, m, a_, b_, desc))
+    def record(name, est, theta, desc):
+        err = np.sum(np.atleast_2d((est - theta).T).T ** 2, axis=-1) if np.ndim(est) > 1 else (est - theta) ** 2
+        return name, err, desc
 
-        lowers = {b.name: b for b in res.lowers}
-        p = lowers["le-cam-mixture"].free_parameters.get("p") or 1.0 / n
-        h = lowers["le-cam-two-point"].free_parameters.get("h") or 0.5
-        far = r * p ** (-1.0 / k) if not math.isinf(k) else r
-        if mech == "zero":
-            instances.append(simulate.InstanceRisk("two-point", (r * h) ** 2, (r * h) ** 2, (r * h) ** 2,
-                                                   "the zero estimator: exact risk ‖θ‖²"))
-        elif d == 1:
-            for sgn in (1, -1):
-                atoms = np.array([0.0, sgn * far])
-                est = _sim_1d(mech, atoms, np.array([1 - p, p]), T, n, eps, reps, rng)
-                record(f"mixture{'+' if sgn > 0 else '-'}(p={p:.3g})", est, sgn * far * p,
-                       "(1-p)δ_0 + p δ_(±r p^(-1/k))")
-            atoms = np.array([-r, r])
-            est = _sim_1d(mech, atoms, np.array([(1 - h) / 2, (1 + h) / 2]), T, n, eps, reps, rng)
-            record(f"two-point(h={h:.3g})", est, r * h, "P(X = ±r) = (1±h)/2")
+    lowers = {b.name: b for b in t.result.lowers}
+    p = lowers["le-cam-mixture"].free_parameters.get("p") or 1.0 / n
+    h = lowers["le-cam-two-point"].free_parameters.get("h") or 0.5
+    far = r * p ** (-1.0 / k) if not math.isinf(k) else r
+    if mech == "zero":
+        yield "two-point", float((r * h) ** 2), "the zero estimator: exact risk ‖θ‖²"
+    elif d == 1:
+        for sgn in (1, -1):
+            atoms = np.array([0.0, sgn * far])
+            est = _sim_1d(mech, atoms, np.array([1 - p, p]), T, n, eps, reps, rng)
+            yield record(f"mixture{'+' if sgn > 0 else '-'}(p={p:.3g})", est, sgn * far * p,
+                         "(1-p)δ_0 + p δ_(±r p^(-1/k))")
+        atoms = np.array([-r, r])
+        est = _sim_1d(mech, atoms, np.array([(1 - h) / 2, (1 + h) / 2]), T, n, eps, reps, rng)
+        yield record(f"two-point(h={h:.3g})", est, r * h, "P(X = ±r) = (1±h)/2")
+    else:
+        def axes_sampler(m):
+            j = rng.integers(0, d, m)
+            sg = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+            x = np.zeros((m, d))
+            x[np.arange(m), j] = sg * r
+            return x
+
+        est = _sim_dd(mech, axes_sampler, T, ball, n, eps, reps, rng, d, **kk)
+        yield record("axes(θ=0)", est, np.zeros(d), "uniform on {±r e_j} (van Trees family, centre)")
+        if ball == "linf":
+            est = _sim_dd(mech, lambda m: np.where(rng.random((m, d)) < 0.75, r, -r), T, ball, n, eps,
+                          reps, rng, d, **kk)
+            yield record("cube(θ=1/2)", est, np.full(d, r / 2), "X_j = ±r, P(+r) = 3/4 (van Trees family, corner)")
         else:
-            def axes_sampler(m):
-                j = rng.integers(0, d, m)
-                sg = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-                x = np.zeros((m, d))
-                x[np.arange(m), j] = sg * r
-                return x
+            u = np.ones(d) / math.sqrt(d)
+            est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], T, ball,
+                          n, eps, reps, rng, d, **kk)
+            yield record("diagonal(h=1/2)", est, r * u / 2, "X = ±r u, P(+) = 3/4, u the unit diagonal")
 
-            est = _sim_dd(mech, axes_sampler, T, ball, n, eps, reps, rng, d, **kk)
-            record("axes(θ=0)", est, np.zeros(d), "uniform on {±r e_j} (van Trees family, centre)")
-            if ball == "linf":
-                est = _sim_dd(mech, lambda m: np.where(rng.random((m, d)) < 0.75, r, -r), T, ball, n, eps,
-                              reps, rng, d, **kk)
-                record("cube(θ=1/2)", est, np.full(d, r / 2), "X_j = ±r, P(+r) = 3/4 (van Trees family, corner)")
-            else:
-                u = np.ones(d) / math.sqrt(d)
-                est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], T, ball,
-                              n, eps, reps, rng, d, **kk)
-                record("diagonal(h=1/2)", est, r * u / 2, "X = ±r u, P(+) = 3/4, u the unit diagonal")
-        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
-    return simulate.summarise("mean", "local", params, rows, reps, seed, notes=notes)
+
+CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS_1D if int(v["d"]) == 1 else DEFAULT_NS_DD,
+                  prepare=_prepare)
 
 
 # ------------------------------------------------------------------------------ registration
@@ -359,7 +353,7 @@ register_problem("mean", "mean estimation with a k-th moment bound", aliases=("m
 register(Entry(
     problem="mean", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds,
     title="mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²", source=SOURCE,
-    lower_rate=lower_rate, check=check,
+    lower_rate=lower_rate, check=CHECK,
     notes=("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
            "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
            "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")))
