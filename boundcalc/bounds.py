@@ -169,12 +169,15 @@ class CheckSpec:
     ``ns``: the default sample sizes, a tuple or ``ns(values)``.
     ``tolerance``: the slope tolerance, a number or ``tolerance(values)``.
     ``prepare(values, reps, notes)``: the number of replications to use (may lower ``reps``), or None.
+    ``notes``: notes printed with every result of this check.
+    The row's upper bound is ``trial.upper`` (the best certified one unless the generator sets another).
     """
 
     instances: object
     ns: object
     tolerance: object = 0.25
     prepare: object = None
+    notes: tuple = ()
 
 
 @dataclass

@@ -235,7 +235,7 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
 
     problem, privacy = entry.problem, values["privacy"]
     ns = list(ns or (spec.ns(values) if callable(spec.ns) else spec.ns))
-    notes = []
+    notes = list(spec.notes)
     if spec.prepare is not None:
         reps = spec.prepare(values, reps, notes)
     rng = np.random.default_rng(seed)
