@@ -163,7 +163,8 @@ class CheckSpec:
 
     ``instances(trial)`` (``trial``: a :class:`boundcalc.simulate.Trial`): a generator yielding, for one sample size, one ``(name, errors,
     description)`` or ``(name, errors, description, predicted)`` per hard instance (``errors``: the
-    losses of the ``trial.reps`` runs of the mechanism, or a float: the exact risk; ``predicted``: its exact risk, where known).
+    losses of the ``trial.reps`` runs of the mechanism, a float: the exact risk, or a tuple
+    ``trial.interval(errors)``; ``predicted``: its exact risk, where known).
     Yielding nothing skips the sample size (say why in ``trial.notes``). Random draws come from
     ``trial.rng`` only, so a seed fixes the whole check.
     ``ns``: the default sample sizes, a tuple or ``ns(values)``.

@@ -34,6 +34,8 @@ ALIASES = {
     "linear-loss": "linear",
     "mean-estimation": "mean",
     "discrete": "multinomial",
+    "point-estimation": "point",
+    "smith": "point",
     "sparse_bernoulli": "sparse-bernoulli",
     "uniform-support": "support",
 }

@@ -206,12 +206,14 @@ class Trial:
 
     ``result``: :func:`boundcalc.api.rate` at n; ``upper``/``lower``: its best certified bounds;
     ``derived``: the values at n with the entry's auxiliary values; ``bound(name)``: the entry's
-    :class:`boundcalc.bounds.Bound` of that name at n.
+    :class:`boundcalc.bounds.Bound` of that name at n; ``notes``/``failures``: lists the check's notes
+    and extra failures are appended to; ``interval(errors)``: the risk and its confidence interval.
     """
 
-    def __init__(self, entry, values, n, index, result, rng, reps, notes):
+    def __init__(self, entry, values, n, index, result, rng, reps, notes, failures, seed):
         self.entry, self.values, self.n, self.index = entry, values, n, index
         self.result, self.rng, self.reps, self.notes = result, rng, reps, notes
+        self.failures, self.seed = failures, seed
         self.upper, self.lower = result.upper, result.lower
         self._derived = self._bounds = None
 
@@ -220,6 +222,14 @@ class Trial:
         if self._derived is None:
             self._derived = self.entry.with_derived({**self.values, "n": self.n})
         return self._derived
+
+    #: the normal quantile of the confidence intervals
+    Z = Z
+
+    @staticmethod
+    def interval(errors):
+        """:func:`risk_interval` of ``errors``: (mean, CI low, CI high)."""
+        return risk_interval(errors)
 
     def bound(self, name):
         if self._bounds is None:
@@ -240,22 +250,26 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
         reps = spec.prepare(values, reps, notes)
     rng = np.random.default_rng(seed)
     params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
-    rows = []
+    rows, failures = [], []
     for i, n in enumerate(ns):
         progress_line(progress, f"check {problem}/{privacy}: n={n} ({i + 1}/{len(ns)})")
         res = rate(problem, privacy, **{**params, "n": n})
-        trial = Trial(entry, values, n, i, res, rng, reps, notes)
+        trial = Trial(entry, values, n, i, res, rng, reps, notes, failures, seed)
+        trial.ns = ns
         instances = []
         for name, errors, desc, *predicted in spec.instances(trial):
             if isinstance(errors, float):  # an exact risk, no simulation needed
                 m = a = b = errors
+            elif isinstance(errors, tuple):  # (risk, CI low, CI high) already computed
+                m, a, b = errors
             else:
                 m, a, b = risk_interval(errors)
             instances.append(InstanceRisk(name, m, a, b, desc, predicted[0] if predicted else None))
         if instances:
             rows.append(CheckRow.from_bounds(n, trial.lower, trial.upper, instances))
     tol = spec.tolerance(values) if callable(spec.tolerance) else spec.tolerance
-    return summarise(problem, privacy, params, rows, reps, seed, notes=notes, tolerance=tol)
+    return summarise(problem, privacy, params, rows, reps, seed, notes=notes, tolerance=tol,
+                     extra_failures=failures)
 
 
 def check(problem, privacy="pure", reps: int = 200, seed: int = 0, ns=None, progress: bool = False,
