@@ -171,33 +171,42 @@ def _prepare(values, reps, notes):
     return reps
 
 
+def _release(up, d, eps):
+    """The per-user release ``z = release(x, L, rng)`` of the mechanism behind the upper bound ``up``."""
+    special = {
+        "one-bit": lambda x, L, rng: LS.onebit(x[:, 0], L, eps, rng)[:, None],
+        "laplace": lambda x, L, rng: LS.laplace(x[:, 0], L, eps, rng)[:, None],
+        "laplace-composition": lambda x, L, rng: LS.laplace(x, L, eps / d, rng),
+        "coordinate-subsampling": lambda x, L, rng: SM.coordinate_subsampling(
+            x, L, eps, rng, k=int(up.free_parameters["k_sub"])),
+    }
+    return special.get(up.name) or (lambda x, L, rng: SM.SAMPLERS[up.name](x, L, eps, rng))
+
+
+def _errors_zero(t, theta, L, release):
+    return np.full(t.reps, float(theta @ theta))  # θ̂ = 0: the loss is ||θ||² exactly
+
+
+def _errors_simulated(t, theta, L, release):
+    d, sg = theta.size, float(t.values["sigma"])
+    err = np.empty(t.reps)
+    for rep in range(t.reps):
+        x = np.clip(theta + sg * t.rng.standard_normal((t.n, d)), -L, L)
+        err[rep] = float(np.sum((release(x, L, t.rng).mean(axis=0) - theta) ** 2))
+    return err
+
+
 def check_instances(t):
     """The mechanism behind the best certified bound at the centre and at a corner of the box."""
-    values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
+    values, up = t.values, t.upper
     d = int(values["d"])
-    sg, B, eps = float(values["sigma"]), float(values["B"]), float(values["eps"])
-    mech = up.name
+    B, eps = float(values["B"]), float(values["eps"])
     tau = float(up.free_parameters.get("tau", 0.0))
     L = B + tau
+    errors = {"zero": _errors_zero}.get(up.name, _errors_simulated)
+    release = _release(up, d, eps)
     for name, theta in (("centre", np.zeros(d)), ("corner", np.full(d, B))):
-        if mech == "zero":
-            err = np.full(reps, float(theta @ theta))
-        else:
-            err = np.empty(reps)
-            for rep in range(reps):
-                x = np.clip(theta + sg * rng.standard_normal((n, d)), -L, L)
-                if mech == "one-bit":
-                    z = LS.onebit(x[:, 0], L, eps, rng)[:, None]
-                elif mech == "laplace":
-                    z = LS.laplace(x[:, 0], L, eps, rng)[:, None]
-                elif mech == "laplace-composition":
-                    z = LS.laplace(x, L, eps / d, rng)
-                elif mech == "coordinate-subsampling":
-                    z = SM.coordinate_subsampling(x, L, eps, rng, k=int(up.free_parameters["k_sub"]))
-                else:
-                    z = SM.SAMPLERS[mech](x, L, eps, rng)
-                err[rep] = float(np.sum((z.mean(axis=0) - theta) ** 2))
-        yield name, err, f"θ = {name} of the box"
+        yield name, errors(t, theta, L, release), f"θ = {name} of the box"
 
 
 CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4], prepare=_prepare)

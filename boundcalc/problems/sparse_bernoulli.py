@@ -176,45 +176,56 @@ def upper_rate_note():
 DEFAULT_NS = (1000, 3162, 10000, 31623, 100000)
 
 
+def _errors_zero(t, theta):
+    return np.full(t.reps, float(theta @ theta))
+
+
+def _errors_truncated_rr(t, theta):
+    n, eps = t.n, float(t.values["eps"])
+    K = int(t.upper.free_parameters["K"])
+    q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
+    err = np.empty(t.reps)
+    for rep in range(t.reps):
+        T = SM.sparse_vector_rr_counts_from_theta(theta, n, K, eps, t.rng)
+        est = (T / n - (1 - q)) / (2 * q - 1)
+        err[rep] = float(np.sum((est - theta) ** 2))
+    return err
+
+
+def _errors_subsampling(t, theta):
+    n, d, eps, rng, reps = t.n, int(t.values["d"]), float(t.values["eps"]), t.rng, t.reps
+    k = int(t.upper.free_parameters["k_sub"])
+    c = float(LS.coth_half_np(eps / k))
+    if k == 1:
+        Nj = rng.multinomial(n, np.full(d, 1.0 / d), size=reps)
+    else:
+        Nj = rng.binomial(n, k / d, size=(reps, d))
+    plus = rng.binomial(Nj, np.clip(0.5 + (theta - 0.5) / c, 0.0, 1.0))
+    zsum = (d / k) * 0.5 * c * (2 * plus - Nj)  # Σ_i Z_ij, Z = ±(d/k)(1/2)c
+    est = 0.5 + zsum / n
+    return np.sum((est - theta) ** 2, axis=1)
+
+
+#: the simulated losses of the mechanism behind each upper bound (coordinate subsampling otherwise)
+ERRORS = {"zero": _errors_zero, "truncated-rr": _errors_truncated_rr}
+
+
 def check_instances(t):
     """Coordinate subsampling on three instances. Per coordinate the released sum is simulated exactly from
     its marginal law (N_j ~ Bin(n, k/d) users release coordinate j, each bit + w.p. 1/2 + (θ_j - 1/2)/c);
     for k = 1 the counts (N_j) are drawn jointly (multinomial), so the simulation is exact; for k > 1 the
     coordinates are drawn independently (the expected risk is exact, the joint law is not)."""
-    values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
-    d, s, eps = int(values["d"]), float(values["s"]), float(values["eps"])
+    d, s = int(t.values["d"]), float(t.values["s"])
     m = min(s / d, 0.5)
     heavy = np.zeros(d)
     heavy[:int(s)] = 1.0
     if int(s) < d:
         heavy[int(s)] = s - int(s)
-    instances_theta = (("spread", np.full(d, s / d)), ("box-corner", np.full(d, m / 2)),
-                       ("ones", heavy))
-    for name, theta in instances_theta:
-        if up.name == "zero":
-            err = np.full(reps, float(theta @ theta))
-        elif up.name == "truncated-rr":
-            K = int(up.free_parameters["K"])
-            q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
-            err = np.empty(reps)
-            for rep in range(reps):
-                T = SM.sparse_vector_rr_counts_from_theta(theta, n, K, eps, rng)
-                est = (T / n - (1 - q)) / (2 * q - 1)
-                err[rep] = float(np.sum((est - theta) ** 2))
-        else:
-            k = int(up.free_parameters["k_sub"])
-            c = float(LS.coth_half_np(eps / k))
-            if k == 1:
-                Nj = rng.multinomial(n, np.full(d, 1.0 / d), size=reps)
-            else:
-                Nj = rng.binomial(n, k / d, size=(reps, d))
-            plus = rng.binomial(Nj, np.clip(0.5 + (theta - 0.5) / c, 0.0, 1.0))
-            zsum = (d / k) * 0.5 * c * (2 * plus - Nj)  # Σ_i Z_ij, Z = ±(d/k)(1/2)c
-            est = 0.5 + zsum / n
-            err = np.sum((est - theta) ** 2, axis=1)
-        yield name, err, f"θ = {name}"
+    errors = ERRORS.get(t.upper.name, _errors_subsampling)
+    for name, theta in (("spread", np.full(d, s / d)), ("box-corner", np.full(d, m / 2)), ("ones", heavy)):
+        yield name, errors(t, theta), f"θ = {name}"
     note = "k > 1: coordinates simulated from their exact marginal laws (expected risk exact)"
-    if up.free_parameters.get("k_sub", 1) > 1 and note not in t.notes:
+    if t.upper.free_parameters.get("k_sub", 1) > 1 and note not in t.notes:
         t.notes.append(note)
 
 

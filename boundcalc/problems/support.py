@@ -242,23 +242,36 @@ def _eps_effective_value(values):
             "kl": math.sqrt(2 * e)}[priv]
 
 
+def _estimate_max(t, x):
+    n = t.n
+    return x[:, -1] if t.values["loss"] == "abs" else x[:, -1] * (n + 1) / n
+
+
+def _estimate_exp_mech(t, x):
+    values, up, t0 = t.values, t.upper, float(t.values["theta0"])
+    e = _eps_effective_value(values)
+    lam = t.n * -math.expm1(-e) / (2 * t0)
+    g = up.free_parameters["rho"] * lam
+    tt = exp_mech_sample(x, e, g, t.rng)
+    return np.clip(tt - up.free_parameters["s_shift"] / g, t0, 2 * t0)
+
+
+def _estimate_constant(t, x):
+    return np.full(t.reps, 1.5 * float(t.values["theta0"]))
+
+
+#: the estimator behind each upper bound, run on sorted samples x (reps × n)
+ESTIMATORS = {"max": _estimate_max, "exp-mech": _estimate_exp_mech}
+
+
 def check_instances(t):
     """Simulate the mechanism behind the best certified upper bound on θ = 2θ_0 (where the bound's
     λ is attained) and θ = θ_0 (the instances of :data:`CHECK`)."""
-    values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
-    t0, loss = float(values["theta0"]), values["loss"]
+    t0, loss = float(t.values["theta0"]), t.values["loss"]
+    estimate = ESTIMATORS.get(t.upper.name, _estimate_constant)
     for theta in (2 * t0, t0):
-        x = np.sort(rng.random((reps, n)), axis=1) * theta
-        if up.name == "max":
-            est = x[:, -1] if loss == "abs" else x[:, -1] * (n + 1) / n
-        elif up.name == "exp-mech":
-            e = _eps_effective_value(values)
-            lam = n * -math.expm1(-e) / (2 * t0)
-            g = up.free_parameters["rho"] * lam
-            tt = exp_mech_sample(x, e, g, rng)
-            est = np.clip(tt - up.free_parameters["s_shift"] / g, t0, 2 * t0)
-        else:
-            est = np.full(reps, 1.5 * t0)
+        x = np.sort(t.rng.random((t.reps, t.n)), axis=1) * theta
+        est = estimate(t, x)
         err = np.abs(est - theta) if loss == "abs" else (est - theta) ** 2
         yield f"theta={theta:g}", err, f"Unif[0, {theta:g}]"
 
