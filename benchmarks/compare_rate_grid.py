@@ -117,6 +117,21 @@ def record() -> dict:
                 continue
             key = f"{name}|{privacy}"
             out["check"][key] = _call(lambda: bc.check(name, privacy, reps=12, seed=3, ns=[50, 400]).to_dict())
+    # further mechanisms (other dimensions, losses, families): each check's other branches
+    more = [("gaussian", "local", {"d": 3}), ("gaussian", "local", {"d": 40, "eps": 4.0}),
+            ("mean", "local", {"d": 3}), ("mean", "local", {"d": 3, "ball": "linf"}),
+            ("mean", "local", {"d": 50, "eps": 4.0}), ("mean", "approx", {"d": 3, "k": "inf"}),
+            ("mean", "pure", {"k": 4, "eps": 0.1}), ("multinomial", "local", {"loss": "l1", "d": 5}),
+            ("multinomial", "local", {"d": 50, "eps": 3.0}), ("sparse-bernoulli", "local", {"d": 40, "s": 5, "eps": 4.0}),
+            ("support", "pure", {"loss": "squared", "eps": 0.1}), ("support", "none", {"loss": "squared"}),
+            ("density", "local", {"mechanism": "hist-rr"}), ("density", "local", {"mechanism": "series-linf"}),
+            ("density", "local", {"mechanism": "series-laplace", "family": "sobolev", "beta": 2.0}),
+            ("density", "local", {"mechanism": "uniform"}), ("density", "pure", {"d": 2}),
+            ("linear", "local", {"geometry": "l1", "d": 4}), ("linear", "local", {"d": 4}),
+            ("point", "approx", {"model": "bernoulli"}), ("point", "pure", {"model": "normal-mean"})]
+    for name, privacy, kw in more:
+        key = f"{name}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["check"][key] = _call(lambda: bc.check(name, privacy, reps=12, seed=5, ns=[60, 600], **kw).to_dict())
     return out
 
 
