@@ -350,6 +350,21 @@ def sample_cos_density(rng, amp, freq, size):
     return out[:total].reshape(size)
 
 
+#: bound name -> (estimator shape, privatising channel) of each local mechanism simulated
+LOCAL_MECHANISMS = {"hist-laplace": ("histogram", "laplace"), "hist-rr": ("histogram", "rr"),
+                    "uniform": ("histogram", None), "series-linf": ("series", "linf"),
+                    "series-laplace": ("series", "laplace")}
+
+
+def _rr_count_variance(eps):
+    q = H.rr_flip_probability(eps)
+    return q * (1 - q) / (1 - 2 * q) ** 2
+
+
+#: the variance of one user's privatised bin indicator, per channel (the exact risk's noise term / n)
+COUNT_NOISE_VARIANCE = {"laplace": lambda eps: 8 / eps ** 2, "rr": _rr_count_variance}
+
+
 def check_local_instances(t):
     """ISE of the mechanism behind the best certified local bound (or ``--mechanism``) at the solver's
     m or K, on a smooth density (one low cosine) and on the extremal density of that bound's bias term
@@ -359,9 +374,9 @@ def check_local_instances(t):
     Lv, bv, eps = float(values["L"]), float(values["beta"]), float(values["eps"])
     fam = family_of(values)
     budget = 5e6
-    kind = up.name
+    shape, channel = LOCAL_MECHANISMS[up.name]
     smooth_amp = min(Lv / (math.sqrt(2) * math.pi ** bv), 0.5)
-    if kind.startswith("hist") or kind == "uniform":
+    if shape == "histogram":
         bins = int(up.free_parameters.get("m", 1))
         h = 1.0 / bins
         if fam == "lipschitz":
@@ -374,15 +389,13 @@ def check_local_instances(t):
             p, if2 = _additive_instance(gb, ig2, 1, h)
             p = np.clip(p, 0, None)
             p = p / p.sum()
-            if kind == "uniform":
+            if channel is None:  # f̂ ≡ 1: the ISE is ∫f² - 1 exactly
                 err = np.full(reps, if2 - 1.0)
                 nv = 0.0
             else:
-                mech = "laplace" if kind == "hist-laplace" else "rr"
-                c = H.local_counts(rng, n, p, reps, eps, mech)
+                c = H.local_counts(rng, n, p, reps, eps, channel)
                 err = H.ise(c, p, if2, n, h)
-                q = H.rr_flip_probability(eps)
-                nv = n * (8 / eps ** 2 if mech == "laplace" else q * (1 - q) / (1 - 2 * q) ** 2)
+                nv = n * COUNT_NOISE_VARIANCE[channel](eps)
             yield name, err, desc, H.exact_risk(p, if2, n, nv, h)
     else:
         Kt = int(up.free_parameters["K"])
@@ -396,7 +409,7 @@ def check_local_instances(t):
                                       ("cos-K+1", a_hard, Kt + 1,
                                        f"1 + {a_hard * math.sqrt(2):.3g} cos(π (K+1) x): attains the tail bound")):
             x = sample_cos_density(rng, amp, freq, (r_eff, n))
-            chat = SER.estimate_coefficients(x, Kt, eps, "linf" if kind == "series-linf" else "laplace", rng)
+            chat = SER.estimate_coefficients(x, Kt, eps, channel, rng)
             c_true = np.zeros(Kt)
             if freq <= Kt:
                 c_true[freq - 1] = amp

@@ -252,29 +252,36 @@ DEFAULT_NS_1D = (100, 316, 1000, 3162, 10000, 31623)
 DEFAULT_NS_DD = (100, 316, 1000, 3162)
 
 
+def _onebit_1d(counts, xt, T, n, eps, reps, rng):
+    c = float(LS.coth_half_np(eps))
+    pplus = 0.5 + xt / (2 * T * c)
+    plus = rng.binomial(counts, pplus[None, :]).sum(axis=1)
+    return T * c * (2 * plus - n) / n
+
+
+def _laplace_1d(counts, xt, T, n, eps, reps, rng):
+    b = 2 * T / eps
+    noise = rng.gamma(n, b, size=reps) - rng.gamma(n, b, size=reps)
+    return (counts @ xt + noise) / n
+
+
+#: one-dimensional mechanisms on discrete data, from the counts of each (truncated) atom
+SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d}
+
+
 def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng):
     """Exact fast simulation for discrete data in one dimension: θ̂ for ``reps`` repetitions."""
     counts = rng.multinomial(n, probs, size=reps)  # (reps, m)
     xt = np.clip(atoms, -T, T)
-    if mech == "one-bit":
-        c = float(LS.coth_half_np(eps))
-        pplus = 0.5 + xt / (2 * T * c)
-        plus = rng.binomial(counts, pplus[None, :]).sum(axis=1)
-        return T * c * (2 * plus - n) / n
-    if mech == "laplace":
-        b = 2 * T / eps
-        noise = rng.gamma(n, b, size=reps) - rng.gamma(n, b, size=reps)
-        return (counts @ xt + noise) / n
-    raise ValueError(mech)
+    return SIM_1D[mech](counts, xt, T, n, eps, reps, rng)
 
 
 def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     """Per-user simulation in d dimensions (chunked over repetitions)."""
     est = np.empty((reps, d))
-    sampler = SM.SAMPLERS[mech]
-    if mech == "coordinate-subsampling":
-        ksub = kw.get("k", 1)
-        sampler = lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub)  # noqa: E731
+    ksub = kw.get("k", 1)
+    special = {"coordinate-subsampling": lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub)}
+    sampler = special.get(mech) or SM.SAMPLERS[mech]
     for i in range(reps):
         x = X_sampler(n)
         if ball == "l2":
@@ -284,6 +291,10 @@ def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
             x = np.clip(x, -T, T)
         est[i] = sampler(x, T, eps, rng).mean(axis=0)
     return est
+
+
+#: mechanisms whose risk on the two-point instance is known exactly (no simulation)
+EXACT = {"zero": lambda r, h: ("two-point", float((r * h) ** 2), "the zero estimator: exact risk ‖θ‖²")}
 
 
 def _prepare(values, reps, notes):
@@ -311,8 +322,8 @@ def check_instances(t):
     p = lowers["le-cam-mixture"].free_parameters.get("p") or 1.0 / n
     h = lowers["le-cam-two-point"].free_parameters.get("h") or 0.5
     far = r * p ** (-1.0 / k) if not math.isinf(k) else r
-    if mech == "zero":
-        yield "two-point", float((r * h) ** 2), "the zero estimator: exact risk ‖θ‖²"
+    if mech in EXACT:
+        yield EXACT[mech](r, h)
     elif d == 1:
         for sgn in (1, -1):
             atoms = np.array([0.0, sgn * far])

@@ -185,18 +185,17 @@ def check_instances(t):
     corner = np.zeros(d)
     corner[0] = 0.7
     corner[1:] = 0.3 / (d - 1)
-    mech = up.name
+    mech, free = up.name, up.free_parameters
     for name, theta in (("uniform", uniform), ("skewed", corner)):
-        if mech == "uniform":
+        if mech in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
+            est = DM.estimate(mech, theta, n, eps, reps, rng, s=int(free["s_sub"]) if "s_sub" in free else None)
+        else:  # θ̂ = the uniform distribution, uses no data
             est = np.tile(uniform, (reps, 1))
-        else:
-            s = int(up.free_parameters["s_sub"]) if mech == "subset" else None
-            est = DM.estimate(mech, theta, n, eps, reps, rng, s=s)
         diff = est - theta
         err = np.sum(diff ** 2, axis=1) if loss == "l2sq" else np.sum(np.abs(diff), axis=1)
         pred = None
         if loss == "l2sq" and mech in DM.MECHANISMS:
-            sv = int(up.free_parameters.get("s_sub", 1))
+            sv = int(free.get("s_sub", 1))
             pred = float(DM.risk_constant(mech, n, eps, d, sv)) - float(theta @ theta) / n
         yield name, err, f"θ = {name}", pred
 
