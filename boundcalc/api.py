@@ -12,7 +12,7 @@ import sympy as sp
 from . import catalog
 from .errors import InputError
 from .privacy import get_model, validate_privacy_values
-from .result import BoundValue, RateResult, finite_or_none
+from .result import BoundValue, RateResult, best_bound, finite_or_none
 from .solver import optimise
 
 
@@ -111,19 +111,19 @@ def rate(problem, privacy="pure", **params) -> RateResult:
     info = catalog.resolve_problem(entry.problem)
     if "none" in info.entries:
         if values["privacy"] == "none":
-            cands = [b.value for b in uppers if b.certified and b.usable]
+            best = best_bound("upper", uppers)
         else:
             ne = info.entries["none"]
             nv = {k: val for k, val in values.items() if k not in ("eps", "delta")}
             nv["privacy"] = "none"
             nv = ne.with_derived(nv)
-            cands = [evaluate_bound(b, nv).value for b in ne.bounds(nv) if b.side == "upper" and b.certified]
-            cands = [c for c in cands if c is not None and c > 0]
-        nonprivate = min(cands) if cands else None
+            best = best_bound("upper", [evaluate_bound(b, nv) for b in ne.bounds(nv)
+                                        if b.side == "upper" and b.certified])
+        nonprivate = best.value if best is not None else None
 
     shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
     result = RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
-                        nonprivate, regime, term_vals, list(entry.notes))
+                        nonprivate, regime, term_vals, list(entry.notes), rate_terms=list(terms))
     if entry.report is not None:
         result.notes.extend(entry.report(v, result))
     return result

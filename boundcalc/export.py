@@ -616,7 +616,7 @@ def table(problem, privacies=None, **params) -> Table:
     by the approx row only; a level not allowed for a model, e.g. ε >= 1 for tv, falls back to that
     model's default with a note).
     """
-    from .api import rate, resolve
+    from .api import rate
 
     params = {k: v for k, v in params.items() if v is not None}
     names = _problem_list(problem)
@@ -646,8 +646,7 @@ def table(problem, privacies=None, **params) -> Table:
             entry = info.entries[priv]
             p = _row_params(entry, params, notes, multi, unused)
             res = rate(name, priv, **p)
-            _, values = resolve(name, priv, p)
-            terms = entry.rate(entry.with_derived(values))
+            terms = res.rate_terms
             rate_latex = " + ".join(tex_math(t) for _, t in terms) if terms else tex_math(res.rate_expr)
             lo, up = res.lower, res.upper
             level = {}

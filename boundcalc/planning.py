@@ -39,7 +39,7 @@ from . import catalog
 from .errors import InputError
 from .params import ParamSpec
 from .privacy import get_model
-from .result import finite_or_none
+from .result import best_bound, finite_or_none
 from .result import format_number as _fmt
 
 SOLVE = ("n", "eps", "target")
@@ -82,15 +82,8 @@ class _Evaluator:
             self.cache[key] = None
             return None
         v = entry.with_derived(values)
-        best = None
-        for b in entry.bounds(v):
-            if b.side != side or not b.certified:
-                continue
-            ev = api.evaluate_bound(b, v)
-            if not ev.usable:
-                continue
-            if best is None or (ev.value > best.value if side == "lower" else ev.value < best.value):
-                best = ev
+        best = best_bound(side, [api.evaluate_bound(b, v) for b in entry.bounds(v)
+                                 if b.side == side and b.certified])
         self.cache[key] = best
         return best
 
