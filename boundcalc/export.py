@@ -33,11 +33,8 @@ from .result import finite_or_none, format_number
 
 FORMATS = ("text", "latex", "markdown", "csv", "json")
 PRIVACY_ORDER = tuple(MODELS)  # none, pure, smooth, approx, tv, kl, local
-SHORT = {"none": "none", "pure": "pure DP", "smooth": "smooth DP", "approx": "approximate DP",
-         "tv": "TV privacy", "kl": "KL privacy", "local": "local DP"}
-TEX_SHORT = {"none": "none", "pure": r"$\varepsilon$-DP", "smooth": r"$\varepsilon$-smooth DP",
-             "approx": r"$(\varepsilon,\delta)$-DP", "tv": r"$\alpha$-TV", "kl": r"$\alpha$-KL",
-             "local": r"$\varepsilon$-local DP"}
+SHORT = {k: m.short for k, m in MODELS.items()}  # from the one privacy-model table
+TEX_SHORT = {k: m.tex for k, m in MODELS.items()}
 
 
 # ---------------------------------------------------------------------- file output

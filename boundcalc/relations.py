@@ -31,6 +31,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import InputError
+from .privacy import MODELS
 from .symbolic import alpha, delta, eps
 
 #: group size (``--group m``): the target guarantee covers samples differing in up to m entries
@@ -48,11 +49,8 @@ _SYM = {"eps": eps, "delta": delta, "alpha": alpha, "error_sum": sp.Symbol("beta
 GROUPABLE = ("pure", "approx", "tv", "kl", "testing")
 TARGETS = ("none", "pure", "smooth", "approx", "tv", "kl", "local", "testing")
 SOURCES = ("none", "pure", "smooth", "approx", "tv", "kl", "local")
-_TITLES = {
-    "none": "no privacy", "pure": "ε-differential privacy", "smooth": "ε-smooth differential privacy",
-    "approx": "(ε,δ)-differential privacy", "tv": "α-total-variation privacy", "kl": "α-KL privacy",
-    "local": "ε-local differential privacy", "testing": "testing bound (min type I + type II error)",
-}
+_TITLES = {**{k: m.title for k, m in MODELS.items()},
+           "testing": "testing bound (min type I + type II error)"}
 
 RELEASE_ONE = ("Barber–Duchi Example 2 (release one at random): the channel that publishes one "
                "uniformly chosen record of the sample verbatim is (1/n)-TV private and (0, 1/n)-DP "
@@ -799,8 +797,7 @@ def _describe(model, e, d):
         return "no privacy"
     if model == "approx":
         return f"({_g(e)}, {_g(d)})-DP"
-    name = {"pure": "ε-DP", "smooth": "ε-smooth DP", "local": "ε-LDP", "tv": "α-TV privacy",
-            "kl": "α-KL privacy"}[model]
+    name = MODELS[model].abbrev
     return f"{name} with {'α' if model in ('tv', 'kl') else 'ε'} = {_g(e)}"
 
 
