@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from boundcalc import channels as ch
+import finite_channels as ch  # tests/finite_channels.py: finite channels for brute-force tests
 
 
 def test_subset_matrix_enumerates_all_sets():

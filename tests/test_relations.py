@@ -16,7 +16,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boundcalc import channels as ch
+import finite_channels as ch  # tests/finite_channels.py: finite channels for brute-force tests
 from boundcalc import relations as rel
 from boundcalc.errors import InputError
 
