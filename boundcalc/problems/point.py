@@ -63,26 +63,11 @@ from ..errors import InputError
 from ..mechanisms import subsample_aggregate as sa
 from ..methods import uniformity
 from ..models import ALIASES, MODELS, get_model
-from ..params import N, ParamSpec
+from ..params import AutoFloat, N, ParamSpec
 
 SOURCE = "Smith (2008), Efficient, Differentially Private Point Estimators, arXiv 0809.4794"
 
 # ---------------------------------------------------------------------- parameters
-
-
-@dataclass(frozen=True)
-class AutoFloat(ParamSpec):
-    """A float parameter whose default ``auto`` is filled in by the problem (model dependent)."""
-
-    def parse(self, value):
-        if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
-            return "auto"
-        return super().parse(value)
-
-    def allowed(self) -> str:
-        return super().allowed() + " (or auto)"
-
-
 MODEL = ParamSpec("model", "choice", "exponential",
                   "one-parameter model: " + ", ".join(MODELS) + " (aliases " + ", ".join(ALIASES) + ")",
                   choices=tuple(MODELS) + tuple(ALIASES), structural=True)
