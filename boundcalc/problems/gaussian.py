@@ -31,6 +31,7 @@ from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
+from . import per_user_reps
 from ..params import D, N, ParamSpec
 
 SOURCE = "Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 1"
@@ -164,13 +165,6 @@ def rate_terms(values: dict) -> list:
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
 
 
-def _prepare(values, reps, notes):
-    if int(values["d"]) > 1 and reps > 100:
-        notes.append(f"reps reduced from {reps} to 100 for d > 1 (per-user simulation)")
-        return 100
-    return reps
-
-
 def _release(up, d, eps):
     """The per-user release ``z = release(x, L, rng)`` of the mechanism behind the upper bound ``up``."""
     special = {
@@ -209,7 +203,7 @@ def check_instances(t):
         yield name, errors(t, theta, L, release), f"θ = {name} of the box"
 
 
-CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4], prepare=_prepare)
+CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4], prepare=per_user_reps)
 
 
 # ------------------------------------------------------------------------------ registration

@@ -46,6 +46,7 @@ from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
+from . import per_user_reps
 from ..params import D, N, R, ParamSpec
 from .mean_central import K_PARAM, _knum, bias_bound, truncation_optimum
 
@@ -297,13 +298,6 @@ def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
 EXACT = {"zero": lambda r, h: ("two-point", float((r * h) ** 2), "the zero estimator: exact risk ‖θ‖²")}
 
 
-def _prepare(values, reps, notes):
-    if int(values["d"]) > 1 and reps > 100:
-        notes.append(f"reps reduced from {reps} to 100 for d > 1 (per-user simulation)")
-        return 100
-    return reps
-
-
 def check_instances(t):
     """The mechanism behind the best certified local bound on the hard instances of the lower bounds."""
     values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
@@ -355,7 +349,7 @@ def check_instances(t):
 
 
 CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS_1D if int(v["d"]) == 1 else DEFAULT_NS_DD,
-                  prepare=_prepare)
+                  prepare=per_user_reps)
 
 
 # ------------------------------------------------------------------------------ registration
