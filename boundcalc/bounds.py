@@ -161,12 +161,12 @@ def _symbol_values(values: dict, free: dict | None) -> dict:
 class CheckSpec:
     """How a problem is simulated.
 
-    ``instances(trial)`` (``trial``: a :class:`boundcalc.simulate.Trial`): a generator yielding, for one sample size, one ``(name, errors,
-    description)`` or ``(name, errors, description, predicted)`` per hard instance (``errors``: the
-    losses of the ``trial.reps`` runs of the mechanism, a float: the exact risk, or a tuple
-    ``trial.interval(errors)``; ``predicted``: its exact risk, where known).
-    Yielding nothing skips the sample size (say why in ``trial.notes``). Random draws come from
-    ``trial.rng`` only, so a seed fixes the whole check.
+    ``instances(trial)`` (``trial``: a :class:`boundcalc.simulate.Trial`): a generator yielding, for
+    one sample size, one ``(name, errors, description)`` or ``(name, errors, description, predicted)``
+    per hard instance. ``errors``: the losses of the ``trial.reps`` runs of the mechanism, or a float
+    (the exact risk), or the tuple ``trial.interval(errors)``; ``predicted``: the exact risk, where
+    known. Yielding nothing skips the sample size (say why in ``trial.notes``). Random draws come
+    from ``trial.rng`` only, so a seed fixes the whole check.
     ``ns``: the default sample sizes, a tuple or ``ns(values)``.
     ``tolerance``: the slope tolerance, a number or ``tolerance(values)``.
     ``prepare(values, reps, notes)``: the number of replications to use (may lower ``reps``), or None.

@@ -203,7 +203,8 @@ def check_instances(t):
         yield name, errors(t, theta, L, release), f"θ = {name} of the box"
 
 
-CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4], prepare=per_user_reps)
+CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4],
+                  prepare=per_user_reps)
 
 
 # ------------------------------------------------------------------------------ registration
