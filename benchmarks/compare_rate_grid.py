@@ -132,6 +132,28 @@ def record() -> dict:
     for name, privacy, kw in more:
         key = f"{name}|{privacy}|{json.dumps(kw, sort_keys=True)}"
         out["check"][key] = _call(lambda: bc.check(name, privacy, reps=12, seed=5, ns=[60, 600], **kw).to_dict())
+    # rendered outputs (what the CLI prints), as text
+    out["render"] = {}
+    for problem, kw in tables:
+        for fmt in ("text", "latex", "markdown", "csv", "json"):
+            key = f"table|{problem}|{fmt}|{json.dumps(kw, sort_keys=True)}"
+            out["render"][key] = _call(lambda: bc.table(problem, **kw).render(fmt))
+    for name, privacy, kw in [("mean", "approx", {"k": 4}), ("mean", "local", {"d": 3}), ("point", "pure", {}),
+                              ("support", "tv", {}), ("density", "local", {}), ("multinomial", "local", {})]:
+        key = f"rate|{name}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["render"][key + "|text"] = _call(lambda: bc.rate(name, privacy, **kw).to_text())
+        out["render"][key + "|latex"] = _call(lambda: bc.rate(name, privacy, **kw).to_latex())
+    for problem, privacy, kw in plans[:4]:
+        key = f"plan|{problem}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["render"][key] = _call(lambda: bc.plan(problem, privacy, **kw).to_text())
+    for a, b, kw in converts:
+        key = f"convert|{a}|{b}|{json.dumps(kw, sort_keys=True)}"
+        out["render"][key] = _call(lambda: bc.convert(a, b, **kw).to_text())
+    for name, privacy in [("mean", "pure"), ("support", "approx"), ("linear", "local")]:
+        text = _call(lambda: bc.check(name, privacy, reps=12, seed=3, ns=[50, 400]).to_text())
+        if isinstance(text, str):  # the last line carries the wall-clock time
+            text = text.rsplit("\n", 1)[0]
+        out["render"][f"check|{name}|{privacy}"] = text
     return out
 
 
