@@ -18,7 +18,7 @@ any test between neighbouring samples is ``1 − TV``, so it is the node ``testi
 Conditional hypothesis testing privacy (Theorem 1) lives in :mod:`boundcalc.chtp` (re-exported here).
 
 Every relation is checked by brute force on thousands of random finite channels in
-``tests/test_relations.py`` (exact ε, δ(ε), TV, KL and test errors from :mod:`boundcalc.channels`).
+``tests/test_relations.py`` (exact ε, δ(ε), TV, KL and test errors from ``tests/finite_channels.py``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Finite-channel utilities (boundcalc.channels): exact quantities checked against brute force and
+"""Finite-channel utilities (tests/finite_channels.py): exact quantities checked against brute force and
 closed forms computed independently."""
 import math
 

@@ -4,7 +4,7 @@
 2. each relation's sympy expression against its paper form (symbolic identity) and against its
    numerically stable implementation (lambdified with mpmath, over wide ranges);
 3. each implication by brute force on thousands of random finite channels: the exact ε, δ(ε), TV, KL
-   and test errors of the channel (boundcalc.channels) must satisfy the implied bound.
+   and test errors of the channel (tests/finite_channels.py) must satisfy the implied bound.
 """
 import json
 import math
