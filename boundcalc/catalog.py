@@ -5,7 +5,8 @@ imports no problem. This module, in the application layer, knows the problem mod
 table below, no source scanning) and imports them on demand: :func:`get_entry` imports only the
 modules of the problem asked for (fast start-up of ``boundcalc rate``), :func:`problems` imports all.
 
-A new problem module is one line in :data:`PROBLEM_MODULES`.
+A new problem module is one line in :data:`PROBLEM_MODULES`. Aliases are declared by the problem
+modules only; a name the table does not know imports every problem module, then is looked up.
 """
 from __future__ import annotations
 
@@ -26,20 +27,6 @@ PROBLEM_MODULES = {
     "support": ("support",),
 }
 
-#: alias -> problem name (each problem module registers the same aliases; this table finds the module)
-ALIASES = {
-    "density-estimation": "density",
-    "gaussian-location": "gaussian",
-    "convex": "linear",
-    "linear-loss": "linear",
-    "mean-estimation": "mean",
-    "discrete": "multinomial",
-    "point-estimation": "point",
-    "smith": "point",
-    "sparse_bernoulli": "sparse-bernoulli",
-    "uniform-support": "support",
-}
-
 _ALL_LOADED = False
 
 
@@ -57,10 +44,9 @@ def load_all() -> None:
 
 
 def load_for(name) -> bool:
-    """Import the modules of problem ``name`` (or alias); False when the table does not know it."""
-    key = str(name).strip().lower()
-    key = ALIASES.get(key, key)
-    mods = PROBLEM_MODULES.get(key)
+    """Import the modules of problem ``name``; False when the table does not know it (an alias:
+    the problem modules declare their aliases, so the caller then imports them all)."""
+    mods = PROBLEM_MODULES.get(str(name).strip().lower())
     if mods is None:
         return False
     _import(mods)
