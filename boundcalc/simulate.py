@@ -204,14 +204,15 @@ def progress_line(enabled: bool, text: str):
 class Trial:
     """One sample size of a check: the problem's values at n, the rate result at n, the generator.
 
+    ``n`` is ``ns[index]`` (``ns``: the whole grid of the check; ``seed``: the check's seed).
     ``result``: :func:`boundcalc.api.rate` at n; ``upper``/``lower``: its best certified bounds;
     ``derived``: the values at n with the entry's auxiliary values; ``bound(name)``: the entry's
     :class:`boundcalc.bounds.Bound` of that name at n; ``notes``/``failures``: lists the check's notes
     and extra failures are appended to; ``interval(errors)``: the risk and its confidence interval.
     """
 
-    def __init__(self, entry, values, n, index, result, rng, reps, notes, failures, seed):
-        self.entry, self.values, self.n, self.index = entry, values, n, index
+    def __init__(self, entry, values, n, index, result, rng, reps, notes, failures, seed, ns):
+        self.entry, self.values, self.n, self.index, self.ns = entry, values, n, index, ns
         self.result, self.rng, self.reps, self.notes = result, rng, reps, notes
         self.failures, self.seed = failures, seed
         self.upper, self.lower = result.upper, result.lower
@@ -254,8 +255,7 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
     for i, n in enumerate(ns):
         progress_line(progress, f"check {problem}/{privacy}: n={n} ({i + 1}/{len(ns)})")
         res = rate(problem, privacy, **{**params, "n": n})
-        trial = Trial(entry, values, n, i, res, rng, reps, notes, failures, seed)
-        trial.ns = ns
+        trial = Trial(entry, values, n, i, res, rng, reps, notes, failures, seed, ns)
         instances = []
         for name, errors, desc, *predicted in spec.instances(trial):
             if isinstance(errors, float):  # an exact risk, no simulation needed
