@@ -9,14 +9,14 @@ import math
 import numpy as np
 import sympy as sp
 
-from . import bounds as registry
+from . import catalog
 from .errors import InputError
 from .privacy import get_model, validate_privacy_values
-from .result import BoundValue, RateResult, finite_or_none
+from .result import BoundValue, RateResult, best_bound, finite_or_none
 from .solver import optimise
 
 
-def resolve(problem, privacy, given: dict) -> tuple[registry.Entry, dict]:
+def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict]:
     """Validate user parameters for (problem, privacy); fill in defaults.
 
     Returns the registry entry and the values dict (parameter name -> value, plus "problem" and
@@ -27,7 +27,7 @@ def resolve(problem, privacy, given: dict) -> tuple[registry.Entry, dict]:
         if "eps" in given:
             raise InputError("alpha", "is an alias of --eps: give one of them", given["alpha"])
         given["eps"] = given.pop("alpha")
-    entry = registry.get_entry(problem, privacy)
+    entry = catalog.get_entry(problem, privacy)
     model = get_model(privacy)
     values = {}
     for spec in entry.params:
@@ -36,7 +36,7 @@ def resolve(problem, privacy, given: dict) -> tuple[registry.Entry, dict]:
     values.update(validate_privacy_values(model, priv_given))
     if given:
         name = sorted(given)[0]
-        allowed = ", ".join(["--" + s.name for s in registry.param_specs(entry)])
+        allowed = ", ".join(["--" + s.name for s in catalog.param_specs(entry)])
         raise InputError(name, f"is not a parameter of --problem {entry.problem} --privacy {model.name} "
                                f"(allowed: {allowed})", given[name])
     values["problem"] = entry.problem
@@ -46,11 +46,8 @@ def resolve(problem, privacy, given: dict) -> tuple[registry.Entry, dict]:
     return entry, values
 
 
-def _with_derived(entry, values):
-    v = dict(values)
-    if entry.derived is not None:
-        v.update(entry.derived(values))
-    return v
+def _with_derived(entry, values):  # kept for callers of the old private name
+    return entry.with_derived(values)
 
 
 def evaluate_bound(bound, values) -> BoundValue:
@@ -99,7 +96,7 @@ def rate(problem, privacy="pure", **params) -> RateResult:
     documented defaults.
     """
     entry, values = resolve(problem, privacy, params)
-    v = _with_derived(entry, values)
+    v = entry.with_derived(values)
     evaluated = [evaluate_bound(b, v) for b in entry.bounds(v)]
     lowers = [b for b in evaluated if b.side == "lower"]
     uppers = [b for b in evaluated if b.side == "upper"]
@@ -111,22 +108,22 @@ def rate(problem, privacy="pure", **params) -> RateResult:
     regime = _regime(term_vals)
 
     nonprivate = None
-    info = registry.resolve_problem(entry.problem)
+    info = catalog.resolve_problem(entry.problem)
     if "none" in info.entries:
         if values["privacy"] == "none":
-            cands = [b.value for b in uppers if b.certified and b.usable]
+            best = best_bound("upper", uppers)
         else:
             ne = info.entries["none"]
             nv = {k: val for k, val in values.items() if k not in ("eps", "delta")}
             nv["privacy"] = "none"
-            nv = _with_derived(ne, nv)
-            cands = [evaluate_bound(b, nv).value for b in ne.bounds(nv) if b.side == "upper" and b.certified]
-            cands = [c for c in cands if c is not None and c > 0]
-        nonprivate = min(cands) if cands else None
+            nv = ne.with_derived(nv)
+            best = best_bound("upper", [evaluate_bound(b, nv) for b in ne.bounds(nv)
+                                        if b.side == "upper" and b.certified])
+        nonprivate = best.value if best is not None else None
 
     shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
     result = RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
-                        nonprivate, regime, term_vals, list(entry.notes))
+                        nonprivate, regime, term_vals, list(entry.notes), rate_terms=list(terms))
     if entry.report is not None:
         result.notes.extend(entry.report(v, result))
     return result
@@ -162,7 +159,7 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
             raise InputError(k, "must be finite numbers", "array with non-finite values")
         scalars[k] = float(arr.flat[0])
     entry, probe = resolve(problem, privacy, {k: (round(v) if k in ("n", "d") else v) for k, v in scalars.items()})
-    specs = {s.name: s for s in registry.param_specs(entry)}
+    specs = {s.name: s for s in catalog.param_specs(entry)}
     values = dict(probe)
     for k, arr in arrays.items():
         spec = specs.get(k)
@@ -171,7 +168,7 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
             for x in (lo, hi):
                 spec.parse(round(x) if spec.kind == "int" else x)
             values[k] = arr
-    v = _with_derived(entry, values)
+    v = entry.with_derived(values)
     best = None
     for b in entry.bounds(v):
         if b.side != side or not b.certified or b.closed_form() is None:
@@ -193,11 +190,11 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
 
 def list_problems() -> list[dict]:
     out = []
-    for name, info in sorted(registry.problems().items()):
+    for name, info in sorted(catalog.problems().items()):
         for priv, e in info.entries.items():
             b = e.bounds
             out.append({"problem": name, "aliases": list(info.aliases), "privacy": priv, "title": e.title or info.title,
                         "params": {s.name: (s.default if s.default != math.inf else "inf")
-                                   for s in registry.param_specs(e)},
+                                   for s in catalog.param_specs(e)},
                         "source": e.source, "check": e.check is not None})
     return out

@@ -7,7 +7,8 @@ constants. Numeric evaluation is ``lambdify`` of that one expression (cached), s
 user reads is the expression that is evaluated.
 
 Problem modules (``boundcalc/problems/*.py``) register :class:`Entry` records with :func:`register`;
-the CLI and the API reach problems only through :func:`get_entry`.
+the registry is passive (it imports no problem module): :mod:`boundcalc.catalog` discovers the
+problem modules and installs its loader here, and the CLI and the API reach problems through it.
 """
 from __future__ import annotations
 
@@ -157,6 +158,30 @@ def _symbol_values(values: dict, free: dict | None) -> dict:
 # ---------------------------------------------------------------------- registry
 
 @dataclass
+class CheckSpec:
+    """How a problem is simulated.
+
+    ``instances(trial)`` (``trial``: a :class:`boundcalc.simulate.Trial`): a generator yielding, for
+    one sample size, one ``(name, errors, description)`` or ``(name, errors, description, predicted)``
+    per hard instance. ``errors``: the losses of the ``trial.reps`` runs of the mechanism, or a float
+    (the exact risk), or the tuple ``trial.interval(errors)``; ``predicted``: the exact risk, where
+    known. Yielding nothing skips the sample size (say why in ``trial.notes``). Random draws come
+    from ``trial.rng`` only, so a seed fixes the whole check.
+    ``ns``: the default sample sizes, a tuple or ``ns(values)``.
+    ``tolerance``: the slope tolerance, a number or ``tolerance(values)``.
+    ``prepare(values, reps, notes)``: the number of replications to use (may lower ``reps``), or None.
+    ``notes``: notes printed with every result of this check.
+    The row's upper bound is ``trial.upper`` (the best certified one unless the generator sets another).
+    """
+
+    instances: object
+    ns: object
+    tolerance: object = 0.25
+    prepare: object = None
+    notes: tuple = ()
+
+
+@dataclass
 class Entry:
     """Everything boundcalc knows about one (problem, privacy) pair.
 
@@ -167,8 +192,8 @@ class Entry:
     ``derived(values)``: values of auxiliary symbols (e.g. the implied TV level), or None.
     ``lower_rate(values)``: the rate of the lower bound when it differs from the upper rate.
     ``report(values, result)``: extra notes about one result (e.g. efficiency, limiting term), or None.
-    ``check``: the simulation, a callable or a lazy ``"module:function"`` path
-    (signature ``check(values, ns=None, reps=200, seed=0) -> simulate.CheckResult``), or None.
+    ``check``: the simulation, a :class:`CheckSpec` run by :func:`boundcalc.simulate.run_check` (or a
+    lazy ``"module:name"`` path to one), or None.
     """
 
     problem: str
@@ -185,8 +210,15 @@ class Entry:
     notes: tuple = ()
     report: Callable | None = None  # report(values, result) -> list of notes for this result
 
+    def with_derived(self, values: dict) -> dict:
+        """``values`` plus this entry's auxiliary values (e.g. the implied TV level)."""
+        v = dict(values)
+        if self.derived is not None:
+            v.update(self.derived(values))
+        return v
+
     def check_function(self):
-        if self.check is None or callable(self.check):
+        if self.check is None or not isinstance(self.check, str):
             return self.check
         import importlib
 
@@ -204,7 +236,16 @@ class ProblemInfo:
 
 _PROBLEMS: dict[str, ProblemInfo] = {}
 _ALIASES: dict[str, str] = {}
-_LOADED = False
+# discovery lives in the application layer (boundcalc.catalog), which installs these two hooks; the
+# registry itself imports no problem module
+_LOAD_FOR = None
+_LOAD_ALL = None
+
+
+def set_loader(load_for, load_all) -> None:
+    """Install the discovery functions used by :func:`resolve_problem` and :func:`problems`."""
+    global _LOAD_FOR, _LOAD_ALL
+    _LOAD_FOR, _LOAD_ALL = load_for, load_all
 
 
 def register_problem(name: str, title: str, aliases: tuple = ()) -> ProblemInfo:
@@ -228,39 +269,31 @@ def register(entry: Entry) -> Entry:
     return entry
 
 
-def _load():
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        from . import problems
-
-        problems.load_all()
-
-
-def problems() -> dict[str, ProblemInfo]:
-    _load()
+def registered() -> dict[str, ProblemInfo]:
+    """The problems registered so far (no discovery)."""
     return dict(_PROBLEMS)
 
 
-def resolve_problem(name) -> ProblemInfo:
+def lookup_problem(name) -> ProblemInfo | None:
+    """The registered problem called ``name`` or an alias of it, else None (no discovery)."""
     key = str(name).strip().lower()
-    if not _LOADED:
-        from . import problems as _problems
+    return _PROBLEMS.get(_ALIASES.get(key, key))
 
-        # import only the modules that register this problem (fast start-up), else everything
-        if _problems.load_for(key):
-            canonical = _ALIASES.get(key, key)
-            if canonical != key:
-                _problems.load_for(canonical)
-        else:
-            _load()
-    key = _ALIASES.get(key, key)
-    if key not in _PROBLEMS:
-        _load()
-        key = _ALIASES.get(key, key)
-    if key not in _PROBLEMS:
-        raise InputError("problem", "must be one of " + ", ".join(sorted(_PROBLEMS)), name)
-    return _PROBLEMS[key]
+
+def problems() -> dict[str, ProblemInfo]:
+    """Every problem (all of them once :mod:`boundcalc.catalog` is imported)."""
+    if _LOAD_ALL is not None:
+        _LOAD_ALL()
+    return registered()
+
+
+def resolve_problem(name) -> ProblemInfo:
+    if _LOAD_FOR is not None and not _LOAD_FOR(name):
+        _LOAD_ALL()
+    info = lookup_problem(name)
+    if info is None:
+        raise InputError("problem", "must be one of " + ", ".join(sorted(problems())), name)
+    return info
 
 
 def get_entry(problem, privacy) -> Entry:

@@ -209,7 +209,7 @@ def cmd_table(args, extras):
     res = table(args.problem, privacies=privs, **_params(args, extras))
     text = res.render(args.format)
     if args.output:
-        from .export import write_atomic
+        from .fileio import write_atomic
 
         write_atomic(args.output, text)
     else:

@@ -10,7 +10,8 @@ model), with certified numbers beside the rates.
 The LaTeX output is a ``table`` float with a booktabs ``tabular``, math in ``$...$``, and a caption
 naming the sources; it needs ``\\usepackage{booktabs}`` and ``\\usepackage{amsmath}`` and is pure
 ASCII (Unicode in labels and sources is translated to LaTeX commands), so it compiles with pdflatex.
-:func:`write_atomic` writes a file through a temporary file and ``os.replace``.
+:mod:`boundcalc.latex` translates text and expressions to LaTeX; :func:`boundcalc.fileio.write_atomic`
+writes a file through a temporary file and ``os.replace``.
 """
 from __future__ import annotations
 
@@ -18,192 +19,22 @@ import csv
 import io
 import json
 import math
-import os
-import tempfile
-import unicodedata
 from dataclasses import dataclass, field
 
 import sympy as sp
 
 from . import __version__
-from . import bounds as registry
+from . import catalog
 from .errors import InputError
+from .fileio import write_atomic  # noqa: F401 (re-exported: file output lives in fileio)
+from .latex import tex_math, tex_number, tex_text
 from .privacy import EPS, MODELS, get_model
 from .result import finite_or_none, format_number
 
 FORMATS = ("text", "latex", "markdown", "csv", "json")
 PRIVACY_ORDER = tuple(MODELS)  # none, pure, smooth, approx, tv, kl, local
-SHORT = {"none": "none", "pure": "pure DP", "smooth": "smooth DP", "approx": "approximate DP",
-         "tv": "TV privacy", "kl": "KL privacy", "local": "local DP"}
-TEX_SHORT = {"none": "none", "pure": r"$\varepsilon$-DP", "smooth": r"$\varepsilon$-smooth DP",
-             "approx": r"$(\varepsilon,\delta)$-DP", "tv": r"$\alpha$-TV", "kl": r"$\alpha$-KL",
-             "local": r"$\varepsilon$-local DP"}
-
-
-# ---------------------------------------------------------------------- file output
-
-def write_atomic(path, text) -> None:
-    """Write ``text`` (str, or bytes such as a PNG) to ``path`` atomically: a temporary file in the
-    same directory, then os.replace.
-
-    A reader never sees a half-written file, and an existing file is left intact if writing fails.
-    """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise InputError("output", "must be a path in an existing directory", path)
-    if os.path.isdir(path):
-        raise InputError("output", "must be a file path, not a directory", path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        binary = isinstance(text, (bytes, bytearray))
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o666 & ~_umask()
-            os.chmod(tmp, mode)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    m = os.umask(0)
-    os.umask(m)
-    return m
-
-
-# ---------------------------------------------------------------------- LaTeX helpers
-
-# (text-mode glyphs that need the textcomp/T1 fonts are avoided: math mode is used instead)
-_TEX_CHARS = {
-    "\\": r"\ensuremath{\backslash}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\ensuremath{\sim}", "^": r"\^{}",
-    "<": r"\ensuremath{<}", ">": r"\ensuremath{>}", "|": r"\ensuremath{|}",
-}
-_TEX_UNICODE = {
-    "ε": r"\varepsilon", "δ": r"\delta", "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "θ": r"\theta",
-    "ρ": r"\rho", "σ": r"\sigma", "μ": r"\mu", "λ": r"\lambda", "π": r"\pi", "ν": r"\nu", "τ": r"\tau",
-    "κ": r"\kappa", "η": r"\eta", "ξ": r"\xi", "ζ": r"\zeta", "φ": r"\phi", "ψ": r"\psi", "ω": r"\omega",
-    "χ": r"\chi", "Φ": r"\Phi", "Σ": r"\Sigma", "Δ": r"\Delta", "Γ": r"\Gamma", "Θ": r"\Theta",
-    "Λ": r"\Lambda", "Ψ": r"\Psi", "Ω": r"\Omega", "Π": r"\Pi",
-    "√": r"\surd", "‖": r"\|", "≤": r"\le", "≥": r"\ge", "×": r"\times", "·": r"\cdot", "∞": r"\infty",
-    "⇒": r"\Rightarrow", "→": r"\to", "←": r"\leftarrow", "↔": r"\leftrightarrow", "≍": r"\asymp",
-    "≈": r"\approx", "≠": r"\ne", "∈": r"\in", "±": r"\pm", "∘": r"\circ", "∑": r"\sum", "∫": r"\int",
-    "∇": r"\nabla", "⊂": r"\subset", "∪": r"\cup", "∩": r"\cap", "∀": r"\forall", "∃": r"\exists",
-    "ℓ": r"\ell", "𝒫": r"\mathcal{P}", "𝒬": r"\mathcal{Q}", "𝒱": r"\mathcal{V}", "ℝ": r"\mathbf{R}",
-    "𝔼": r"\mathbf{E}", "⟨": r"\langle", "⟩": r"\rangle", "≡": r"\equiv", "∝": r"\propto", "∼": r"\sim",
-    "∂": r"\partial", "∏": r"\prod", "∥": r"\|", "∣": "|", "⋅": r"\cdot", "−": "-", "≪": r"\ll", "≫": r"\gg",
-    "ℕ": r"\mathbf{N}", "ℤ": r"\mathbf{Z}", "∅": r"\emptyset", "⊆": r"\subseteq", "∖": r"\setminus",
-    "θ̂": r"\hat\theta", "⌈": r"\lceil", "⌉": r"\rceil", "⌊": r"\lfloor", "⌋": r"\rfloor",
-    "²": "^2", "³": "^3", "¹": "^1", "⁻": "^-", "₀": "_0", "₁": "_1", "₂": "_2", "ᵢ": "_i", "ⱼ": "_j",
-}
-#: accents of Latin letters (OT1 text accents: no extra font needed)
-_ACCENTS = {"\u0308": r'\"', "\u0301": r"\'", "\u0300": r"\`", "\u0302": r"\^", "\u0303": r"\~",
-            "\u0327": r"\c", "\u030c": r"\v", "\u0304": r"\="}
-_COMBINING = {"\u0302": r"\hat", "\u0304": r"\bar", "\u0303": r"\tilde", "\u0307": r"\dot"}
-#: multi-character ASCII notation turned into math (applied before the character translation)
-_TEX_SEQ = (("||", r"\ensuremath{\|}"), ("<=", r"\ensuremath{\le}"), (">=", r"\ensuremath{\ge}"),
-            ("!=", r"\ensuremath{\ne}"))
-_TEX_TEXT = {"–": "--", "—": "---", "§": r"\ensuremath{\mathsection}", "’": "'", "‘": "`", "“": "``", "”": "''",
-             "…": r"\ldots{}", "\u00a0": "~", "•": r"\textbullet{}", "°": r"\ensuremath{^\circ}"}
-
-
-def tex_text(s) -> str:
-    """Plain text (possibly with Unicode math symbols) as ASCII LaTeX for text mode."""
-    s = str(s)
-    for seq, rep in _TEX_SEQ:
-        s = s.replace(seq, "\x00" + rep + "\x01")
-    out = []
-    chars = list(s)
-    i = 0
-    raw = False
-    while i < len(chars):
-        ch = chars[i]
-        nxt = chars[i + 1] if i + 1 < len(chars) else ""
-        i += 1
-        if ch == "\x00":
-            raw = True
-            continue
-        if ch == "\x01":
-            raw = False
-            continue
-        if raw:
-            out.append(ch)
-            continue
-        if nxt in _COMBINING:
-            i += 1
-            inner = _TEX_UNICODE.get(ch, ch if ch.isascii() and ch.isalnum() else None)
-            if inner is not None:
-                out.append(r"\ensuremath{" + _COMBINING[nxt] + "{" + inner + "}}")
-                continue
-        if ch == "^" and nxt:
-            if nxt == "{":
-                depth, j = 0, i
-                while j < len(chars):
-                    depth += chars[j] == "{"
-                    depth -= chars[j] == "}"
-                    if depth == 0:
-                        break
-                    j += 1
-                if j < len(chars):
-                    out.append(r"\textsuperscript{" + tex_text("".join(chars[i + 1:j])) + "}")
-                    i = j + 1
-                    continue
-            elif nxt.isalnum():
-                out.append(r"\textsuperscript{" + tex_text(nxt) + "}")
-                i += 1
-                continue
-        if ch in _TEX_CHARS:
-            out.append(_TEX_CHARS[ch])
-        elif ch in _TEX_TEXT:
-            out.append(_TEX_TEXT[ch])
-        elif ch in _TEX_UNICODE:
-            cmd = _TEX_UNICODE[ch]
-            out.append(r"\ensuremath{" + cmd + "}")
-        elif ord(ch) < 128:
-            out.append(ch)
-        else:
-            nfd = unicodedata.normalize("NFD", ch)
-            if len(nfd) == 2 and nfd[0].isascii() and nfd[0].isalpha() and nfd[1] in _ACCENTS:
-                out.append("{" + _ACCENTS[nfd[1]] + "{" + nfd[0] + "}}")
-                continue
-            base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
-            if base and all(ord(c) < 128 for c in base):
-                out.append(tex_text(base))
-            elif unicodedata.category(ch).startswith("Z"):
-                out.append(" ")
-            else:
-                out.append("?")
-    return "".join(out)
-
-
-def tex_math(expr) -> str:
-    """A sympy expression as LaTeX math (without the dollars), in the papers' notation."""
-    s = sp.latex(expr, fold_frac_powers=True)
-    return s.replace(r"\epsilon", r"\varepsilon")
-
-
-def tex_number(x, digits=3) -> str:
-    """A number as LaTeX math (without the dollars): 2.35\\times 10^{-4}."""
-    if x is None:
-        return r"\text{--}"
-    if x == 0:
-        return "0"
-    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e6):
-        return f"{int(x)}"
-    if 1e-2 <= abs(x) < 1e4:
-        return f"{x:.{digits}g}"
-    m, e = f"{x:.{digits - 1}e}".split("e")
-    return rf"{m}\times 10^{{{int(e)}}}"
+SHORT = {k: m.short for k, m in MODELS.items()}  # from the one privacy-model table
+TEX_SHORT = {k: m.tex for k, m in MODELS.items()}
 
 
 # ---------------------------------------------------------------------- the table
@@ -552,10 +383,10 @@ def _problem_list(problem) -> list[str]:
     if not names:
         raise InputError("problem", "is required (a problem name, a comma-separated list, or all)", problem)
     if len(names) == 1 and names[0].lower() == "all":
-        return sorted(registry.problems())
+        return sorted(catalog.problems())
     out = []
     for n in names:
-        name = registry.resolve_problem(n).name
+        name = catalog.resolve_problem(n).name
         if name not in out:
             out.append(name)
     return out
@@ -616,7 +447,7 @@ def table(problem, privacies=None, **params) -> Table:
     by the approx row only; a level not allowed for a model, e.g. ε >= 1 for tv, falls back to that
     model's default with a note).
     """
-    from .api import rate, resolve
+    from .api import rate
 
     params = {k: v for k, v in params.items() if v is not None}
     names = _problem_list(problem)
@@ -628,14 +459,14 @@ def table(problem, privacies=None, **params) -> Table:
     # entry does not declare it run without it, with a note (e.g. --ball applies to the local row only)
     declared = {"eps", "delta", "alpha"}
     for name in names:
-        declared.update(sp_.name for e in registry.resolve_problem(name).entries.values() for sp_ in e.params)
+        declared.update(sp_.name for e in catalog.resolve_problem(name).entries.values() for sp_ in e.params)
     for k in params:
         if k not in declared:
             raise InputError(k, f"is not a parameter of any row of this table (allowed: "
                                 + ", ".join("--" + x for x in sorted(declared)) + ")", params[k])
     unused: dict = {}  # parameter -> rows that do not use it (one note each, after the loop)
     for name in names:
-        info = registry.resolve_problem(name)
+        info = catalog.resolve_problem(name)
         wanted = privs if privs is not None else [p for p in PRIVACY_ORDER if p in info.entries]
         for priv in wanted:
             if priv not in info.entries:
@@ -646,8 +477,7 @@ def table(problem, privacies=None, **params) -> Table:
             entry = info.entries[priv]
             p = _row_params(entry, params, notes, multi, unused)
             res = rate(name, priv, **p)
-            _, values = resolve(name, priv, p)
-            terms = entry.rate(_with_derived(entry, values))
+            terms = res.rate_terms
             rate_latex = " + ".join(tex_math(t) for _, t in terms) if terms else tex_math(res.rate_expr)
             lo, up = res.lower, res.upper
             level = {}
@@ -669,9 +499,3 @@ def table(problem, privacies=None, **params) -> Table:
     for k, where in unused.items():
         notes.append(f"--{k} is not used in the rows of: {', '.join(dict.fromkeys(where))}")
     return Table(rows, names, params, notes)
-
-
-def _with_derived(entry, values):
-    from .api import _with_derived as wd
-
-    return wd(entry, values)

@@ -110,3 +110,16 @@ class ParamSet:
 
     def get(self, key, default=None):
         return self.values.get(key, default)
+
+
+@dataclass(frozen=True)
+class AutoFloat(ParamSpec):
+    """A float parameter whose default ``auto`` is filled in by the problem (model dependent)."""
+
+    def parse(self, value):
+        if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+            return "auto"
+        return super().parse(value)
+
+    def allowed(self) -> str:
+        return super().allowed() + " (or auto)"

@@ -35,11 +35,11 @@ import math
 from dataclasses import dataclass, field
 
 from . import api
-from . import bounds as registry
+from . import catalog
 from .errors import InputError
 from .params import ParamSpec
 from .privacy import get_model
-from .result import finite_or_none
+from .result import best_bound, finite_or_none
 from .result import format_number as _fmt
 
 SOLVE = ("n", "eps", "target")
@@ -63,7 +63,7 @@ class _Evaluator:
         entry, values = api.resolve(problem, privacy, dict(fixed))  # validates the fixed parameters
         self.entry = entry
         self.values = values
-        v = api._with_derived(entry, values)
+        v = entry.with_derived(values)
         self.certified_sides = {b.side for b in entry.bounds(v) if b.certified}
         self.sides = {b.side for b in entry.bounds(v)}
 
@@ -81,16 +81,9 @@ class _Evaluator:
             self.errors[key] = str(exc)
             self.cache[key] = None
             return None
-        v = api._with_derived(entry, values)
-        best = None
-        for b in entry.bounds(v):
-            if b.side != side or not b.certified:
-                continue
-            ev = api.evaluate_bound(b, v)
-            if not ev.usable:
-                continue
-            if best is None or (ev.value > best.value if side == "lower" else ev.value < best.value):
-                best = ev
+        v = entry.with_derived(values)
+        best = best_bound(side, [api.evaluate_bound(b, v) for b in entry.bounds(v)
+                                 if b.side == side and b.certified])
         self.cache[key] = best
         return best
 
@@ -384,7 +377,7 @@ def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResu
         solve = "eps"
     if solve not in SOLVE:
         raise InputError("solve", "must be one of n, eps, target (the quantity left open)", solve)
-    entry = registry.get_entry(problem, privacy)
+    entry = catalog.get_entry(problem, privacy)
     model = get_model(privacy)
     if solve == "n":
         if "n" in params:
@@ -625,7 +618,7 @@ def _plan_eps(ev: _Evaluator, targets, model):
 def _nonprivate_floor(ev):
     """The certified non-private lower bound at the fixed parameters (None if unavailable)."""
     try:
-        info = registry.resolve_problem(ev.problem)
+        info = catalog.resolve_problem(ev.problem)
         if "none" not in info.entries:
             return None
         fixed = {k: v for k, v in ev.fixed.items() if k not in ("eps", "alpha", "delta")}

@@ -75,7 +75,7 @@ def _save(fig, path):
         return
     import io
 
-    from .export import write_atomic
+    from .fileio import write_atomic
 
     _check_output(path)
     buf = io.BytesIO()

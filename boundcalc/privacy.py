@@ -20,6 +20,9 @@ class PrivacyModel:
     level: ParamSpec | None
     uses_delta: bool = False
     central: bool = True
+    short: str = ""  # table column text (e.g. "pure DP")
+    tex: str = ""  # LaTeX table text
+    abbrev: str = ""  # the guarantee's short name in sentences (e.g. "ε-DP")
 
     def params(self) -> list[ParamSpec]:
         out = [] if self.level is None else [self.level]
@@ -35,14 +38,21 @@ TV_LEVEL = ParamSpec("eps", "float", 0.5, "TV-privacy level α (--eps or --alpha
 KL_LEVEL = ParamSpec("eps", "float", 1.0, "KL-privacy level α (--eps or --alpha)", low=0, low_open=True,
                      high=1e4)
 
+#: the one table of privacy models: every title and short name lives here
 MODELS: dict[str, PrivacyModel] = {
-    "none": PrivacyModel("none", "no privacy", "eps", None),
-    "pure": PrivacyModel("pure", "ε-differential privacy", "eps", EPS),
-    "smooth": PrivacyModel("smooth", "ε-smooth differential privacy", "eps", EPS),
-    "approx": PrivacyModel("approx", "(ε,δ)-differential privacy", "eps", EPS, uses_delta=True),
-    "tv": PrivacyModel("tv", "α-total-variation privacy", "alpha", TV_LEVEL),
-    "kl": PrivacyModel("kl", "α-KL privacy", "alpha", KL_LEVEL),
-    "local": PrivacyModel("local", "ε-local differential privacy", "eps", EPS, central=False),
+    "none": PrivacyModel("none", "no privacy", "eps", None, short="none", tex="none", abbrev="no privacy"),
+    "pure": PrivacyModel("pure", "ε-differential privacy", "eps", EPS, short="pure DP",
+                         tex=r"$\varepsilon$-DP", abbrev="ε-DP"),
+    "smooth": PrivacyModel("smooth", "ε-smooth differential privacy", "eps", EPS, short="smooth DP",
+                           tex=r"$\varepsilon$-smooth DP", abbrev="ε-smooth DP"),
+    "approx": PrivacyModel("approx", "(ε,δ)-differential privacy", "eps", EPS, uses_delta=True,
+                           short="approximate DP", tex=r"$(\varepsilon,\delta)$-DP", abbrev="(ε,δ)-DP"),
+    "tv": PrivacyModel("tv", "α-total-variation privacy", "alpha", TV_LEVEL, short="TV privacy",
+                       tex=r"$\alpha$-TV", abbrev="α-TV privacy"),
+    "kl": PrivacyModel("kl", "α-KL privacy", "alpha", KL_LEVEL, short="KL privacy", tex=r"$\alpha$-KL",
+                       abbrev="α-KL privacy"),
+    "local": PrivacyModel("local", "ε-local differential privacy", "eps", EPS, central=False, short="local DP",
+                          tex=r"$\varepsilon$-local DP", abbrev="ε-LDP"),
 }
 
 

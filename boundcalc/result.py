@@ -30,6 +30,16 @@ def format_number(x, digits=4):
     return f"{x:.{digits - 1}e}"
 
 
+def best_bound(side: str, evaluated):
+    """The one place that picks "the best certified bound": among the certified, usable
+    :class:`BoundValue` s of ``side`` in ``evaluated``, the largest lower or the smallest upper bound
+    (the first of equal ones); None when there is none."""
+    c = [b for b in evaluated if b.side == side and b.certified and b.usable]
+    if not c:
+        return None
+    return max(c, key=lambda b: b.value) if side == "lower" else min(c, key=lambda b: b.value)
+
+
 @dataclass
 class BoundValue:
     """A bound evaluated at the user's parameters, with its optimal free parameters."""
@@ -87,17 +97,16 @@ class RateResult:
     regime: str
     terms: dict
     notes: list = field(default_factory=list)
+    rate_terms: list = field(default_factory=list)  # (label, sympy term) of the rate, summed in rate_expr
 
     # ------------------------------------------------------------------ best bounds
     @property
     def lower(self) -> BoundValue | None:
-        c = [b for b in self.lowers if b.certified and b.usable]
-        return max(c, key=lambda b: b.value) if c else None
+        return best_bound("lower", self.lowers)
 
     @property
     def upper(self) -> BoundValue | None:
-        c = [b for b in self.uppers if b.certified and b.usable]
-        return min(c, key=lambda b: b.value) if c else None
+        return best_bound("upper", self.uppers)
 
     @property
     def ratio(self) -> float | None:

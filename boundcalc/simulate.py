@@ -1,8 +1,11 @@
 """Simulation checks: run the mechanism behind the certified upper bound on hard instances.
 
 Generic machinery shared by every problem's check: risk estimates with confidence intervals,
-log-log slope fits, and the verdict. A problem's entry supplies ``check(values, ns, reps, seed,
-progress) -> CheckResult`` (usually built with :func:`run_grid`).
+log-log slope fits, and the verdict. A problem supplies a :class:`CheckSpec` (its
+grid of sample sizes and a generator of its hard instances, each run through the mechanism behind
+the best certified upper bound); :func:`run_check` is the one loop that runs every problem's check.
+Problem modules never import this module or the API: they receive a :class:`Trial` and yield
+``(name, errors, description[, predicted risk])``.
 
 Verdict (per n): the certified lower bound must not exceed the worst empirical risk over the
 instances (upper end of its confidence interval): the lower bound is a bound on the worst case
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .bounds import CheckSpec  # noqa: F401 (the shape of a problem's check; re-exported)
 from .result import finite_or_none
 
 #: two-sided normal quantile for the confidence intervals (99%: several rows and instances are
@@ -197,6 +201,77 @@ def progress_line(enabled: bool, text: str):
         print(f"\r{text}\033[K", end="", file=sys.stderr, flush=True)
 
 
+class Trial:
+    """One sample size of a check: the problem's values at n, the rate result at n, the generator.
+
+    ``n`` is ``ns[index]`` (``ns``: the whole grid of the check; ``seed``: the check's seed).
+    ``result``: :func:`boundcalc.api.rate` at n; ``upper``/``lower``: its best certified bounds;
+    ``derived``: the values at n with the entry's auxiliary values; ``bound(name)``: the entry's
+    :class:`boundcalc.bounds.Bound` of that name at n; ``notes``/``failures``: lists the check's notes
+    and extra failures are appended to; ``interval(errors)``: the risk and its confidence interval.
+    """
+
+    def __init__(self, entry, values, n, index, result, rng, reps, notes, failures, seed, ns):
+        self.entry, self.values, self.n, self.index, self.ns = entry, values, n, index, ns
+        self.result, self.rng, self.reps, self.notes = result, rng, reps, notes
+        self.failures, self.seed = failures, seed
+        self.upper, self.lower = result.upper, result.lower
+        self._derived = self._bounds = None
+
+    @property
+    def derived(self) -> dict:
+        if self._derived is None:
+            self._derived = self.entry.with_derived({**self.values, "n": self.n})
+        return self._derived
+
+    #: the normal quantile of the confidence intervals
+    Z = Z
+
+    @staticmethod
+    def interval(errors):
+        """:func:`risk_interval` of ``errors``: (mean, CI low, CI high)."""
+        return risk_interval(errors)
+
+    def bound(self, name):
+        if self._bounds is None:
+            self._bounds = {b.name: b for b in self.entry.bounds(self.derived)}
+        return self._bounds[name]
+
+
+def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: int = 0,
+              progress: bool = False) -> CheckResult:
+    """The one simulation loop: for each n, the best bounds at n, the hard instances through the
+    mechanism, a row with their risk intervals; then :func:`summarise`."""
+    from .api import rate
+
+    problem, privacy = entry.problem, values["privacy"]
+    ns = list(ns or (spec.ns(values) if callable(spec.ns) else spec.ns))
+    notes = list(spec.notes)
+    if spec.prepare is not None:
+        reps = spec.prepare(values, reps, notes)
+    rng = np.random.default_rng(seed)
+    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
+    rows, failures = [], []
+    for i, n in enumerate(ns):
+        progress_line(progress, f"check {problem}/{privacy}: n={n} ({i + 1}/{len(ns)})")
+        res = rate(problem, privacy, **{**params, "n": n})
+        trial = Trial(entry, values, n, i, res, rng, reps, notes, failures, seed, ns)
+        instances = []
+        for name, errors, desc, *predicted in spec.instances(trial):
+            if isinstance(errors, float):  # an exact risk, no simulation needed
+                m = a = b = errors
+            elif isinstance(errors, tuple):  # (risk, CI low, CI high) already computed
+                m, a, b = errors
+            else:
+                m, a, b = risk_interval(errors)
+            instances.append(InstanceRisk(name, m, a, b, desc, predicted[0] if predicted else None))
+        if instances:
+            rows.append(CheckRow.from_bounds(n, trial.lower, trial.upper, instances))
+    tol = spec.tolerance(values) if callable(spec.tolerance) else spec.tolerance
+    return summarise(problem, privacy, params, rows, reps, seed, notes=notes, tolerance=tol,
+                     extra_failures=failures)
+
+
 def check(problem, privacy="pure", reps: int = 200, seed: int = 0, ns=None, progress: bool = False,
           **params) -> CheckResult:
     """Run the simulation check of ``problem`` under ``privacy`` (see the module docstring)."""
@@ -214,7 +289,10 @@ def check(problem, privacy="pure", reps: int = 200, seed: int = 0, ns=None, prog
         if len(ns) < 2:
             raise InputError("ns", "needs at least two distinct sample sizes", ns)
     t0 = time.perf_counter()
-    res = fn(values, ns=ns, reps=int(reps), seed=int(seed), progress=progress)
+    if isinstance(fn, CheckSpec):
+        res = run_check(entry, values, fn, ns=ns, reps=int(reps), seed=int(seed), progress=progress)
+    else:  # a check function of the older shape
+        res = fn(values, ns=ns, reps=int(reps), seed=int(seed), progress=progress)
     res.elapsed = time.perf_counter() - t0
     progress_line(progress, "")
     if progress:

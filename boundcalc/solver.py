@@ -96,9 +96,33 @@ def optimise(bound: Bound, values: dict) -> Solution:
     return Solution(float(sign * best_sc), free)
 
 
+def minimise_integer(fn, kmin: int, kmax: int, exhaustive_limit: float = 20000, grid: int = 600):
+    """The integer minimiser: of ``fn`` (vectorised over an int array of k) on [kmin, kmax].
+
+    Exhaustive when the range has at most ``exhaustive_limit`` integers; otherwise a logarithmic grid
+    of ``grid`` points, then an exhaustive search between the grid neighbours of the best point
+    (widened to at least ±64). Returns ``(k, value)``.
+    """
+    kmin, kmax = int(kmin), int(kmax)
+    if kmax - kmin + 1 <= exhaustive_limit:
+        ks = np.arange(kmin, kmax + 1, dtype=np.int64)
+    else:
+        ks = np.unique(np.round(np.geomspace(kmin, kmax, grid)).astype(np.int64))
+    vals = np.asarray(fn(ks), float)
+    vals = np.where(np.isfinite(vals), vals, np.inf)
+    i = int(np.argmin(vals))
+    if len(ks) == kmax - kmin + 1:
+        return int(ks[i]), float(vals[i])
+    lo = int(ks[max(i - 2, 0)])
+    hi = int(ks[min(i + 2, len(ks) - 1)])
+    lo, hi = max(kmin, min(lo, int(ks[i]) - 64)), min(kmax, max(hi, int(ks[i]) + 64))
+    ks2 = np.arange(lo, hi + 1, dtype=np.int64)
+    v2 = np.asarray(fn(ks2), float)
+    v2 = np.where(np.isfinite(v2), v2, np.inf)
+    j = int(np.argmin(v2))
+    return int(ks2[j]), float(v2[j])
+
+
 def brute_force_integer(fn, low: int, high: int) -> tuple[int, float]:
     """Exhaustive integer minimisation of a vectorised ``fn`` over [low, high] (for tests/checks)."""
-    ks = np.arange(low, high + 1)
-    vals = np.asarray(fn(ks), float)
-    i = int(np.nanargmin(vals))
-    return int(ks[i]), float(vals[i])
+    return minimise_integer(fn, low, high, exhaustive_limit=math.inf)

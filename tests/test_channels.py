@@ -1,11 +1,11 @@
-"""Finite-channel utilities (boundcalc.channels): exact quantities checked against brute force and
+"""Finite-channel utilities (tests/finite_channels.py): exact quantities checked against brute force and
 closed forms computed independently."""
 import math
 
 import numpy as np
 import pytest
 
-from boundcalc import channels as ch
+import finite_channels as ch  # tests/finite_channels.py: finite channels for brute-force tests
 
 
 def test_subset_matrix_enumerates_all_sets():

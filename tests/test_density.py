@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import boundcalc as bc
-from boundcalc.bounds import get_entry
+from boundcalc.catalog import get_entry
 from boundcalc.mechanisms import histogram as H
 from boundcalc.mechanisms import series as SER
 from boundcalc.problems import density as DEN

@@ -169,7 +169,7 @@ def order_only_problem():
     from boundcalc.params import N, R
 
     name = "_test_order_only"
-    registry.problems()
+    __import__("boundcalc.catalog", fromlist=["x"]).problems()
     registry.register_problem(name, "test problem")
     up = registry.Bound("upper", "order", "order-only mechanism", S.r ** 2 / S.n, "test", "none",
                         certified=False)

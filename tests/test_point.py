@@ -217,9 +217,9 @@ def test_optimal_blocks_matches_brute_force(model, n):
     assert math.isclose(ex.value, float(fn(np.array([ks]))[0]), rel_tol=1e-9)
     # the certified local bound: its solver optimum vs exhaustive search of the same expression
     up = next(u for u in res.uppers if u.name == "smith-laplace")
-    from boundcalc.api import resolve, _with_derived
+    from boundcalc.api import resolve
     e, vals = resolve("point", "pure", {"model": model, "n": n})
-    v = _with_derived(e, vals)
+    v = e.with_derived(vals)
     bound = next(bd for bd in e.bounds(v) if bd.name == "smith-laplace")
     kc, vc = brute_force_integer(lambda ks: bound.evaluate(v, {"blocks": ks}), lo, hi)
     assert up.free_parameters["blocks"] == kc or up.value <= vc * (1 + 1e-9)
@@ -443,7 +443,7 @@ def test_bounds_monotone_in_n_and_eps(model, logn, logeps, priv):
 def test_local_certified_bound_dominates_exact_mse_on_the_neighbourhood(model):
     """The registered certified upper bound (sup over N) is >= the exact MSE at every θ' in N
     (a grid including the end points), for several block counts, including heavy clipping."""
-    from boundcalc.api import _with_derived, resolve
+    from boundcalc.api import resolve
 
     m = get_model(model)
     a, b = point.theta_space(model)
@@ -451,7 +451,7 @@ def test_local_certified_bound_dominates_exact_mse_on_the_neighbourhood(model):
                                              radius=0.1 * (b - a))]
     for kw in cases:
         e, vals = resolve("point", "pure", {"model": model, **kw})
-        v = _with_derived(e, vals)
+        v = e.with_derived(vals)
         bound = next(bd for bd in e.bounds(v) if bd.name == "smith-laplace")
         lo, hi = sa.k_range(model, v["n"])
         ks = np.unique(np.geomspace(lo, hi, 25).astype(int))

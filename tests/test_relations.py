@@ -4,7 +4,7 @@
 2. each relation's sympy expression against its paper form (symbolic identity) and against its
    numerically stable implementation (lambdified with mpmath, over wide ranges);
 3. each implication by brute force on thousands of random finite channels: the exact ε, δ(ε), TV, KL
-   and test errors of the channel (boundcalc.channels) must satisfy the implied bound.
+   and test errors of the channel (tests/finite_channels.py) must satisfy the implied bound.
 """
 import json
 import math
@@ -16,7 +16,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boundcalc import channels as ch
+import finite_channels as ch  # tests/finite_channels.py: finite channels for brute-force tests
 from boundcalc import relations as rel
 from boundcalc.errors import InputError
 

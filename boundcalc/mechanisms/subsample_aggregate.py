@@ -75,6 +75,7 @@ from typing import Callable
 import numpy as np
 
 from ..models import get_model
+from ..solver import minimise_integer as optimal_blocks  # the one integer optimiser (kept name)
 
 __all__ = ["BlockEstimator", "BLOCK_ESTIMATORS", "block_sizes", "clipped_block_moments",
            "mse_exact", "mse_certified", "mse_terms", "optimal_blocks", "simulate",
@@ -404,33 +405,6 @@ def k_range(model, n):
     """Allowed block counts: 1 ≤ k ≤ n // min_block."""
     est = get_block_estimator(model)
     return 1, max(1, int(n) // est.min_block)
-
-
-def optimal_blocks(fn, kmin: int, kmax: int, exhaustive_limit: int = 20000, grid: int = 600):
-    """Integer minimiser of ``fn`` (vectorised over an int array of k) on [kmin, kmax].
-
-    Exhaustive when the range has at most ``exhaustive_limit`` integers; otherwise a logarithmic grid
-    of ``grid`` points, then an exhaustive search between the grid neighbours of the best point
-    (widened to at least ±64). Returns ``(k, value)``.
-    """
-    kmin, kmax = int(kmin), int(kmax)
-    if kmax - kmin + 1 <= exhaustive_limit:
-        ks = np.arange(kmin, kmax + 1, dtype=np.int64)
-    else:
-        ks = np.unique(np.round(np.geomspace(kmin, kmax, grid)).astype(np.int64))
-    vals = np.asarray(fn(ks), float)
-    vals = np.where(np.isfinite(vals), vals, np.inf)
-    i = int(np.argmin(vals))
-    if len(ks) == kmax - kmin + 1:
-        return int(ks[i]), float(vals[i])
-    lo = int(ks[max(i - 2, 0)])
-    hi = int(ks[min(i + 2, len(ks) - 1)])
-    lo, hi = max(kmin, min(lo, int(ks[i]) - 64)), min(kmax, max(hi, int(ks[i]) + 64))
-    ks2 = np.arange(lo, hi + 1, dtype=np.int64)
-    v2 = np.asarray(fn(ks2), float)
-    v2 = np.where(np.isfinite(v2), v2, np.inf)
-    j = int(np.argmin(v2))
-    return int(ks2[j]), float(v2[j])
 
 
 # ---------------------------------------------------------------------- simulation

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import simulate
+from ..bounds import Bound, CheckSpec
 from ..mechanisms.noise import SAMPLERS
 
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
@@ -33,8 +33,6 @@ def project(x: np.ndarray, T: float) -> np.ndarray:
 
 
 def _noise(bound, values, T, rng, reps, d):
-    from ..bounds import Bound
-
     scale = Bound("upper", "scale", "", bound.extra["scale"], "", "").evaluate(values, {"T": T})
     return SAMPLERS[bound.extra["noise"]](rng, reps, d, float(scale))
 
@@ -64,63 +62,43 @@ def _benign(values, T, n, rng, reps):
     return est, np.zeros(d)
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
-    from ..api import rate
-
-    ns = list(ns or DEFAULT_NS)
-    rng = np.random.default_rng(seed)
+def check_instances(t):
+    """The mechanism behind the best certified bound at the solver's T on the hard instances above."""
+    values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
     d, r, k = int(values["d"]), float(values["r"]), float(values["k"])
-    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
-    rows, notes = [], []
+    notes = t.notes
     e1 = np.zeros(d)
     e1[0] = 1.0
-    entry_bounds = None
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check mean/{values['privacy']}: n={n} ({i + 1}/{len(ns)})")
-        res = rate("mean", values["privacy"], **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        v = _with_derived_for(values, n)
-        from ..bounds import get_entry
+    up, lo = res.upper, res.lower
+    v = t.derived
+    T = float(up.free_parameters.get("T", math.inf)) if up is not None else math.inf
+    bound = t.bound(up.name)
 
-        entry_bounds = {b.name: b for b in get_entry("mean", values["privacy"]).bounds(v)}
-        T = float(up.free_parameters.get("T", math.inf)) if up is not None else math.inf
-        bound = entry_bounds[up.name]
-        instances = []
+    def record(name, est, theta, desc):
+        noise = _noise(bound, v, T, rng, reps, d) if "noise" in bound.extra else 0.0
+        err = np.sum((est + noise - theta) ** 2, axis=1)
+        return name, err, desc
 
-        def record(name, est, theta, desc):
-            noise = _noise(bound, v, T, rng, reps, d) if "noise" in bound.extra else 0.0
-            err = np.sum((est + noise - theta) ** 2, axis=1)
-            m, a, b = simulate.risk_interval(err)
-            instances.append(simulate.InstanceRisk(name, m, a, b, desc))
-
-        # the hard mixture at the lower bound's (or the TV bound's) mixture weight
-        p = None
-        if lo is not None and "p" in lo.free_parameters:
-            p = float(lo.free_parameters["p"])
-        else:
-            tvb = next((b for b in res.lowers if b.name == "tv-mixture" and b.value), None)
-            p = float(tvb.free_parameters["p"]) if tvb is not None else 1.0 / n
-        far = r * p ** (-1.0 / k) if not math.isinf(k) else r
-        for sgn, tag in ((1, "+"), (-1, "-")):
-            atoms = np.stack([np.zeros(d), sgn * far * e1])
-            est, theta = _discrete_errors(atoms, [1 - p, p], T, n, rng, reps)
-            record(f"mixture{tag}(p={p:.3g})", est, theta, f"(1-p)δ_0 + p δ_(±r p^(-1/k) e1), p={p:.4g}")
-        atoms = np.stack([-r * e1, r * e1])
-        est, theta = _discrete_errors(atoms, [0.5, 0.5], T, n, rng, reps)
-        record("two-point ±r", est, theta, "mass 1/2 at -r e1 and at r e1 (Hodges–Lehmann family)")
-        if n * reps * d <= BENIGN_BUDGET:
-            est, theta = _benign(values, T, n, rng, reps)
-            record("benign", est, theta, "Gaussian scaled to E||X||^k = r^k (sphere of radius r if k = inf)")
-        elif i == 0 or not any("benign" in x for x in notes):
-            notes.append(f"benign continuous instance skipped for n*reps*d > {BENIGN_BUDGET:.0e}")
-        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
-    return simulate.summarise("mean", values["privacy"], params, rows, reps, seed, notes=notes)
+    # the hard mixture at the lower bound's (or the TV bound's) mixture weight
+    p = None
+    if lo is not None and "p" in lo.free_parameters:
+        p = float(lo.free_parameters["p"])
+    else:
+        tvb = next((b for b in res.lowers if b.name == "tv-mixture" and b.value), None)
+        p = float(tvb.free_parameters["p"]) if tvb is not None else 1.0 / n
+    far = r * p ** (-1.0 / k) if not math.isinf(k) else r
+    for sgn, tag in ((1, "+"), (-1, "-")):
+        atoms = np.stack([np.zeros(d), sgn * far * e1])
+        est, theta = _discrete_errors(atoms, [1 - p, p], T, n, rng, reps)
+        yield record(f"mixture{tag}(p={p:.3g})", est, theta, f"(1-p)δ_0 + p δ_(±r p^(-1/k) e1), p={p:.4g}")
+    atoms = np.stack([-r * e1, r * e1])
+    est, theta = _discrete_errors(atoms, [0.5, 0.5], T, n, rng, reps)
+    yield record("two-point ±r", est, theta, "mass 1/2 at -r e1 and at r e1 (Hodges–Lehmann family)")
+    if n * reps * d <= BENIGN_BUDGET:
+        est, theta = _benign(values, T, n, rng, reps)
+        yield record("benign", est, theta, "Gaussian scaled to E||X||^k = r^k (sphere of radius r if k = inf)")
+    elif t.index == 0 or not any("benign" in x for x in notes):
+        notes.append(f"benign continuous instance skipped for n*reps*d > {BENIGN_BUDGET:.0e}")
 
 
-def _with_derived_for(values, n):
-    from ..api import _with_derived
-    from ..bounds import get_entry
-
-    v = dict(values)
-    v["n"] = n
-    return _with_derived(get_entry("mean", values["privacy"]), v)
+CHECK = CheckSpec(check_instances, DEFAULT_NS)

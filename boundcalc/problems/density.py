@@ -39,7 +39,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import histogram as H
 from ..mechanisms import series as SER
@@ -308,49 +308,33 @@ def sawtooth_instance(slope, bins):
     return np.zeros(bins), slope ** 2 * h ** 2 / 12
 
 
-def _row(simulate, n, res, instances):
-    up, lo = res.upper, res.lower
-    return simulate.CheckRow.from_bounds(n, lo, up, instances)
-
-
-def check_central(values, ns=None, reps=200, seed=0, progress=False):
+def check_central_instances(t):
     """ISE of the (private) histogram at the solver's b on a smooth density (additive cosine) and on the
     extremal sawtooth of the bin width (linear with slope ±L on every bin: attains the bias bound)."""
-    from .. import simulate
-    from ..api import rate
-
-    ns = list(ns or DEFAULT_NS_CENTRAL)
-    rng = np.random.default_rng(seed)
+    values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
     d, Lv, priv = int(values["d"]), float(values["L"]), values["privacy"]
-    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
-    rows, notes = [], []
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check density/{priv}: n={n} ({i + 1}/{len(ns)})")
-        res = rate("density", priv, **{**params, "n": n})
-        bins = int(res.upper.free_parameters.get("b", 1))
-        if bins ** d > MAX_BINS:
-            notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
-            continue
-        h = 1.0 / bins
-        eps = float(values["eps"]) if priv != "none" and res.upper.name != "uniform" else None
-        instances = []
-        amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
-        slope = min(Lv, 1.0 / (d * h))
-        for name, (gb, ig2), desc in (
-                ("smooth", cos_instance(amp, 1, bins), f"1 + Σ_j {amp * math.sqrt(2):.3g} cos(π x_j)"),
-                ("sawtooth", sawtooth_instance(slope, bins),
-                 f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias")):
-            p, if2 = _additive_instance(gb, ig2, d, h)
-            p = np.clip(p, 0, None)
-            p = p / p.sum()
-            c = H.central_counts(rng, n, p, reps, eps)
-            err = H.ise(c, p, if2, n, h ** d)
-            mu, a, bb = simulate.risk_interval(err)
-            exact = H.exact_risk(p, if2, n, 8 / eps ** 2 if eps else 0.0, h ** d)
-            instances.append(simulate.InstanceRisk(name, mu, a, bb, desc, predicted=exact))
-        rows.append(_row(simulate, n, res, instances))
-    used = [r.n for r in rows]
-    return simulate.summarise("density", priv, params, rows, reps, seed, notes=notes)
+    bins = int(res.upper.free_parameters.get("b", 1))
+    if bins ** d > MAX_BINS:
+        t.notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
+        return
+    h = 1.0 / bins
+    eps = float(values["eps"]) if priv != "none" and res.upper.name != "uniform" else None
+    amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
+    slope = min(Lv, 1.0 / (d * h))
+    for name, (gb, ig2), desc in (
+            ("smooth", cos_instance(amp, 1, bins), f"1 + Σ_j {amp * math.sqrt(2):.3g} cos(π x_j)"),
+            ("sawtooth", sawtooth_instance(slope, bins),
+             f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias")):
+        p, if2 = _additive_instance(gb, ig2, d, h)
+        p = np.clip(p, 0, None)
+        p = p / p.sum()
+        c = H.central_counts(rng, n, p, reps, eps)
+        err = H.ise(c, p, if2, n, h ** d)
+        exact = H.exact_risk(p, if2, n, 8 / eps ** 2 if eps else 0.0, h ** d)
+        yield name, err, desc, exact
+
+
+CHECK_CENTRAL = CheckSpec(check_central_instances, DEFAULT_NS_CENTRAL)
 
 
 def sample_cos_density(rng, amp, freq, size):
@@ -366,92 +350,89 @@ def sample_cos_density(rng, amp, freq, size):
     return out[:total].reshape(size)
 
 
-def check_local(values, ns=None, reps=200, seed=0, progress=False):
+#: bound name -> (estimator shape, privatising channel) of each local mechanism simulated
+LOCAL_MECHANISMS = {"hist-laplace": ("histogram", "laplace"), "hist-rr": ("histogram", "rr"),
+                    "uniform": ("histogram", None), "series-linf": ("series", "linf"),
+                    "series-laplace": ("series", "laplace")}
+
+
+def _rr_count_variance(eps):
+    q = H.rr_flip_probability(eps)
+    return q * (1 - q) / (1 - 2 * q) ** 2
+
+
+#: the variance of one user's privatised bin indicator, per channel (the exact risk's noise term / n)
+COUNT_NOISE_VARIANCE = {"laplace": lambda eps: 8 / eps ** 2, "rr": _rr_count_variance}
+
+
+def check_local_instances(t):
     """ISE of the mechanism behind the best certified local bound (or ``--mechanism``) at the solver's
     m or K, on a smooth density (one low cosine) and on the extremal density of that bound's bias term
     (the cosine at the first dropped frequency K+1 for the series; the half-period-per-bin cosine, or the
     sawtooth for the Lipschitz family, for the histogram)."""
-    from .. import simulate
-    from ..api import rate
-
-    ns = list(ns or DEFAULT_NS_LOCAL)
-    rng = np.random.default_rng(seed)
+    values, n, reps, rng, up, notes = t.values, t.n, t.reps, t.rng, t.upper, t.notes
     Lv, bv, eps = float(values["L"]), float(values["beta"]), float(values["eps"])
     fam = family_of(values)
-    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
-    rows, notes = [], []
     budget = 5e6
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check density/local: n={n} ({i + 1}/{len(ns)})")
-        res = rate("density", "local", **{**params, "n": n})
-        up = res.upper
-        kind = up.name
-        instances = []
-        smooth_amp = min(Lv / (math.sqrt(2) * math.pi ** bv), 0.5)
-        if kind.startswith("hist") or kind == "uniform":
-            bins = int(up.free_parameters.get("m", 1))
-            h = 1.0 / bins
-            if fam == "lipschitz":
-                hard = ("sawtooth", sawtooth_instance(min(Lv, 1 / h), bins), "sawtooth of the bin width (extremal)")
-            else:
-                a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
-                hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
-            for name, (gb, ig2), desc in (("smooth", cos_instance(smooth_amp, 1, bins),
-                                           f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard):
-                p, if2 = _additive_instance(gb, ig2, 1, h)
-                p = np.clip(p, 0, None)
-                p = p / p.sum()
-                if kind == "uniform":
-                    err = np.full(reps, if2 - 1.0)
-                    nv = 0.0
-                else:
-                    mech = "laplace" if kind == "hist-laplace" else "rr"
-                    c = H.local_counts(rng, n, p, reps, eps, mech)
-                    err = H.ise(c, p, if2, n, h)
-                    q = H.rr_flip_probability(eps)
-                    nv = n * (8 / eps ** 2 if mech == "laplace" else q * (1 - q) / (1 - 2 * q) ** 2)
-                mu, lo_, hi_ = simulate.risk_interval(err)
-                instances.append(simulate.InstanceRisk(name, mu, lo_, hi_, desc,
-                                                       predicted=H.exact_risk(p, if2, n, nv, h)))
+    shape, channel = LOCAL_MECHANISMS[up.name]
+    smooth_amp = min(Lv / (math.sqrt(2) * math.pi ** bv), 0.5)
+    if shape == "histogram":
+        bins = int(up.free_parameters.get("m", 1))
+        h = 1.0 / bins
+        if fam == "lipschitz":
+            hard = ("sawtooth", sawtooth_instance(min(Lv, 1 / h), bins), "sawtooth of the bin width (extremal)")
         else:
-            Kt = int(up.free_parameters["K"])
-            beta_s = 1.0 if fam == "lipschitz" else bv
-            a_hard = Lv / (math.pi * (Kt + 1)) ** beta_s / (math.sqrt(2) if fam == "lipschitz" else 1.0)
-            a_hard = min(a_hard, 1 / math.sqrt(2))
-            r_eff = max(1, min(reps, int(budget // (n * Kt))))
-            if r_eff < reps and not notes:
-                notes.append(f"series rows use at most {budget:.0e} privatised coordinates: reps reduced where n*K is large")
-            for name, amp, freq, desc in (("smooth", smooth_amp, 1, f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"),
-                                          ("cos-K+1", a_hard, Kt + 1,
-                                           f"1 + {a_hard * math.sqrt(2):.3g} cos(π (K+1) x): attains the tail bound")):
-                x = sample_cos_density(rng, amp, freq, (r_eff, n))
-                chat = SER.estimate_coefficients(x, Kt, eps, "linf" if kind == "series-linf" else "laplace", rng)
-                c_true = np.zeros(Kt)
-                if freq <= Kt:
-                    c_true[freq - 1] = amp
-                tail = amp ** 2 if freq > Kt else 0.0
-                err = np.sum((chat - c_true) ** 2, axis=1) + tail
-                mu, lo_, hi_ = simulate.risk_interval(err)
-                instances.append(simulate.InstanceRisk(name, mu, lo_, hi_, desc + f" (reps={r_eff})"))
-        rows.append(_row(simulate, n, res, instances))
-    used = [r.n for r in rows]
-    return simulate.summarise("density", "local", params, rows, reps, seed, notes=notes)
+            a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
+            hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
+        for name, (gb, ig2), desc in (("smooth", cos_instance(smooth_amp, 1, bins),
+                                       f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard):
+            p, if2 = _additive_instance(gb, ig2, 1, h)
+            p = np.clip(p, 0, None)
+            p = p / p.sum()
+            if channel is None:  # f̂ ≡ 1: the ISE is ∫f² - 1 exactly
+                err = np.full(reps, if2 - 1.0)
+                nv = 0.0
+            else:
+                c = H.local_counts(rng, n, p, reps, eps, channel)
+                err = H.ise(c, p, if2, n, h)
+                nv = n * COUNT_NOISE_VARIANCE[channel](eps)
+            yield name, err, desc, H.exact_risk(p, if2, n, nv, h)
+    else:
+        Kt = int(up.free_parameters["K"])
+        beta_s = 1.0 if fam == "lipschitz" else bv
+        a_hard = Lv / (math.pi * (Kt + 1)) ** beta_s / (math.sqrt(2) if fam == "lipschitz" else 1.0)
+        a_hard = min(a_hard, 1 / math.sqrt(2))
+        r_eff = max(1, min(reps, int(budget // (n * Kt))))
+        if r_eff < reps and not notes:
+            notes.append(f"series rows use at most {budget:.0e} privatised coordinates: reps reduced where n*K is large")
+        for name, amp, freq, desc in (("smooth", smooth_amp, 1, f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"),
+                                      ("cos-K+1", a_hard, Kt + 1,
+                                       f"1 + {a_hard * math.sqrt(2):.3g} cos(π (K+1) x): attains the tail bound")):
+            x = sample_cos_density(rng, amp, freq, (r_eff, n))
+            chat = SER.estimate_coefficients(x, Kt, eps, channel, rng)
+            c_true = np.zeros(Kt)
+            if freq <= Kt:
+                c_true[freq - 1] = amp
+            tail = amp ** 2 if freq > Kt else 0.0
+            err = np.sum((chat - c_true) ** 2, axis=1) + tail
+            yield name, err, desc + f" (reps={r_eff})"
 
 
-# ------------------------------------------------------------------ registration
+CHECK_LOCAL = CheckSpec(check_local_instances, DEFAULT_NS_LOCAL)
+
 
 register_problem("density", "density estimation, loss integrated squared error", aliases=("density-estimation",))
 for _priv in ("none", "pure"):
     register(Entry(
         problem="density", privacy=_priv, params=PARAMS_CENTRAL, rate=rate_terms, bounds=bounds,
         title="coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²",
-        source=SOURCE_C, derived=derived, check="boundcalc.problems.density:check_central",
+        source=SOURCE_C, derived=derived, check=CHECK_CENTRAL,
         notes=("Lower bound: order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
                "Histogram bias constant derived: dL²h²/12 (sharp), not THEOREMS.md's dL²h²; variance (m-1)/n.")))
 register(Entry(
     problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
     title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
-    source=SOURCE_L, derived=derived, validate=_validate_local, check="boundcalc.problems.density:check_local",
+    source=SOURCE_L, derived=derived, validate=_validate_local, check=CHECK_LOCAL,
     notes=("Lower bound: order only.",
            "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
            "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))

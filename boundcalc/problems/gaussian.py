@@ -24,14 +24,14 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import simulate
 from .. import symbolic as S
-from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
+from . import per_user_reps
 from ..params import D, N, ParamSpec
 
 SOURCE = "Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 1"
@@ -165,48 +165,46 @@ def rate_terms(values: dict) -> list:
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
-    from ..api import rate
+def _release(up, d, eps):
+    """The per-user release ``z = release(x, L, rng)`` of the mechanism behind the upper bound ``up``."""
+    special = {
+        "one-bit": lambda x, L, rng: LS.onebit(x[:, 0], L, eps, rng)[:, None],
+        "laplace": lambda x, L, rng: LS.laplace(x[:, 0], L, eps, rng)[:, None],
+        "laplace-composition": lambda x, L, rng: LS.laplace(x, L, eps / d, rng),
+        "coordinate-subsampling": lambda x, L, rng: SM.coordinate_subsampling(
+            x, L, eps, rng, k=int(up.free_parameters["k_sub"])),
+    }
+    return special.get(up.name) or (lambda x, L, rng: SM.SAMPLERS[up.name](x, L, eps, rng))
 
+
+def _errors_zero(t, theta, L, release):
+    return np.full(t.reps, float(theta @ theta))  # θ̂ = 0: the loss is ||θ||² exactly
+
+
+def _errors_simulated(t, theta, L, release):
+    d, sg = theta.size, float(t.values["sigma"])
+    err = np.empty(t.reps)
+    for rep in range(t.reps):
+        x = np.clip(theta + sg * t.rng.standard_normal((t.n, d)), -L, L)
+        err[rep] = float(np.sum((release(x, L, t.rng).mean(axis=0) - theta) ** 2))
+    return err
+
+
+def check_instances(t):
+    """The mechanism behind the best certified bound at the centre and at a corner of the box."""
+    values, up = t.values, t.upper
     d = int(values["d"])
-    ns = list(ns or (DEFAULT_NS if d == 1 else DEFAULT_NS[:4]))
-    rng = np.random.default_rng(seed)
-    sg, B, eps = float(values["sigma"]), float(values["B"]), float(values["eps"])
-    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
-    rows, notes = [], []
-    if d > 1 and reps > 100:
-        notes.append(f"reps reduced from {reps} to 100 for d > 1 (per-user simulation)")
-        reps = 100
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check gaussian/local: n={n} ({i + 1}/{len(ns)})")
-        res = rate("gaussian", "local", **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        mech = up.name
-        t = float(up.free_parameters.get("tau", 0.0))
-        L = B + t
-        instances = []
-        for name, theta in (("centre", np.zeros(d)), ("corner", np.full(d, B))):
-            if mech == "zero":
-                err = np.full(reps, float(theta @ theta))
-            else:
-                err = np.empty(reps)
-                for rep in range(reps):
-                    x = np.clip(theta + sg * rng.standard_normal((n, d)), -L, L)
-                    if mech == "one-bit":
-                        z = LS.onebit(x[:, 0], L, eps, rng)[:, None]
-                    elif mech == "laplace":
-                        z = LS.laplace(x[:, 0], L, eps, rng)[:, None]
-                    elif mech == "laplace-composition":
-                        z = LS.laplace(x, L, eps / d, rng)
-                    elif mech == "coordinate-subsampling":
-                        z = SM.coordinate_subsampling(x, L, eps, rng, k=int(up.free_parameters["k_sub"]))
-                    else:
-                        z = SM.SAMPLERS[mech](x, L, eps, rng)
-                    err[rep] = float(np.sum((z.mean(axis=0) - theta) ** 2))
-            m_, a_, b_ = simulate.risk_interval(err)
-            instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name} of the box"))
-        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
-    return simulate.summarise("gaussian", "local", params, rows, reps, seed, notes=notes)
+    B, eps = float(values["B"]), float(values["eps"])
+    tau = float(up.free_parameters.get("tau", 0.0))
+    L = B + tau
+    errors = {"zero": _errors_zero}.get(up.name, _errors_simulated)
+    release = _release(up, d, eps)
+    for name, theta in (("centre", np.zeros(d)), ("corner", np.full(d, B))):
+        yield name, errors(t, theta, L, release), f"θ = {name} of the box"
+
+
+CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4],
+                  prepare=per_user_reps)
 
 
 # ------------------------------------------------------------------------------ registration
@@ -214,7 +212,7 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
 register_problem("gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d", aliases=("gaussian-location",))
 register(Entry(
     problem="gaussian", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
-    title="Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source=SOURCE, check=check,
+    title="Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source=SOURCE, check=CHECK,
     notes=("The certified upper bound (clipping at B + τ) is a log factor above the lower bound: about "
            "(B/σ + sqrt(2 log(nε²/d)))².",)))
 register(Entry(

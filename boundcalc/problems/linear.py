@@ -37,7 +37,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
 from ..params import N, ParamSpec
@@ -187,49 +187,37 @@ def _instances(geometry, d, M, delta_small, rng):
     return out
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
+def check_instances(t):
     """Run the actual optimiser (projected SGD or Hedge) on privatised gradients and measure the excess
     risk ⟨θ̄, μ⟩ + r||μ||_* exactly for each run."""
-    from .. import simulate
-    from ..api import rate
+    from ..mechanisms.sampling import l2_gamma_ratio_np, linf_C_np
 
-    ns = list(ns or DEFAULT_NS)
-    rng = np.random.default_rng(seed)
+    values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
     geom, priv = values["geometry"], values["privacy"]
     d, r, M = int(values["d"]), float(values["r"]), float(values["M"])
     eps = float(values["eps"]) if priv != "none" else None
-    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
-    rows = []
-    from ..mechanisms.sampling import l2_gamma_ratio_np, linf_C_np
-
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check linear/{priv}: n={n} ({i + 1}/{len(ns)})")
-        res = rate("linear", priv, **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        alg = next(b for b in res.uppers if b.name != "zero")
-        if eps is None:
-            G = M
-        elif geom == "l2":
-            G = M * (1 + 2 / math.expm1(eps)) * float(l2_gamma_ratio_np(d))
+    alg = t.upper = next(b for b in res.uppers if b.name != "zero")
+    if eps is None:
+        G = M
+    elif geom == "l2":
+        G = M * (1 + 2 / math.expm1(eps)) * float(l2_gamma_ratio_np(d))
+    else:
+        G = M * (1 + 2 / math.expm1(eps)) * float(linf_C_np(d, eps))
+    delta_small = min(1.0, alg.value / (r * M))
+    for name, desc, mu, draw in _instances(geom, d, M, delta_small, rng):
+        if geom == "l2":
+            eta = r / (G * math.sqrt(n))
+            tbar = sgd.run_projected_sgd(draw, n, reps, d, r, M, eps, eta, rng)
+            excess = tbar @ mu + r * np.linalg.norm(mu)
         else:
-            G = M * (1 + 2 / math.expm1(eps)) * float(linf_C_np(d, eps))
-        delta_small = min(1.0, alg.value / (r * M))
-        instances = []
-        for name, desc, mu, draw in _instances(geom, d, M, delta_small, rng):
-            if geom == "l2":
-                eta = r / (G * math.sqrt(n))
-                tbar = sgd.run_projected_sgd(draw, n, reps, d, r, M, eps, eta, rng)
-                excess = tbar @ mu + r * np.linalg.norm(mu)
-            else:
-                eta = math.sqrt(2 * math.log(2 * d) / n) / (r * G)
-                tbar = sgd.run_hedge(draw, n, reps, d, r, M, eps, eta, rng)
-                excess = tbar @ mu + r * np.max(np.abs(mu))
-            m_, a_, b_ = simulate.risk_interval(excess)
-            instances.append(simulate.InstanceRisk(name, m_, a_, b_, desc))
-        rows.append(simulate.CheckRow.from_bounds(n, lo, alg, instances))
-    return simulate.summarise("linear", priv, params, rows, reps, seed,
-                              notes=["the upper bound column is the optimiser's certified bound "
-                                     "(θ̂ = 0 is not simulated)"])
+            eta = math.sqrt(2 * math.log(2 * d) / n) / (r * G)
+            tbar = sgd.run_hedge(draw, n, reps, d, r, M, eps, eta, rng)
+            excess = tbar @ mu + r * np.max(np.abs(mu))
+        yield name, excess, desc
+
+
+CHECK = CheckSpec(check_instances, DEFAULT_NS,
+                  notes=("the upper bound column is the optimiser's certified bound (θ̂ = 0 is not simulated)",))
 
 
 register_problem("linear", "convex risk minimisation with linear losses", aliases=("convex", "linear-loss"))
@@ -237,6 +225,6 @@ for _priv in ("none", "local"):
     register(Entry(
         problem="linear", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk",
-        source=SOURCE, check="boundcalc.problems.linear:check",
+        source=SOURCE, check=CHECK,
         notes=("Lower bounds: certified Le Cam (d-free) and, for l2, private Assouad (order √(d/(nε²)) once "
                "n(e^ε-1)² >~ d²); for l1 the √(d log d) rate is order only.",)))

@@ -292,6 +292,6 @@ for _priv in ("none", "pure", "smooth", "approx", "tv", "kl"):
         problem="mean", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²", source=SOURCE,
         derived=relations.privacy_levels, lower_rate=lower_rate,
-        check="boundcalc.problems._mean_check:check",
+        check="boundcalc.problems._mean_check:CHECK",
         notes=(("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
                 "min{d, log(1/δ)} (approx) or no d (tv).",) if _priv in ("approx", "tv") else ())))

@@ -32,9 +32,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import simulate
 from .. import symbolic as S
-from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import discrete as DM
 from ..methods import fisher as F
@@ -172,42 +171,36 @@ def lower_rate(values: dict):
 DEFAULT_NS = (100, 316, 1000, 3162, 10000)
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
-    from ..api import rate
+def _prepare(values, reps, notes):
+    if int(values["d"]) > 200:
+        raise InputError("d", "must be <= 200 for the simulation check (per-user simulation)", int(values["d"]))
+    return reps
 
-    ns = list(ns or DEFAULT_NS)
-    rng = np.random.default_rng(seed)
+
+def check_instances(t):
+    """The mechanism behind the best certified bound on the uniform and a skewed distribution."""
+    values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
     d, eps, loss = int(values["d"]), float(values["eps"]), values["loss"]
-    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
-    rows, notes = [], []
-    if d > 200:
-        raise InputError("d", "must be <= 200 for the simulation check (per-user simulation)", d)
     uniform = np.full(d, 1.0 / d)
     corner = np.zeros(d)
     corner[0] = 0.7
     corner[1:] = 0.3 / (d - 1)
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check multinomial/local: n={n} ({i + 1}/{len(ns)})")
-        res = rate("multinomial", "local", **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        mech = up.name
-        instances = []
-        for name, theta in (("uniform", uniform), ("skewed", corner)):
-            if mech == "uniform":
-                est = np.tile(uniform, (reps, 1))
-            else:
-                s = int(up.free_parameters["s_sub"]) if mech == "subset" else None
-                est = DM.estimate(mech, theta, n, eps, reps, rng, s=s)
-            diff = est - theta
-            err = np.sum(diff ** 2, axis=1) if loss == "l2sq" else np.sum(np.abs(diff), axis=1)
-            m_, a_, b_ = simulate.risk_interval(err)
-            pred = None
-            if loss == "l2sq" and mech in DM.MECHANISMS:
-                sv = int(up.free_parameters.get("s_sub", 1))
-                pred = float(DM.risk_constant(mech, n, eps, d, sv)) - float(theta @ theta) / n
-            instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name}", predicted=pred))
-        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
-    return simulate.summarise("multinomial", "local", params, rows, reps, seed, notes=notes)
+    mech, free = up.name, up.free_parameters
+    for name, theta in (("uniform", uniform), ("skewed", corner)):
+        if mech in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
+            est = DM.estimate(mech, theta, n, eps, reps, rng, s=int(free["s_sub"]) if "s_sub" in free else None)
+        else:  # θ̂ = the uniform distribution, uses no data
+            est = np.tile(uniform, (reps, 1))
+        diff = est - theta
+        err = np.sum(diff ** 2, axis=1) if loss == "l2sq" else np.sum(np.abs(diff), axis=1)
+        pred = None
+        if loss == "l2sq" and mech in DM.MECHANISMS:
+            sv = int(free.get("s_sub", 1))
+            pred = float(DM.risk_constant(mech, n, eps, d, sv)) - float(theta @ theta) / n
+        yield name, err, f"θ = {name}", pred
+
+
+CHECK = CheckSpec(check_instances, DEFAULT_NS, prepare=_prepare)
 
 
 # ------------------------------------------------------------------------------ registration
@@ -216,7 +209,7 @@ register_problem("multinomial", "discrete distribution estimation", aliases=("di
 register(Entry(
     problem="multinomial", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
     title="discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁", source=SOURCE,
-    derived=derived, lower_rate=lower_rate, check=check,
+    derived=derived, lower_rate=lower_rate, check=CHECK,
     notes=("Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
            "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")))
 register(Entry(

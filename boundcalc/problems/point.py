@@ -58,31 +58,16 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import subsample_aggregate as sa
 from ..methods import uniformity
 from ..models import ALIASES, MODELS, get_model
-from ..params import N, ParamSpec
+from ..params import AutoFloat, N, ParamSpec
 
 SOURCE = "Smith (2008), Efficient, Differentially Private Point Estimators, arXiv 0809.4794"
 
 # ---------------------------------------------------------------------- parameters
-
-
-@dataclass(frozen=True)
-class AutoFloat(ParamSpec):
-    """A float parameter whose default ``auto`` is filled in by the problem (model dependent)."""
-
-    def parse(self, value):
-        if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
-            return "auto"
-        return super().parse(value)
-
-    def allowed(self) -> str:
-        return super().allowed() + " (or auto)"
-
-
 MODEL = ParamSpec("model", "choice", "exponential",
                   "one-parameter model: " + ", ".join(MODELS) + " (aliases " + ", ".join(ALIASES) + ")",
                   choices=tuple(MODELS) + tuple(ALIASES), structural=True)
@@ -513,7 +498,7 @@ for _priv in ("none", "pure", "approx"):
         title="point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
               "N = [θ-h, θ+h] ∩ Θ",
         source=SOURCE, validate=validate, derived=derived,
-        check=None if _priv == "none" else "boundcalc.problems.point:check",
+        check=None if _priv == "none" else "boundcalc.problems.point:CHECK",
         notes=("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
                "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
                "only because they are pointwise). The block count is the free parameter 'blocks'.",)))
@@ -530,7 +515,7 @@ def _extra_for(values):
     return {"sigma": float(values["sigma"])} if m.name == "normal-mean" else {}
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
+def check_instances(t):
     """Run Smith's estimator at the solver's block count on θ and on the two ends of N.
 
     Per n: the certified upper/lower bounds of :func:`boundcalc.rate` (the local minimax risk over
@@ -541,67 +526,52 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
     standard errors away from it is a failure. The notes list the efficiency (1/(nI(θ)))/MSE at θ,
     predicted and empirical, and which term limits it.
     """
-    from .. import simulate
-    from ..api import _with_derived, rate
-    from ..bounds import get_entry
-
-    ns = list(ns or DEFAULT_NS)
+    values, n, i, reps, res, notes = t.values, t.n, t.index, t.reps, t.result, t.notes
     m = get_model(values["model"])
     extra = _extra_for(values)
-    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
-    priv = values["privacy"]
     eps = float(values["eps"])
-    rng_seeds = np.random.SeedSequence(seed).spawn(len(ns) * 3)
-    rows, notes, extra_failures = [], [], []
+    seeds = np.random.SeedSequence(t.seed).spawn(len(t.ns) * 3)  # one stream per (n, instance)
     th = float(values["theta"])
     info = sa.fisher(m.name, th, extra)
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check point/{priv}: n={n} ({i + 1}/{len(ns)})")
-        res = rate("point", priv, **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        # the mechanism simulated: the best certified subsample-and-aggregate bound (the constant
-        # estimator may be the best upper bound at tiny ε; it has nothing to simulate)
-        smith = [u for u in res.uppers if u.certified and u.usable and u.name.startswith("smith-")
-                 and not u.name.startswith("smith-exact")]
-        sim_bound = min(smith, key=lambda u: u.value)
-        v = dict(values)
-        v["n"] = n
-        v = _with_derived(get_entry("point", priv), v)
-        a, b = v["a"], v["b"]
-        k = int(sim_bound.free_parameters["blocks"])
-        noise_kind = next(bd.extra["noise"] for bd in get_entry("point", priv).bounds(v)
-                          if bd.name == sim_bound.name)
-        instances = []
-        for j, (tag, tt) in enumerate((("theta_lo", v["theta_lo"]), ("theta", th), ("theta_hi", v["theta_hi"]))):
-            tt = float(tt)
-            if not (m.natural_space[0] < tt < m.natural_space[1]):
-                continue
-            method = "raw" if n * reps <= RAW_BUDGET else "sufficient"
-            est = sa.simulate(m.name, n, k, eps, tt, a, b, reps=reps, seed=rng_seeds[3 * i + j], method=method,
-                              extra=extra, noise=noise_kind, delta=v.get("delta"))
-            err = (est - tt) ** 2
-            mse, c_lo, c_hi = simulate.risk_interval(err)
-            terms = sa.mse_terms(m.name, n, np.array([k]), eps, tt, a, b, extra, noise=noise_kind,
-                                 delta=v.get("delta"))
-            pred = float(terms["mse"][0])
-            se = (c_hi - mse) / simulate.Z
-            if abs(mse - pred) > Z_PREDICT * se:
-                extra_failures.append(f"n={n}, {tag}={tt:.6g}: empirical MSE {mse:.4g} is more than {Z_PREDICT} "
-                                      f"standard errors ({se:.3g}) from the exact MSE {pred:.4g}")
-            instances.append(simulate.InstanceRisk(f"{tag}={tt:.4g}", mse, c_lo, c_hi,
-                                                   f"{m.name} at θ' = {tt:.6g}, {method} simulation", pred))
-            if tag == "theta":
-                eff_pred = 1.0 / (n * info) / pred
-                eff_emp = 1.0 / (n * info) / mse
-                notes.append(f"n={n}: blocks={k} (t={n // k}), exact MSE {pred:.4g}, empirical {mse:.4g} "
-                             f"± {se:.2g}; efficiency predicted {eff_pred:.3f}, empirical {eff_emp:.3f}; "
-                             f"limited by {limiting_term(terms, n, info)}")
-        if up is not None and up.name != sim_bound.name:
-            notes.append(f"n={n}: the best certified upper bound is {up.name} ({up.value:.4g}); the simulated "
-                         f"mechanism is checked against its own certified bound {sim_bound.value:.4g}")
-        rows.append(simulate.CheckRow.from_bounds(n, lo, sim_bound, instances))
-    return simulate.summarise("point", priv, params, rows, reps, seed, notes=notes,
-                              extra_failures=extra_failures)
+    up = res.upper
+    # the mechanism simulated: the best certified subsample-and-aggregate bound (the constant
+    # estimator may be the best upper bound at tiny ε; it has nothing to simulate)
+    smith = [u for u in res.uppers if u.certified and u.usable and u.name.startswith("smith-")
+             and not u.name.startswith("smith-exact")]
+    sim_bound = t.upper = min(smith, key=lambda u: u.value)
+    v = t.derived
+    a, b = v["a"], v["b"]
+    k = int(sim_bound.free_parameters["blocks"])
+    noise_kind = t.bound(sim_bound.name).extra["noise"]
+    for j, (tag, tt) in enumerate((("theta_lo", v["theta_lo"]), ("theta", th), ("theta_hi", v["theta_hi"]))):
+        tt = float(tt)
+        if not (m.natural_space[0] < tt < m.natural_space[1]):
+            continue
+        method = "raw" if n * reps <= RAW_BUDGET else "sufficient"
+        est = sa.simulate(m.name, n, k, eps, tt, a, b, reps=reps, seed=seeds[3 * i + j], method=method,
+                          extra=extra, noise=noise_kind, delta=v.get("delta"))
+        err = (est - tt) ** 2
+        mse, c_lo, c_hi = t.interval(err)
+        terms = sa.mse_terms(m.name, n, np.array([k]), eps, tt, a, b, extra, noise=noise_kind,
+                             delta=v.get("delta"))
+        pred = float(terms["mse"][0])
+        se = (c_hi - mse) / t.Z
+        if abs(mse - pred) > Z_PREDICT * se:
+            t.failures.append(f"n={n}, {tag}={tt:.6g}: empirical MSE {mse:.4g} is more than {Z_PREDICT} "
+                              f"standard errors ({se:.3g}) from the exact MSE {pred:.4g}")
+        yield (f"{tag}={tt:.4g}", (mse, c_lo, c_hi), f"{m.name} at θ' = {tt:.6g}, {method} simulation", pred)
+        if tag == "theta":
+            eff_pred = 1.0 / (n * info) / pred
+            eff_emp = 1.0 / (n * info) / mse
+            notes.append(f"n={n}: blocks={k} (t={n // k}), exact MSE {pred:.4g}, empirical {mse:.4g} "
+                         f"± {se:.2g}; efficiency predicted {eff_pred:.3f}, empirical {eff_emp:.3f}; "
+                         f"limited by {limiting_term(terms, n, info)}")
+    if up is not None and up.name != sim_bound.name:
+        notes.append(f"n={n}: the best certified upper bound is {up.name} ({up.value:.4g}); the simulated "
+                     f"mechanism is checked against its own certified bound {sim_bound.value:.4g}")
+
+
+CHECK = CheckSpec(check_instances, DEFAULT_NS)
 
 
 def limiting_term(terms: dict, n, info) -> str:

@@ -38,9 +38,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import simulate
 from .. import symbolic as S
-from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
@@ -177,64 +176,66 @@ def upper_rate_note():
 DEFAULT_NS = (1000, 3162, 10000, 31623, 100000)
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
-    """Coordinate subsampling on two instances. Per coordinate the released sum is simulated exactly from
+def _errors_zero(t, theta):
+    return np.full(t.reps, float(theta @ theta))
+
+
+def _errors_truncated_rr(t, theta):
+    n, eps = t.n, float(t.values["eps"])
+    K = int(t.upper.free_parameters["K"])
+    q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
+    err = np.empty(t.reps)
+    for rep in range(t.reps):
+        T = SM.sparse_vector_rr_counts_from_theta(theta, n, K, eps, t.rng)
+        est = (T / n - (1 - q)) / (2 * q - 1)
+        err[rep] = float(np.sum((est - theta) ** 2))
+    return err
+
+
+def _errors_subsampling(t, theta):
+    n, d, eps, rng, reps = t.n, int(t.values["d"]), float(t.values["eps"]), t.rng, t.reps
+    k = int(t.upper.free_parameters["k_sub"])
+    c = float(LS.coth_half_np(eps / k))
+    if k == 1:
+        Nj = rng.multinomial(n, np.full(d, 1.0 / d), size=reps)
+    else:
+        Nj = rng.binomial(n, k / d, size=(reps, d))
+    plus = rng.binomial(Nj, np.clip(0.5 + (theta - 0.5) / c, 0.0, 1.0))
+    zsum = (d / k) * 0.5 * c * (2 * plus - Nj)  # Σ_i Z_ij, Z = ±(d/k)(1/2)c
+    est = 0.5 + zsum / n
+    return np.sum((est - theta) ** 2, axis=1)
+
+
+#: the simulated losses of the mechanism behind each upper bound (coordinate subsampling otherwise)
+ERRORS = {"zero": _errors_zero, "truncated-rr": _errors_truncated_rr}
+
+
+def check_instances(t):
+    """Coordinate subsampling on three instances. Per coordinate the released sum is simulated exactly from
     its marginal law (N_j ~ Bin(n, k/d) users release coordinate j, each bit + w.p. 1/2 + (θ_j - 1/2)/c);
     for k = 1 the counts (N_j) are drawn jointly (multinomial), so the simulation is exact; for k > 1 the
     coordinates are drawn independently (the expected risk is exact, the joint law is not)."""
-    from ..api import rate
-
-    ns = list(ns or DEFAULT_NS)
-    rng = np.random.default_rng(seed)
-    d, s, eps = int(values["d"]), float(values["s"]), float(values["eps"])
-    params = {kk: v for kk, v in values.items() if kk not in ("problem", "privacy")}
-    rows, notes = [], []
+    d, s = int(t.values["d"]), float(t.values["s"])
     m = min(s / d, 0.5)
     heavy = np.zeros(d)
     heavy[:int(s)] = 1.0
     if int(s) < d:
         heavy[int(s)] = s - int(s)
-    instances_theta = (("spread", np.full(d, s / d)), ("box-corner", np.full(d, m / 2)),
-                       ("ones", heavy))
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check sparse-bernoulli/local: n={n} ({i + 1}/{len(ns)})")
-        res = rate("sparse-bernoulli", "local", **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        instances = []
-        for name, theta in instances_theta:
-            if up.name == "zero":
-                err = np.full(reps, float(theta @ theta))
-            elif up.name == "truncated-rr":
-                K = int(up.free_parameters["K"])
-                q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
-                err = np.empty(reps)
-                for rep in range(reps):
-                    T = SM.sparse_vector_rr_counts_from_theta(theta, n, K, eps, rng)
-                    est = (T / n - (1 - q)) / (2 * q - 1)
-                    err[rep] = float(np.sum((est - theta) ** 2))
-            else:
-                k = int(up.free_parameters["k_sub"])
-                c = float(LS.coth_half_np(eps / k))
-                if k == 1:
-                    Nj = rng.multinomial(n, np.full(d, 1.0 / d), size=reps)
-                else:
-                    Nj = rng.binomial(n, k / d, size=(reps, d))
-                plus = rng.binomial(Nj, np.clip(0.5 + (theta - 0.5) / c, 0.0, 1.0))
-                zsum = (d / k) * 0.5 * c * (2 * plus - Nj)  # Σ_i Z_ij, Z = ±(d/k)(1/2)c
-                est = 0.5 + zsum / n
-                err = np.sum((est - theta) ** 2, axis=1)
-            m_, a_, b_ = simulate.risk_interval(err)
-            instances.append(simulate.InstanceRisk(name, m_, a_, b_, f"θ = {name}"))
-        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
-    if any(r.free_parameters.get("k_sub", 1) > 1 for r in rows):
-        notes.append("k > 1: coordinates simulated from their exact marginal laws (expected risk exact)")
-    return simulate.summarise("sparse-bernoulli", "local", params, rows, reps, seed, notes=notes)
+    errors = ERRORS.get(t.upper.name, _errors_subsampling)
+    for name, theta in (("spread", np.full(d, s / d)), ("box-corner", np.full(d, m / 2)), ("ones", heavy)):
+        yield name, errors(t, theta), f"θ = {name}"
+    note = "k > 1: coordinates simulated from their exact marginal laws (expected risk exact)"
+    if t.upper.free_parameters.get("k_sub", 1) > 1 and note not in t.notes:
+        t.notes.append(note)
+
+
+CHECK = CheckSpec(check_instances, DEFAULT_NS)
 
 
 register_problem("sparse-bernoulli", "sparse product Bernoulli means, Σθ_j <= s", aliases=("sparse_bernoulli",))
 register(Entry(
     problem="sparse-bernoulli", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
-    title="s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²", source=SOURCE, validate=validate, check=check,
+    title="s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²", source=SOURCE, validate=validate, check=CHECK,
     lower_rate=None,
     notes=("Derived analogue of BCO Cor 3 (the paper's formulas (11)-(12) were not recovered).",
            upper_rate_note(),

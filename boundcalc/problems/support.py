@@ -42,7 +42,7 @@ import sympy as sp
 
 from .. import relations
 from .. import symbolic as S
-from ..bounds import Bound, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..methods import le_cam, uniformity
 from ..params import N, ParamSpec
 
@@ -242,40 +242,41 @@ def _eps_effective_value(values):
             "kl": math.sqrt(2 * e)}[priv]
 
 
-def check(values, ns=None, reps=200, seed=0, progress=False):
-    """Simulate the mechanism behind the best certified upper bound on θ = 2θ_0 (where the bound's
-    λ is attained) and θ = θ_0; report the risk against the certified bounds."""
-    from .. import simulate
-    from ..api import rate
+def _estimate_max(t, x):
+    n = t.n
+    return x[:, -1] if t.values["loss"] == "abs" else x[:, -1] * (n + 1) / n
 
-    ns = list(ns or DEFAULT_NS)
-    rng = np.random.default_rng(seed)
-    t0, loss, priv = float(values["theta0"]), values["loss"], values["privacy"]
-    params = {k: v for k, v in values.items() if k not in ("problem", "privacy")}
-    rows = []
-    for i, n in enumerate(ns):
-        simulate.progress_line(progress, f"check support/{priv}: n={n} ({i + 1}/{len(ns)})")
-        res = rate("support", priv, **{**params, "n": n})
-        up, lo = res.upper, res.lower
-        instances = []
-        for theta in (2 * t0, t0):
-            x = np.sort(rng.random((reps, n)), axis=1) * theta
-            if up.name == "max":
-                est = x[:, -1] if loss == "abs" else x[:, -1] * (n + 1) / n
-            elif up.name == "exp-mech":
-                e = _eps_effective_value(values)
-                lam = n * -math.expm1(-e) / (2 * t0)
-                g = up.free_parameters["rho"] * lam
-                t = exp_mech_sample(x, e, g, rng)
-                est = np.clip(t - up.free_parameters["s_shift"] / g, t0, 2 * t0)
-            else:
-                est = np.full(reps, 1.5 * t0)
-            err = np.abs(est - theta) if loss == "abs" else (est - theta) ** 2
-            m, a, b = simulate.risk_interval(err)
-            instances.append(simulate.InstanceRisk(f"theta={theta:g}", m, a, b, f"Unif[0, {theta:g}]"))
-        rows.append(simulate.CheckRow.from_bounds(n, lo, up, instances))
-    return simulate.summarise("support", priv, params, rows, reps, seed,
-                              tolerance=0.25 if loss == "abs" else 0.4)
+
+def _estimate_exp_mech(t, x):
+    values, up, t0 = t.values, t.upper, float(t.values["theta0"])
+    e = _eps_effective_value(values)
+    lam = t.n * -math.expm1(-e) / (2 * t0)
+    g = up.free_parameters["rho"] * lam
+    tt = exp_mech_sample(x, e, g, t.rng)
+    return np.clip(tt - up.free_parameters["s_shift"] / g, t0, 2 * t0)
+
+
+def _estimate_constant(t, x):
+    return np.full(t.reps, 1.5 * float(t.values["theta0"]))
+
+
+#: the estimator behind each upper bound, run on sorted samples x (reps × n)
+ESTIMATORS = {"max": _estimate_max, "exp-mech": _estimate_exp_mech}
+
+
+def check_instances(t):
+    """Simulate the mechanism behind the best certified upper bound on θ = 2θ_0 (where the bound's
+    λ is attained) and θ = θ_0 (the instances of :data:`CHECK`)."""
+    t0, loss = float(t.values["theta0"]), t.values["loss"]
+    estimate = ESTIMATORS.get(t.upper.name, _estimate_constant)
+    for theta in (2 * t0, t0):
+        x = np.sort(t.rng.random((t.reps, t.n)), axis=1) * theta
+        est = estimate(t, x)
+        err = np.abs(est - theta) if loss == "abs" else (est - theta) ** 2
+        yield f"theta={theta:g}", err, f"Unif[0, {theta:g}]"
+
+
+CHECK = CheckSpec(check_instances, DEFAULT_NS, tolerance=lambda v: 0.25 if v["loss"] == "abs" else 0.4)
 
 
 # ------------------------------------------------------------------ registration
@@ -286,7 +287,7 @@ for _priv in PRIVACIES:
     register(Entry(
         problem="support", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²", source=SOURCE,
-        derived=relations.privacy_levels, check="boundcalc.problems.support:check",
+        derived=relations.privacy_levels, check=CHECK,
         notes=() if _priv == "none" else (
             "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
             "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "

@@ -1,0 +1,221 @@
+"""Before/after guard for restructurings: every number boundcalc prints must stay exactly the same.
+
+    python benchmarks/compare_rate_grid.py OUT.json            # record rate/plan/table/check/convert
+    python benchmarks/compare_rate_grid.py --compare A.json B.json
+
+The grid covers every registered (problem, privacy) pair at its defaults and at a few parameter points
+(n, the privacy level, d, and every value of each choice parameter such as k, loss, model, geometry),
+plus a few ``plan``, ``table``, ``convert`` and seeded ``check`` calls. The output is canonical JSON
+(sorted keys; floats written with ``repr``, so they round-trip exactly). ``--compare`` flattens both
+files to ``path -> value`` and reports every path whose value differs (exact equality, floats
+included), every path present in only one file, and the counts; it exits 1 when anything differs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+
+def _level_points(privacy):
+    if privacy == "none":
+        return [{}]
+    if privacy == "tv":
+        return [{"eps": 0.05}, {"eps": 0.5}]
+    if privacy == "approx":
+        return [{"eps": 0.1, "delta": 1e-6}, {"eps": 1.0, "delta": 1e-9}, {"eps": 4.0, "delta": 1e-3}]
+    return [{"eps": 0.1}, {"eps": 1.0}, {"eps": 4.0}]
+
+
+def _points(problem, privacy, specs):
+    """Parameter points for one (problem, privacy): defaults, each choice value, n, level, d grid."""
+    names = {s.name: s for s in specs}
+    pts = [{}]
+    for s in specs:
+        if s.kind == "choice":
+            pts += [{s.name: c} for c in s.choices if c != s.default]
+    for n in (10, 10**4, 10**7):
+        pts.append({"n": n})
+    for lv in _level_points(privacy):
+        pts.append(dict(lv))
+    if "d" in names:
+        for d in (1, 5, 100):
+            pts.append({"d": d})
+    if "k" in names:
+        for k in (1.5, 4, "inf"):
+            pts.append({"k": k})
+            pts.append({"k": k, "n": 10**6, "d": 10, **_level_points(privacy)[0]})
+    # a mixed point per choice value: large n, small level
+    for s in specs:
+        if s.kind == "choice":
+            for c in s.choices:
+                pts.append({s.name: c, "n": 10**5, **_level_points(privacy)[0]})
+    out, seen = [], set()
+    for p in pts:
+        key = json.dumps(p, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _call(fn):
+    """The call's dict, or the error it raises (an error is an outcome that must not change either)."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - recorded, compared
+        return {"error": type(exc).__name__, "message": str(exc)}
+
+
+def record() -> dict:
+    import boundcalc as bc
+    from boundcalc import bounds as registry
+
+    out = {"rate": {}, "plan": {}, "table": {}, "convert": {}, "check": {}, "list_problems": None}
+    out["list_problems"] = _call(lambda: bc.list_problems())
+    for name, info in sorted(registry.problems().items()):
+        for privacy, entry in info.entries.items():
+            specs = registry.param_specs(entry)
+            for p in _points(name, privacy, specs):
+                key = f"{name}|{privacy}|{json.dumps(p, sort_keys=True)}"
+                out["rate"][key] = _call(lambda: bc.rate(name, privacy, **p).to_dict())
+    plans = [
+        ("mean", "pure", {"target": 0.01}),
+        ("mean", "approx", {"target": "0.01,0.001", "d": 10}),
+        ("mean", "local", {"target": 0.05}),
+        ("mean", "pure", {"solve": "eps", "target": 0.01, "n": 10**5}),
+        ("mean", "kl", {"solve": "target", "n": 10**4}),
+        ("support", "pure", {"target": 0.001}),
+        ("multinomial", "local", {"target": 0.01, "d": 20}),
+        ("point", "approx", {"target": 0.01, "model": "bernoulli"}),
+        ("linear", "local", {"target": 0.1, "d": 3}),
+        ("density", "pure", {"target": 0.01}),
+    ]
+    for problem, privacy, kw in plans:
+        key = f"{problem}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["plan"][key] = _call(lambda: bc.plan(problem, privacy, **kw).to_dict())
+    tables = [
+        ("mean", {}),
+        ("mean", {"n": 10**5, "eps": 0.5, "d": 10, "k": 4}),
+        ("support", {"loss": "squared"}),
+        ("point", {"model": "poisson"}),
+        ("all", {}),
+    ]
+    for problem, kw in tables:
+        key = f"{problem}|{json.dumps(kw, sort_keys=True)}"
+        out["table"][key] = _call(lambda: bc.table(problem, **kw).to_dict())
+    converts = [("pure", "approx", {"eps": 1.0}), ("approx", "kl", {"eps": 1.0, "delta": 1e-6}),
+                ("smooth", "tv", {"eps": 0.5}), ("pure", "testing", {"eps": 0.3, "group": 3}),
+                ("local", "pure", {"eps": 2.0}), ("kl", "tv", {"eps": 0.2})]
+    for a, b, kw in converts:
+        key = f"{a}|{b}|{json.dumps(kw, sort_keys=True)}"
+        out["convert"][key] = _call(lambda: bc.convert(a, b, **kw).to_dict())
+    for name, info in sorted(registry.problems().items()):
+        for privacy, entry in info.entries.items():
+            if entry.check is None:
+                continue
+            key = f"{name}|{privacy}"
+            out["check"][key] = _call(lambda: bc.check(name, privacy, reps=12, seed=3, ns=[50, 400]).to_dict())
+    # further mechanisms (other dimensions, losses, families): each check's other branches
+    more = [("gaussian", "local", {"d": 3}), ("gaussian", "local", {"d": 40, "eps": 4.0}),
+            ("mean", "local", {"d": 3}), ("mean", "local", {"d": 3, "ball": "linf"}),
+            ("mean", "local", {"d": 50, "eps": 4.0}), ("mean", "approx", {"d": 3, "k": "inf"}),
+            ("mean", "pure", {"k": 4, "eps": 0.1}), ("multinomial", "local", {"loss": "l1", "d": 5}),
+            ("multinomial", "local", {"d": 50, "eps": 3.0}), ("sparse-bernoulli", "local", {"d": 40, "s": 5, "eps": 4.0}),
+            ("support", "pure", {"loss": "squared", "eps": 0.1}), ("support", "none", {"loss": "squared"}),
+            ("density", "local", {"mechanism": "hist-rr"}), ("density", "local", {"mechanism": "series-linf"}),
+            ("density", "local", {"mechanism": "series-laplace", "family": "sobolev", "beta": 2.0}),
+            ("density", "local", {"mechanism": "uniform"}), ("density", "pure", {"d": 2}),
+            ("linear", "local", {"geometry": "l1", "d": 4}), ("linear", "local", {"d": 4}),
+            ("point", "approx", {"model": "bernoulli"}), ("point", "pure", {"model": "normal-mean"})]
+    for name, privacy, kw in more:
+        key = f"{name}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["check"][key] = _call(lambda: bc.check(name, privacy, reps=12, seed=5, ns=[60, 600], **kw).to_dict())
+    # rendered outputs (what the CLI prints), as text
+    out["render"] = {}
+    for problem, kw in tables:
+        for fmt in ("text", "latex", "markdown", "csv", "json"):
+            key = f"table|{problem}|{fmt}|{json.dumps(kw, sort_keys=True)}"
+            out["render"][key] = _call(lambda: bc.table(problem, **kw).render(fmt))
+    for name, privacy, kw in [("mean", "approx", {"k": 4}), ("mean", "local", {"d": 3}), ("point", "pure", {}),
+                              ("support", "tv", {}), ("density", "local", {}), ("multinomial", "local", {})]:
+        key = f"rate|{name}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["render"][key + "|text"] = _call(lambda: bc.rate(name, privacy, **kw).to_text())
+        out["render"][key + "|latex"] = _call(lambda: bc.rate(name, privacy, **kw).to_latex())
+    for problem, privacy, kw in plans[:4]:
+        key = f"plan|{problem}|{privacy}|{json.dumps(kw, sort_keys=True)}"
+        out["render"][key] = _call(lambda: bc.plan(problem, privacy, **kw).to_text())
+    for a, b, kw in converts:
+        key = f"convert|{a}|{b}|{json.dumps(kw, sort_keys=True)}"
+        out["render"][key] = _call(lambda: bc.convert(a, b, **kw).to_text())
+    for name, privacy in [("mean", "pure"), ("support", "approx"), ("linear", "local")]:
+        text = _call(lambda: bc.check(name, privacy, reps=12, seed=3, ns=[50, 400]).to_text())
+        if isinstance(text, str):  # the last line carries the wall-clock time
+            text = text.rsplit("\n", 1)[0]
+        out["render"][f"check|{name}|{privacy}"] = text
+    return out
+
+
+VOLATILE = {"elapsed_seconds"}  # wall-clock timings: not results
+
+
+def _flatten(obj, path, out):
+    if isinstance(obj, dict):
+        for k in sorted(obj):
+            if k in VOLATILE:
+                continue
+            _flatten(obj[k], f"{path}/{k}", out)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _flatten(v, f"{path}[{i}]", out)
+    else:
+        out[path] = obj
+    return out
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return type(a) is type(b) and a == b
+
+
+def compare(path_a: str, path_b: str, show: int = 40) -> int:
+    with open(path_a, encoding="utf-8") as fa, open(path_b, encoding="utf-8") as fb:
+        a = _flatten(json.load(fa), "", {})
+        b = _flatten(json.load(fb), "", {})
+    only_a = sorted(set(a) - set(b))
+    only_b = sorted(set(b) - set(a))
+    common = sorted(set(a) & set(b))
+    diff = [k for k in common if not _same(a[k], b[k])]
+    numeric = sum(1 for k in common if isinstance(a[k], (int, float)) and not isinstance(a[k], bool))
+    for k in diff[:show]:
+        print(f"DIFF {k}: {a[k]!r} != {b[k]!r}")
+    for k in only_a[:show]:
+        print(f"ONLY IN A {k}: {a[k]!r}")
+    for k in only_b[:show]:
+        print(f"ONLY IN B {k}: {b[k]!r}")
+    print(f"compared {len(common)} values ({numeric} numbers); differing {len(diff)}; "
+          f"only in A {len(only_a)}; only in B {len(only_b)}")
+    return 1 if (diff or only_a or only_b) else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", help="file to write the canonical JSON to")
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two recorded files")
+    args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
+    if not args.out:
+        ap.error("give OUT.json or --compare A B")
+    data = record()
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(data, f, sort_keys=True, indent=0, allow_nan=True)
+    n = len(_flatten(data, "", {}))
+    print(f"wrote {args.out}: {len(data['rate'])} rate calls, {n} values")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
