@@ -132,48 +132,17 @@ def _binom_tv_complement_exact(nn, q1, q2):
 
 
 def gauss_sigma_analytic_scalar(e: float, dl: float) -> float:
-    """Smallest σ with δ(σ) <= dl for sensitivity 1 (solved in log space: works for dl down to 1e-300)."""
-    from scipy import special
+    """Smallest σ with δ(σ) <= dl for sensitivity 1, rounded up (memoised; see :mod:`boundcalc.gauss_calibration`)."""
+    from .gauss_calibration import sigma_analytic_scalar
 
-    log_dl = math.log(dl)
-
-    def log_delta(sig):
-        a = 1.0 / (2.0 * sig)
-        b = e * sig
-        l1 = special.log_ndtr(a - b)
-        l2 = e + special.log_ndtr(-a - b)
-        if l2 >= l1:
-            return -math.inf
-        return l1 + math.log1p(-math.exp(l2 - l1))
-
-    lo, hi = 1e-6, 1.0
-    while log_delta(hi) > log_dl:
-        hi *= 2.0
-        if hi > 1e300:
-            return math.inf
-    while log_delta(lo) <= log_dl:
-        lo /= 2.0
-        if lo < 1e-300:
-            return lo
-    # bracketed root (Illinois / regula falsi) with mpmath, which sympy has already imported:
-    # importing scipy.optimize for brentq would cost the CLI ~0.3 s of start-up
-    import mpmath
-
-    return float(mpmath.findroot(lambda x: log_delta(float(x)) - log_dl, (lo, hi), solver="illinois",
-                                 tol=1e-26, maxsteps=200, verify=False))
-
-
-_gauss_sigma_vec = np.vectorize(gauss_sigma_analytic_scalar, otypes=[float])
+    return sigma_analytic_scalar(e, dl)
 
 
 def _gauss_sigma(e, dl):
-    e, dl = np.broadcast_arrays(np.asarray(e, float), np.asarray(dl, float))
-    if e.size > 1:
-        # many points usually share a few (ε, δ) values: solve each distinct pair once
-        pairs, inverse = np.unique(np.stack([e.ravel(), dl.ravel()]), axis=1, return_inverse=True)
-        vals = _gauss_sigma_vec(pairs[0], pairs[1])
-        return vals[inverse.ravel()].reshape(e.shape)
-    return _gauss_sigma_vec(e, dl)
+    """Vectorised analytic Gaussian calibration (each distinct (ε, δ) solved once, over arrays)."""
+    from .gauss_calibration import sigma_analytic
+
+    return sigma_analytic(e, dl)
 
 
 def _lazy_special(name):
