@@ -26,6 +26,9 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     if "alpha" in given:
         if "eps" in given:
             raise InputError("alpha", "is an alias of --eps: give one of them", given["alpha"])
+        if get_model(privacy).level_name != "alpha":
+            raise InputError("alpha", f"is the level of --privacy tv and kl; --privacy {get_model(privacy).name} "
+                                      "takes --eps", given["alpha"])
         given["eps"] = given.pop("alpha")
     entry = catalog.get_entry(problem, privacy)
     model = get_model(privacy)

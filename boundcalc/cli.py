@@ -23,6 +23,15 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def add_argument(self, *args, **kwargs):
+        # every option may be given once: a repeated option is an error, never "the last one wins"
+        if args and str(args[0]).startswith("--") and args[0] not in ("--help",):
+            if kwargs.get("action") == "store_true":
+                kwargs["action"] = _OnceFlag
+            elif "action" not in kwargs:
+                kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse's own default prints usage too)
         raise UsageError(message)
 
@@ -35,9 +44,25 @@ class _Once(argparse.Action):
     """Store a value, refusing a second occurrence (the last would otherwise silently win)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        if getattr(namespace, self.dest, None) is not None:
+        seen = namespace.__dict__.setdefault("_given", set())
+        if self.dest in seen:
             raise UsageError(f"{option_string}: given twice")
+        seen.add(self.dest)
         setattr(namespace, self.dest, values)
+
+
+class _OnceFlag(argparse.Action):
+    """A store_true flag that may not be repeated."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, required=required, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_given", set())
+        if self.dest in seen:
+            raise UsageError(f"{option_string}: given twice")
+        seen.add(self.dest)
+        setattr(namespace, self.dest, True)
 
 
 def _add_problem_args(p, need_privacy=True, privacy_default=None):
@@ -64,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rate", help="minimax rate, certified lower and upper bounds")
     _add_problem_args(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--json", action="store_true", help="one JSON object")
-    g.add_argument("--latex", action="store_true", help="LaTeX table")
+    g.add_argument("--json", action=_OnceFlag, help="one JSON object")
+    g.add_argument("--latex", action=_OnceFlag, help="LaTeX table")
 
     p = sub.add_parser("check", help="simulate the upper-bound mechanism against the certified bounds")
     _add_problem_args(p)
@@ -123,7 +148,10 @@ def _extras(rest: list[str]) -> dict:
                 raise UsageError(f"--{name}: expected a value")
             value = rest[i + 1]
             i += 2
-        out[name.replace("-", "_")] = value
+        key = name.replace("-", "_")
+        if key in out:
+            raise UsageError(f"--{name}: given twice")
+        out[key] = value
     return out
 
 
@@ -137,6 +165,14 @@ def _is_number(s):
 
 def _params(args, extras) -> dict:
     params = {k: getattr(args, k) for k in COMMON if getattr(args, k, None) is not None}
+    privacy = getattr(args, "privacy", None)
+    if privacy is not None and "," not in str(privacy):
+        from .privacy import get_model
+
+        model = get_model(privacy)
+        for level in ("eps", "alpha"):
+            if level in params and model.level is None:
+                raise UsageError(f"--{level}: not used by --privacy {model.name} (it has no privacy level)")
     for k, v in extras.items():
         if k in params:
             raise UsageError(f"--{k}: given twice")
@@ -185,6 +221,8 @@ def cmd_check(args, extras):
     if args.ns:
         spec = ParamSpec("ns", "int", None, "", low=1, high=1e9)
         ns = [spec.parse(x) for x in args.ns.split(",") if x.strip()]
+    if args.plot is not None:
+        _output_path(args.plot, "plot")
     res = check(args.problem, args.privacy, reps=reps, seed=seed, ns=ns, progress=sys.stderr.isatty(),
                 **_params(args, extras))
     if args.plot:
@@ -202,10 +240,24 @@ def cmd_plan(args, extras):
     print(_dumps(res.to_dict()) if args.json else res.to_text())
 
 
+def _output_path(path, option):
+    from .outpath import validate_output_path
+
+    return validate_output_path(path, option)
+
+
 def cmd_table(args, extras):
     from .export import table
 
+    if args.output is not None:
+        _output_path(args.output, "output")
+
     privs = None if not args.privacy else [x.strip() for x in args.privacy.split(",") if x.strip()]
+    if args.delta is not None and privs is not None:
+        from .privacy import get_model
+
+        if not any(get_model(x).uses_delta for x in privs):
+            raise UsageError("--delta: only used by the approx row; this table has none (add approx to --privacy)")
     res = table(args.problem, privacies=privs, **_params(args, extras))
     text = res.render(args.format)
     if args.output:
@@ -218,6 +270,8 @@ def cmd_table(args, extras):
 
 def cmd_plot(args, extras):
     from .plotting import plot
+
+    _output_path(args.output, "output")
 
     plot(args.problem, args.privacy, x=args.x, output=args.output, progress=sys.stderr.isatty(),
          **_params(args, extras))

@@ -8,5 +8,13 @@ class InputError(ValueError):
         self.parameter = parameter
         self.allowed = allowed
         self.got = got
-        shown = "" if got is None else f" (got {got!r})"
+        shown = "" if got is None else f" (got {shorten(got)})"
         super().__init__(f"--{parameter}: {allowed}{shown}")
+
+
+def shorten(value, limit: int = 40) -> str:
+    """``repr`` of a user value, cut to ``limit`` characters (a 100 kB value is not echoed back)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(str(value))} characters)"

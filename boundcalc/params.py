@@ -6,6 +6,7 @@ is ever handed to ``eval``/``sympify``. Strings are parsed with ``float``/``int`
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from .errors import InputError
@@ -61,15 +62,17 @@ class ParamSpec:
                 if self.allow_inf:
                     return math.inf
                 raise InputError(self.name, self.allowed(), value)
-            try:
-                x = float(text)
-            except ValueError:
-                raise InputError(self.name, self.allowed(), value) from None
+            if not _DECIMAL.match(text):  # ASCII decimal only: no '1_000', no full-width digits, no hex
+                raise InputError(self.name, self.allowed() + " (an ASCII decimal number such as 1000 or 1e-6)",
+                                 value)
+            x = float(text)
             if math.isinf(x):  # a number too large for a float (e.g. 1e400) is not "inf"
                 raise InputError(self.name, self.allowed(), value)
         else:
             try:
                 x = float(value)
+            except OverflowError:  # a Python int beyond float range, e.g. 10**400
+                raise InputError(self.name, self.allowed(), f"{str(value)[:12]}… ({len(str(value))} digits)") from None
             except (TypeError, ValueError):
                 raise InputError(self.name, self.allowed(), value) from None
         if math.isnan(x):
@@ -87,6 +90,10 @@ class ParamSpec:
         if self.high is not None and (x > self.high or (self.high_open and x == self.high)):
             raise InputError(self.name, self.allowed(), value)
         return x
+
+
+#: a plain ASCII decimal number (what a user types): sign, digits, optional point, optional exponent
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z", re.ASCII)
 
 
 def _fmt(x: float) -> str:

@@ -37,7 +37,8 @@ def risk_interval(errors: np.ndarray) -> tuple[float, float, float]:
     errors = np.asarray(errors, float)
     m = float(errors.mean())
     se = float(errors.std(ddof=1) / math.sqrt(errors.size)) if errors.size > 1 else math.inf
-    return m, m - Z * se, m + Z * se
+    # a risk is an average loss, never negative: the interval is clipped at 0
+    return m, max(0.0, m - Z * se), m + Z * se
 
 
 def fit_slope(ns, values) -> float | None:
