@@ -108,7 +108,8 @@ def test_fano_probability_and_sympy_forms():
     expr = ldp.private_le_cam_expr(1, n, e, tv)
     assert float(expr.subs({n: 4, e: 1.0, tv: 0.1})) == pytest.approx(
         (1 - ldp.private_tv_bound(1.0, 0.1, 4)) / 2)
-    assert ldp.private_tv_bound(1.0, 0.1, 4) == pytest.approx(math.sqrt(2) * math.expm1(1) * 0.1)
+    # Pinsker on KL <= n·2(e^ε-1)²/(e^ε+1)·TV²: (e^ε-1)·sqrt(n/(e^ε+1))·TV
+    assert ldp.private_tv_bound(1.0, 0.1, 4) == pytest.approx(math.expm1(1) * math.sqrt(4 / (math.e + 1)) * 0.1)
 
 
 def test_variational_assouad_one_sample_certified_form():

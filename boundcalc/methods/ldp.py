@@ -68,14 +68,19 @@ def private_tv_bound_catalogue(eps: float, tv: float, n: int = 1) -> float:
 
 
 def private_tv_bound(eps: float, tv: float, n: int = 1) -> float:
-    """TV(M_0^n, M_1^n) <= min{1, sqrt(n/2)(e^ε-1)TV, sqrt(1 - exp(-n(e^ε-1)²TV²))} (derived)."""
-    k = kl_bound(eps, tv, n)
-    return min(1.0, math.sqrt(k / 2), math.sqrt(-math.expm1(-k)))
+    """TV(M_0^n, M_1^n) <= min{1, sqrt(KL/2), sqrt(1 - e^{-KL})}, KL <= n c_ε TV² (the χ²–TV
+    contraction, :mod:`boundcalc.methods.chi2_contraction`; item 2's (e^ε-1)² is the larger constant)."""
+    from .chi2_contraction import private_tv_bound as tv_bound
+
+    return tv_bound(eps, tv, n)
 
 
 def fano_mi_bound(eps: float, max_tv: float, n: int = 1) -> float:
-    """Private Fano: I(Z_{1:n}; V) <= n (e^ε-1)² max_{v≠v'} TV(P_v, P_v')² (derived)."""
-    return n * math.expm1(eps) ** 2 * max_tv ** 2
+    """Private Fano: I(Z_{1:n}; V) <= n c_ε max_{v≠v'} TV(P_v, P_v')² (derived; c_ε of the χ²–TV
+    contraction, below the (e^ε-1)² of item 2)."""
+    from .chi2_contraction import kl_bound
+
+    return kl_bound(eps, max_tv, n)
 
 
 def fano_mi_bound_catalogue(eps: float, max_tv: float, n: int = 1) -> float:
@@ -136,9 +141,14 @@ def fano_probability(mi_bound: float, n_hyp: int) -> float:
 # ----------------------------------------------------------------------------- sympy forms
 
 def tv_private_expr(n, eps, tv_one, tv_product=None):
-    """sympy: min{sqrt(n/2)(e^ε-1)TV, sqrt(1 - e^{-n(e^ε-1)²TV²}), TV(P_0^n,P_1^n)} (last optional)."""
-    a = sp.sqrt(n / 2) * S.expm1(eps) * tv_one
-    bh = sp.sqrt(-S.expm1(-n * S.expm1(eps) ** 2 * tv_one ** 2))
+    """sympy: min{sqrt(KL/2), sqrt(1 - e^{-KL}), TV(P_0^n,P_1^n)} (last optional) with the n-sample KL
+    bound KL <= n c_ε TV² of the χ²–TV contraction (:mod:`boundcalc.methods.chi2_contraction`; it is
+    below item 2's n(e^ε-1)²TV² by the factor 2/(e^ε+1) at every ε, so it replaces it)."""
+    from .chi2_contraction import kl_bound_expr
+
+    kl = kl_bound_expr(n, eps, tv_one)
+    a = sp.sqrt(kl / 2)
+    bh = sp.sqrt(-S.expm1(-kl))
     return sp.Min(a, bh) if tv_product is None else sp.Min(a, bh, tv_product)
 
 
@@ -148,8 +158,10 @@ def private_le_cam_expr(loss_at_s, n, eps, tv_one, tv_product=None):
 
 
 def private_fano_expr(loss_at_s, n, eps, max_tv, log_nhyp):
-    """sympy: Φ(s)·max{0, 1 - (n(e^ε-1)² max TV² + log 2)/log|V|}."""
-    mi = n * S.expm1(eps) ** 2 * max_tv ** 2
+    """sympy: Φ(s)·max{0, 1 - (n c_ε max TV² + log 2)/log|V|}, c_ε = 2(e^ε-1)²/(e^ε+1)."""
+    from .chi2_contraction import kl_bound_expr
+
+    mi = kl_bound_expr(n, eps, max_tv)  # I <= (1/|V|²) Σ KL(M_v‖M_v') <= n c_ε max TV² (χ²–TV contraction)
     return loss_at_s * sp.Max(0, 1 - (mi + sp.log(2)) / log_nhyp)
 
 
