@@ -188,3 +188,65 @@ def project_simplex(v):
     rho = cond.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)
     tau = css[np.arange(v.shape[0]), rho] / (rho + 1)
     return np.maximum(v - tau[:, None], 0)
+
+
+# --------------------------------------------------------------------------- simplex projection
+
+def subset_gap(eps, d, s=ssub):
+    """(p*, q*, D = p* - q*) of subset selection (sympy)."""
+    E = sp.exp(eps)
+    ps = s * E / (s * E + d - s)
+    qs = (s - ps) / (d - 1)
+    return ps, qs, ps - qs
+
+
+def projected_subset_risk(n=S.n, eps=S.eps, d=S.d, s=ssub):
+    """Certified bound on sup_θ E‖Π_Δ(p̂) - θ‖² for subset selection followed by the Euclidean
+    projection Π_Δ onto the simplex (sympy).
+
+    Derivation. With y = θ + w unbiased and p̂ = Π_Δ(y), the projection inequality
+    ⟨y - p̂, θ - p̂⟩ <= 0 (θ ∈ Δ) gives ‖p̂ - θ‖² <= ⟨w, p̂ - θ⟩ <= max_j w_j - ⟨w, θ⟩ (p̂ ∈ Δ), and
+    E⟨w, θ⟩ = 0, so E‖p̂ - θ‖² <= E max_j w_j. Each w_j = (1/n) Σ_i ξ_ij is an average of independent
+    centred terms ξ_ij = a_j(S_i) - θ_j with ξ_ij <= b = (1 - q*)/D and Var ξ_ij <= 1/(4D²)
+    (a_j = (1{j∈S} - q*)/D, a Bernoulli over D). Bernstein's moment bound makes w_j sub-gamma on the
+    right with variance factor v = 1/(4D² n) and scale c = b/(3n), and the maximal inequality for
+    sub-gamma variables (Boucheron, Lugosi & Massart 2013, Cor. 2.6) gives
+    E max_j w_j <= sqrt(2 v log d) + c log d.
+    """
+    ps, qs, D = subset_gap(eps, d, s)
+    v = 1 / (4 * D ** 2 * n)
+    c = (1 - qs) / (3 * D * n)
+    return sp.sqrt(2 * v * sp.log(d)) + c * sp.log(d)
+
+
+def project_simplex(Y):
+    """Euclidean projection of each row of Y onto the probability simplex (sort-based, vectorised)."""
+    Y = np.atleast_2d(np.asarray(Y, float))
+    U = -np.sort(-Y, axis=1)
+    css = np.cumsum(U, axis=1) - 1.0
+    k = np.arange(1, Y.shape[1] + 1)
+    cond = U - css / k > 0
+    rho = Y.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)
+    tau = css[np.arange(Y.shape[0]), rho] / (rho + 1)
+    return np.maximum(Y - tau[:, None], 0.0)
+
+
+def sample_subset_estimates(theta, n, eps, s, reps, rng):
+    """``reps`` unbiased subset-selection estimates (rows) of θ from n users (exact sampling:
+    per user, X ~ θ, then the s-subset with P(S|x) ∝ e^ε if x ∈ S else 1)."""
+    theta = np.asarray(theta, float)
+    d = theta.size
+    E = math.exp(eps)
+    ps = s * E / (s * E + d - s)
+    qs = (s - ps) / (d - 1)
+    counts = np.zeros((reps, d))
+    for r in range(reps):
+        x = rng.choice(d, size=n, p=theta)
+        contains = rng.random(n) < ps
+        # the other members: uniform (s-1)-subset of the rest if x ∈ S, else a uniform s-subset of the rest
+        keys = rng.random((n, d))
+        keys[np.arange(n), x] = np.inf  # x is never drawn among "the others"
+        others = np.argpartition(keys, s - 1, axis=1)[:, :s]
+        sel = np.where(contains[:, None], np.concatenate([x[:, None], others[:, :s - 1]], axis=1), others)
+        np.add.at(counts[r], sel.ravel(), 1.0)
+    return (counts / n - qs) / (ps - qs)

@@ -33,7 +33,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import discrete as DM
 from ..methods import fisher as F
@@ -52,6 +52,7 @@ W_BOX = sp.Symbol("w", positive=True)
 M_PAIRS = sp.Symbol("m", positive=True, integer=True)
 DELTA_GAP = sp.Symbol("delta_gap", positive=True)
 MPAIRS = sp.Symbol("m_pairs", positive=True, integer=True)  # ⌊d/2⌋ (a derived value)
+SUB_PAIRS = sp.Symbol("q", positive=True, integer=True)  # pairs of active symbols of the sub-alphabet family
 
 
 def derived(values: dict) -> dict:
@@ -88,6 +89,19 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
                          risk if loss == "l2sq" else sp.sqrt(d * risk), "textbook",
                          "E‖θ̂-θ‖² = (1 - ‖θ‖²)/n <= (1 - 1/d)/n; ℓ1 by Cauchy–Schwarz.",
                          extra={"mechanism": "empirical"}))
+    if private and loss == "l2sq":
+        out.append(Bound(
+            "upper", "subset-projected", "subset selection projected onto the simplex",
+            DM.projected_subset_risk(n, e, d, DM.ssub), SOURCE + "; docs/problems/multinomial.md (derived)",
+            "‖Π_Δ(y) - θ‖² <= ⟨w, Π_Δ(y) - θ⟩ <= max_j w_j - ⟨w, θ⟩ (projection onto the simplex, y = θ + w "
+            "unbiased), so the risk is at most E max_j w_j; each w_j is an average of n independent centred terms "
+            "bounded above by (1-q*)/D with variance <= 1/(4D²) (D = p* - q*), and Bernstein's maximal inequality "
+            "for sub-gamma variables (Boucheron, Lugosi & Massart, Cor 2.6) gives "
+            "sqrt(log d/(2 D² n)) + (1-q*) log d/(3 D n).",
+            free=(FreeParameter(DM.ssub, lambda v: 1, lambda v: max(1, v["d"] - 1), integer=True,
+                                doc="subset size"),),
+            conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
+            extra={"mechanism": "subset-projected"}))
     triv = (1 - 1 / d) if loss == "l2sq" else 2 * (1 - 1 / d)
     out.append(Bound("upper", "uniform", "the uniform estimator (no data)", triv, "trivial",
                      "‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
@@ -111,6 +125,26 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "van Trees with the cos² box prior (J = mπ²/w²) and ‖p̂-p‖² >= (2/d²)‖θ̂-θ‖² (θ̂_j = (d/2)(p̂_{2j-1}-p̂_{2j})).",
             free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),),
             optimum={w: sp.Rational(1, 2)}, extra={"instance": "paired"}))
+        # the same family on a sub-alphabet of 2q <= d symbols (the others get mass 0): a sub-family of
+        # the d-simplex for every q, so the bound never decreases with d; optimising q gives the
+        # middle regime (d ≳ sqrt(nε²)) where the full alphabet's prior term dominates
+        q = SUB_PAIRS
+        I0q = (1 / q) / (1 - w ** 2)
+        T1q = (F.trace_bound(e, trace_IX=q * I0q, I0=I0q, subgaussian=1 / (1 - w) ** 2) if private else q * I0q)
+        out.append(Bound(
+            "lower", "van-trees-sub", "van Trees, paired family on 2q of the d symbols, box prior",
+            2 / (2 * q) ** 2 * VT.van_trees(q, n, T1q, VT.box_prior_information(w, q)),
+            F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
+            "The paired family on the first 2q <= d symbols: p(2j-1) = (1+θ_j)/(2q), p(2j) = (1-θ_j)/(2q), "
+            "j <= q, other symbols 0, θ ∈ [-w,w]^q. It is a sub-family of the d-simplex (the symbols outside "
+            "have probability 0, so the channel's rows for them never matter). I_X = diag((1/q)/(1-θ_j²)) <= "
+            "I_0 = (1/q)/(1-w²); the one-sample private trace bound and the cos² box prior (J = qπ²/w²) as in "
+            "van-trees; ‖p̂-p‖² >= (2/(2q)²)‖θ̂-θ‖² with θ̂_j = q(p̂_{2j-1}-p̂_{2j}). q is a free parameter "
+            "(q = ⌊d/2⌋ is the van-trees bound for even d).",
+            free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),
+                  FreeParameter(q, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
+                                doc="pairs of active symbols q")),
+            extra={"instance": "paired-sub"}))
     if private:
         mp, dl = M_PAIRS, DELTA_GAP
         # 1 - BC of one flip: the two changed masses (1±δ)/(2m') swap: BC = 1 - (1 - sqrt(1-δ²))/m'
@@ -187,8 +221,11 @@ def check_instances(t):
     corner[1:] = 0.3 / (d - 1)
     mech, free = up.name, up.free_parameters
     for name, theta in (("uniform", uniform), ("skewed", corner)):
-        if mech in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
-            est = DM.estimate(mech, theta, n, eps, reps, rng, s=int(free["s_sub"]) if "s_sub" in free else None)
+        base, post = POSTPROCESSED.get(mech, (mech, None))
+        if base in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
+            est = DM.estimate(base, theta, n, eps, reps, rng, s=int(free["s_sub"]) if "s_sub" in free else None)
+            if post is not None:
+                est = post(est)
         else:  # θ̂ = the uniform distribution, uses no data
             est = np.tile(uniform, (reps, 1))
         diff = est - theta
@@ -199,6 +236,9 @@ def check_instances(t):
             pred = float(DM.risk_constant(mech, n, eps, d, sv)) - float(theta @ theta) / n
         yield name, err, f"θ = {name}", pred
 
+
+#: upper bounds whose estimator post-processes a linear mechanism: bound name -> (mechanism, map)
+POSTPROCESSED = {"subset-projected": ("subset", DM.project_simplex)}
 
 CHECK = CheckSpec(check_instances, DEFAULT_NS, prepare=_prepare)
 
