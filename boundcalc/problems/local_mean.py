@@ -190,11 +190,12 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m active axes",
-            ldp.private_assouad_expr(r ** 2 * dl ** 2 / (2 * m ** 2), m, n, e, dl / m,
+            ldp.private_assouad_expr(r ** 2 * dl ** 2 / m ** 2, m, n, e, dl / m,
                                      ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m)),
             ldp.SOURCE_DJW + "; THEOREMS.md §1.1, §1.3 (derived)",
-            "P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. A wrong sign of "
-            "coordinate j costs (rδ/m)² = 2s. Flipping v_j changes P_v by TV δ/m; by convexity of TV over the "
+            "P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. Per coordinate, the "
+            "two-point bound for the squared loss itself, averaged over each j-flip pair: (1/2)[E_{M+j}(θ̂_j-μ₊)² + "
+            "E_{M-j}(θ̂_j-μ₋)²] >= ((μ₊-μ₋)²/4)(1 - TV(M_{+j}, M_{-j})) = s(1 - TV), s = (rδ/m)². Flipping v_j changes P_v by TV δ/m; by convexity of TV over the "
             "mixtures M_{±j} and the private Le Cam bound (methods.ldp), TV(M_{+j}, M_{-j}) <= "
             "min{sqrt(n/2)(e^ε-1)δ/m, sqrt(1-exp(-n(e^ε-1)²δ²/m²)), sqrt(1 - BC^{2n})} (BC = 1 - (1-sqrt(1-δ²))/m, "
             "Le Cam's inequality). Assouad: M_n >= s m (1 - that).",

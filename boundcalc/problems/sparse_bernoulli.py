@@ -98,11 +98,12 @@ def _bounds(private: bool) -> tuple:
         dl = DELTA_GAP
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), a active coordinates",
-            ldp.private_assouad_expr(m ** 2 * dl ** 2 / 8, A, n, e, m * dl,
+            ldp.private_assouad_expr(m ** 2 * dl ** 2 / 4, A, n, e, m * dl,
                                      ldp.binomial_tv_bound(n, m * (1 - dl) / 2, m * (1 + dl) / 2)),
             SOURCE + "; THEOREMS.md §1.1, §1.3 (derived)",
             "θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
-            "A wrong sign of coordinate j costs (mδ/2)² = 2s_sep; flipping v_j changes the product law by TV mδ "
+            "Per coordinate, the two-point bound for the squared loss itself averaged over each j-flip pair gives "
+            "((mδ)²/4)(1 - TV(M_{+j}, M_{-j})) = s_sep(1 - TV); flipping v_j changes the product law by TV mδ "
             "(one Bernoulli coordinate; the n-sample TV is the exact binomial TV); convexity of TV and the private "
             "Le Cam bound (methods.ldp). Assouad: s_sep a (1 - TV bound).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
