@@ -75,3 +75,35 @@ def test_support_lower_below_simulated_bayes_risk(n, eps, loss):
     m, se = _exp_mech_bayes_risk(n, eps, loss, lo.free_parameters["omega"])
     assert lo.value <= m + 4 * se
     assert res.lower.value <= res.upper.value
+
+
+@pytest.mark.parametrize("width,c", [(1.0, 0.5), (1.0, 3.0), (0.2, 40.0), (3.0, 1.0)])
+@pytest.mark.parametrize("loss", ["abs", "sq"])
+def test_linear_pairwise_closed_form(width, c, loss):
+    import sympy as sp
+    from scipy import integrate
+
+    w, cc = sp.symbols("w c", positive=True)
+    f = symbolic.numpy_lambdify([w, cc], T.bayes_linear(w, cc, "abs" if loss == "abs" else "squared"))
+
+    def inner(m):
+        g = (lambda u: max(0.0, 1 - c * u)) if loss == "abs" else (lambda u: 2 * u * max(0.0, 1 - c * u))
+        return integrate.quad(g, 0, m, points=[1 / c] if 1 / c < m else None, limit=200)[0]
+
+    direct = integrate.quad(lambda s: inner(min(s, width - s)), 0, width, points=[width / 2], limit=200)[0] / width
+    assert float(f(width, c)) == pytest.approx(direct, rel=1e-7)
+    corr = T.delta_correction(width, 1.0, "abs" if loss == "abs" else "squared")
+    direct_corr = integrate.quad(lambda s: (min(s, width - s) if loss == "abs" else min(s, width - s) ** 2),
+                                 0, width, points=[width / 2])[0] / width
+    assert float(corr) == pytest.approx(direct_corr, rel=1e-9)
+
+
+@pytest.mark.parametrize("eps,h,delta", [(0.5, 1, 1e-3), (1.0, 3, 1e-2), (0.1, 10, 0.05)])
+def test_approx_pairwise_lp(eps, h, delta):
+    """min g0 + 1 - g1 under g1 <= e g0 + δ_h, 1 - g0 <= e(1 - g1) + δ_h is 2(1-δ_h)/(1+e) >= 2/(1+e) - 2δ/(e^ε-1)."""
+    e = math.exp(eps * h)
+    dh = delta * math.expm1(eps * h) / math.expm1(eps)
+    res = optimize.linprog([1, -1], A_ub=[[-e, 1], [-1, e]], b_ub=[dh, e - 1 + dh], bounds=[(0, 1), (0, 1)])
+    val = res.fun + 1
+    assert val == pytest.approx(max(0.0, 2 * (1 - dh) / (1 + e)), abs=1e-9)
+    assert val >= 2 / (1 + e) - 2 * delta / math.expm1(eps) - 1e-12

@@ -145,3 +145,26 @@ def bayes_numeric_direct(width, kappa, loss):
 
     val = integrate.quad(lambda s: inner(min(s, width - s)), 0, width, limit=200, points=[width / 2])[0]
     return val / width
+
+
+def delta_correction(width, d0, loss):
+    """What an additive loss d0 in the pairwise bound costs: (1/W)∫ds∫_0^{m(s)} w(u) d0 du = d0 W/4 (|·|, w = 1)
+    or d0 W²/12 (squared, w = 2u). Used for (ε,δ)-DP, where the coupled test bound is
+    2(1 - δ_h)/(1 + e^{εh}) >= 2/(1 + e^{εh}) - 2δ/(e^ε - 1) (δ_h = δ(e^{εh}-1)/(e^ε-1) and
+    (e^{εh}-1)/(e^{εh}+1) <= 1), so d0 = 2δ/(e^ε - 1) (a negative pairwise bound is still valid)."""
+    return d0 * width / 4 if loss == "abs" else d0 * width ** 2 / 12
+
+
+def bayes_linear(width, c, loss):
+    """The threshold bound when the pairwise bound is 1 - c u (α-TV privacy: type I + II >= 1 - nα t).
+
+    (1/W)∫_A^B ds ∫_0^{m(s)} w(u)(1 - cu)_+ du = (2/W)∫_0^{W/2} φ(x) dx with, for y = min(x, 1/c),
+    |·|: φ(x) = y - c y²/2 (constant 1/(2c) beyond 1/c); squared: φ(x) = y² - 2c y³/3 (1/(3c²) beyond).
+    Integrating, with X = W/2 and Y = min(X, 1/c):
+    |·|: (2/W)[Y²/2 - cY³/6 + (X - Y)/(2c)];  squared: (2/W)[Y³/3 - cY⁴/6 + (X - Y)/(3c²)].
+    """
+    big_x = width / 2
+    y = sp.Min(big_x, 1 / c)
+    if loss == "abs":
+        return 2 / width * (y ** 2 / 2 - c * y ** 3 / 6 + (big_x - y) / (2 * c))
+    return 2 / width * (y ** 3 / 3 - c * y ** 4 / 6 + (big_x - y) / (3 * c ** 2))

@@ -119,8 +119,8 @@ EXP_MECH_OPTIMUM = {"abs": {rho: sp.Float("0.368447"), shift: sp.Float("0.233574
 omega = sp.Symbol("omega", positive=True)  # prior width W / (2θ_0) of the threshold Bayes bound
 
 
-def threshold_lower(loss: str) -> Bound:
-    """Threshold Bayes lower bound under pure ε-DP (docs/methods/threshold-bayes.md).
+def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
+    """Threshold Bayes lower bound (docs/methods/threshold-bayes.md).
 
     Prior θ ~ Uniform[A, B] with B = 2θ_0, W = ωB (0 < ω <= 1/2, so A = B - W >= θ_0). For s ∈ [A, B]
     and 0 <= u <= min(s-A, B-s): TV(Unif[0,s-u], Unif[0,s+u]) = 2u/(s+u) <= 2u/A, so the hypothesis of
@@ -131,20 +131,30 @@ def threshold_lower(loss: str) -> Bound:
     privacy). As nε -> ∞ this is about 2 ln2 θ_0/(nε) (|·|) and π²θ_0²/(3(nε)²) (squared), 5-7 times
     the two-point bounds. Tested against direct quadrature of the double integral and below the simulated
     risk of the exponential mechanism (tests/test_threshold_bayes.py).
+    (ε,δ)-DP: the pairwise bound loses at most d0 = 2δ/(e^ε - 1), which costs d0 W/4 (|·|) or d0 W²/12.
+    α-TV privacy (tv; kl and its implied TV level α_TV): the pairwise bound is 1 - nα_TV t >= 1 - c u with
+    c = 2nα_TV/A (the central TV contraction), integrated in closed form (threshold_bayes.bayes_linear).
     """
     big_b = 2 * theta0
     width = omega * big_b
-    kappa = 2 * S.eps * S.n / (big_b - width)
-    expr = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
+    if privacy in ("tv", "kl"):
+        expr = threshold_bayes.bayes_linear(width, 2 * S.n * alpha_tv / (big_b - width), loss)
+    else:
+        kappa = 2 * S.eps * S.n / (big_b - width)
+        expr = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
+        if privacy == "approx":
+            expr = expr - threshold_bayes.delta_correction(width, 2 * S.delta / S.expm1(S.eps), loss)
     return Bound(
         "lower", "threshold-bayes", "threshold Bayes bound (uniform prior, coupled DP tests)", expr,
         "Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the entry-wise maximal coupling; "
         "layer-cake threshold decomposition (docs/methods/threshold-bayes.md)",
         threshold_lower.__doc__.split("\n\n", 1)[1].strip(),
-        free=(FreeParameter(omega, lambda v: min(0.5, 1e-3 / (v["n"] * v["eps"])), lambda v: 0.5,
+        free=(FreeParameter(omega, lambda v: min(0.5, 1e-3 / (v["n"] * v["eps"]), 1e-3 / (v["n"] * v.get("alpha_TV", 1))),
+                            lambda v: 0.5,
                             doc="prior width W/(2θ_0): θ ~ Unif[2θ_0(1-ω), 2θ_0]"),),
         # near-optimal closed-form choice: maximising (1-ω)(ln2 - π²/(12 nεω)) gives ω ≈ 1.09/sqrt(nε)
-        optimum={omega: sp.Min(sp.Rational(1, 2), sp.Rational(11, 10) / sp.sqrt(S.n * S.eps))})
+        optimum={omega: sp.Min(sp.Rational(1, 2), sp.Rational(11, 10) / sp.sqrt(
+            S.n * (alpha_tv if privacy in ("tv", "kl") else S.eps)))})
 
 
 def _p_range():
@@ -187,8 +197,8 @@ def _bounds(privacy: str, loss: str) -> tuple:
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(θ_0 p/(1+p)) × failure.",
             free=(p_free, FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True,
                                         doc="coupling group size"))))
-    if privacy == "pure":
-        out.append(threshold_lower(loss))
+    if privacy in ("pure", "approx", "tv", "kl"):
+        out.append(threshold_lower(loss, privacy))
     # ---- upper
     if privacy == "none":
         if loss == "abs":
