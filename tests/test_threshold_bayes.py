@@ -107,3 +107,21 @@ def test_approx_pairwise_lp(eps, h, delta):
     val = res.fun + 1
     assert val == pytest.approx(max(0.0, 2 * (1 - dh) / (1 + e)), abs=1e-9)
     assert val >= 2 / (1 + e) - 2 * delta / math.expm1(eps) - 1e-12
+
+
+@pytest.mark.parametrize("n,eps,z", [(30, 1.0, 0.2), (200, 0.3, 0.05), (1000, 1.0, 0.01), (5, 2.0, 1.0)])
+def test_exact_binomial_average_against_quadrature(n, eps, z):
+    from scipy import integrate, stats
+
+    k = np.arange(n + 1)
+
+    def beta(t):
+        return float(np.sum(stats.binom.pmf(k, n, t) * 2 / (1 + np.exp(eps * k))))
+
+    d0 = integrate.quad(lambda t: (z - t) * beta(t), 0, z, limit=200)[0]
+    d1 = integrate.quad(lambda t: (z - t) * t * beta(t), 0, z, limit=200)[0]
+    assert T.binom_g_numeric(z, n, eps, 0) == pytest.approx(d0, rel=1e-8)
+    assert T.binom_g_numeric(z, n, eps, 1) == pytest.approx(d1, rel=1e-8)
+    # the exact average is never below the Jensen form
+    y = eps * n * z
+    assert T.binom_g_numeric(z, n, eps, 0) >= 2 / (eps * n) ** 2 * T.j_abs(y) * (1 - 1e-12)

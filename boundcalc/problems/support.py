@@ -131,6 +131,8 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
     privacy). As nε -> ∞ this is about 2 ln2 θ_0/(nε) (|·|) and π²θ_0²/(3(nε)²) (squared), 5-7 times
     the two-point bounds. Tested against direct quadrature of the double integral and below the simulated
     risk of the exponential mechanism (tests/test_threshold_bayes.py).
+    Both the Jensen form and the exact binomial average E[2/(1+e^{εH})] (threshold_bayes.bayes_exact_relative,
+    better for ε >~ 0.5) are valid; the larger is used.
     (ε,δ)-DP: the pairwise bound loses at most d0 = 2δ/(e^ε - 1), which costs d0 W/4 (|·|) or d0 W²/12.
     α-TV privacy (tv; kl and its implied TV level α_TV): the pairwise bound is 1 - nα_TV t >= 1 - c u with
     c = 2nα_TV/A (the central TV contraction), integrated in closed form (threshold_bayes.bayes_linear).
@@ -141,7 +143,9 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
         expr = threshold_bayes.bayes_linear(width, 2 * S.n * alpha_tv / (big_b - width), loss)
     else:
         kappa = 2 * S.eps * S.n / (big_b - width)
-        expr = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
+        jensen = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
+        exact = threshold_bayes.bayes_exact_relative(width, big_b - width, S.n, S.eps, loss)
+        expr = sp.Max(jensen, exact)
         if privacy == "approx":
             expr = expr - threshold_bayes.delta_correction(width, 2 * S.delta / S.expm1(S.eps), loss)
     return Bound(
