@@ -11,7 +11,8 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 
 b chosen by the integer solver. THEOREMS.md §2.3 has d L² h² + m/n + 8m²/(nε)²: the bias constant is
 12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
-variance term's exact worst case is (m - 1)/n. Lower bound: order only (the packing constants c_d of
+variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
+``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
 Barber & Duchi Prop 5 are not explicit): n^{-2/(2+d)} + (nε)^{-2/(1+d)}.
 
 Local (``--privacy local``, parameters n, beta, L, family, mechanism): the family is the cosine-Sobolev
@@ -28,7 +29,9 @@ is lipschitz when β = 1, else sobolev. Certified upper bounds (``--mechanism`` 
 * ``series-laplace``: Laplace on the K coefficients: L²(π(K+1))^{-2β} + (2K + 16K³/ε²)/n,
   rate (nε²)^{-2β/(2β+3)} — slower, shown for comparison (see :mod:`boundcalc.mechanisms.series`);
 * ``uniform``: f̂ ≡ 1 (no data): L²/12 (lipschitz) or L²/π^{2β} (sobolev).
-m and K are integers chosen by the solver. Lower bound: order only, n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
+m and K are integers chosen by the solver. Lower bounds: certified for β = 1 (``assouad-bumps`` with the χ²
+contraction of ε-LDP channels, ``two-point-linear``: see :func:`assouad_lower`); otherwise order only,
+n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
 """
 from __future__ import annotations
 
@@ -571,12 +574,14 @@ for _priv in ("none", "pure"):
         problem="density", privacy=_priv, params=PARAMS_CENTRAL, rate=rate_terms, bounds=bounds,
         title="coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²",
         source=SOURCE_C, derived=derived, check="boundcalc.problems.density:check_central",
-        notes=("Lower bound: order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
+        notes=("Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
+               "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
                "Histogram bias constant derived: dL²h²/12 (sharp), not THEOREMS.md's dL²h²; variance (m-1)/n.")))
 register(Entry(
     problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
     title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
     source=SOURCE_L, derived=derived, validate=_validate_local, check="boundcalc.problems.density:check_local",
-    notes=("Lower bound: order only.",
+    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the χ² contraction of ε-LDP "
+           "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
            "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
            "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))

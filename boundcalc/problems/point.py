@@ -44,6 +44,13 @@ Lower bounds (certified, for R_h):
   τ = min{1, sqrt(min(KL(P_1‖P_2), KL(P_2‖P_1))/2)} (Pinsker; KL derived by sympy from the model).
   Free: Δ, M.
 
+* ``threshold-bayes`` (pure): uniform prior on [c - w, c + w] ⊂ N, the layer-cake threshold decomposition and
+  the coupled DP test bound with TV(P_a, P_b) <= K|b - a| (K = sup half mean absolute score, per model:
+  :func:`tv_slope_bound`); see docs/methods/threshold-bayes.md.
+
+More upper bounds: ``local-clip-laplace`` (the block estimates clipped to N ± 4 block s.d. instead of Θ: N is
+public in the local minimax problem) and ``constant-neighbourhood`` (θ̂ ≡ midpoint of N, the trivial risk).
+
 Non-private benchmark (``--privacy none``): the clipped full-sample unbiased MLE, whose MSE is at
 most V(θ', n) (clipping to Θ ∋ θ' is a contraction), and the same van Trees lower bound; the
 Cramér–Rao value 1/(n I(θ)) is the efficient benchmark.

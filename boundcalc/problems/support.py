@@ -19,6 +19,10 @@ Lower bounds (certified):
   q = p/(1+p) is a mixture with base P_0, so the uniformity-of-mass coupling of §1.4 with N = 2 applies:
   ``M_n >= Φ(θ_0 p/(1+p)) (1 - t_M - δ S_ε(M))/(1 + e^{Mε})``, t_M = P(Bin(n, q) > M); free p and M.
 
+* ``threshold-bayes`` (pure, approx, tv, kl; the best in practice): uniform prior on [2θ_0(1-ω), 2θ_0] and the
+  layer-cake decomposition of the loss into threshold tests, each bounded by the coupled DP test bound
+  (see :func:`threshold_lower` and docs/methods/threshold-bayes.md). About 2 ln2 θ_0/(nε) for |·|.
+
 Upper bounds (certified):
 
 * ``max`` (no privacy): |·|: E|max - θ| = θ/(n+1) <= 2θ_0/(n+1) (exact, worst at θ = 2θ_0);
