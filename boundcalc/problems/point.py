@@ -212,7 +212,7 @@ def variance_max_expr(model_name: str, t) -> sp.Expr:
 
 def _as_scalar(x):
     x = np.asarray(x, dtype=float)
-    return float(x) if x.size == 1 else None
+    return float(x.reshape(-1)[0]) if x.size == 1 else None
 
 
 def _vectorise(scalar_fn, n, blocks, *rest):
