@@ -19,6 +19,7 @@ import numpy as np
 from scipy import special
 
 from .. import simulate
+from ..bounds import Bound
 from ..mechanisms.noise import SAMPLERS
 
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
@@ -87,9 +88,17 @@ def check(values, ns=None, reps=200, seed=0, progress=False):
         bound = entry_bounds[up.name]
         instances = []
 
+        # the reported upper may shrink its estimate: θ̂ = f · (projected mean + W)
+        if up is not None and "sigma_shrink" in up.free_parameters:
+            f = 1.0 - float(up.free_parameters["sigma_shrink"])
+        elif "shrink_factor" in bound.extra:
+            f = float(Bound("upper", "f", "", bound.extra["shrink_factor"], "", "").evaluate(v))
+        else:
+            f = 1.0
+
         def record(name, est, theta, desc):
             noise = _noise(bound, v, T, rng, reps, d) if "noise" in bound.extra else 0.0
-            err = np.sum((est + noise - theta) ** 2, axis=1)
+            err = np.sum((f * (est + noise) - theta) ** 2, axis=1)
             m, a, b = simulate.risk_interval(err)
             instances.append(simulate.InstanceRisk(name, m, a, b, desc))
 
