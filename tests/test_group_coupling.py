@@ -88,7 +88,11 @@ def test_testing_bound_below_exact_optimum():
         closed = gc.testing_bound_value(n, t, eps, delta)
         assert abs(closed - _sym_value(n, t, eps, delta)) < 1e-12  # sympy builder == float helper
         assert lp >= closed - 1e-9, (n, eps, delta, q0, q1, lp, closed)
+        jensen = gc.testing_bound_jensen(S.n, S.alpha, S.eps, S.delta if delta > 0 else None)
+        jensen = float(jensen.subs({S.n: n, S.alpha: t, S.eps: eps, S.delta: delta}))
+        assert lp >= jensen - 1e-9, (n, eps, delta, q0, q1, lp, jensen)
         exact = gc.testing_bound_exact(n, t, eps, delta)
+        assert exact >= jensen - 1e-12
         assert exact >= closed - 1e-12
         assert lp >= exact - 1e-9, (n, eps, delta, q0, q1, lp, exact)
     # teeth: the exact-average form is attained for point masses at n = 1 (randomized response)

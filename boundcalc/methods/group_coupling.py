@@ -79,6 +79,19 @@ def testing_bound(n, t, eps, delta=None):
     return sp.Max(0, (1 + c) * m - c)
 
 
+def testing_bound_jensen(n, t, eps, delta=None):
+    """Sympy lower bound from the two-sided pointwise form by Jensen:
+
+        max{0, 2(1 + 2c)/(1 + e^{ε n t}) - 2c},   c = δ/(e^ε - 1).
+
+    Derivation: with x = hε, 2(1 - δ_h)/(1 + e^x) = 2((1+c) - c e^x)/(1 + e^x) = 2(1+2c)/(1+e^x) - 2c,
+    convex in x >= 0 (d²/dx² 1/(1+e^x) = e^x(e^x-1)/(1+e^x)³ >= 0), and max{0, ·} keeps convexity;
+    Jensen with E H = nt. Better than :func:`testing_bound` when εnt is of order 1 (2/(1+e^x) >= e^{-x}).
+    """
+    c = sp.Integer(0) if delta is None else _delta_const(eps, delta)
+    return sp.Max(0, 2 * (1 + 2 * c) / (1 + sp.exp(eps * n * t)) - 2 * c)
+
+
 def growth_factor(n, p, eps):
     """G = E e^{εH} = (1 + p(e^ε - 1))^n for H ~ Bin(n, p) (sympy), as exp(n log1p(p expm1(ε)))."""
     return sp.exp(n * S.log1p(p * S.expm1(eps)))

@@ -300,12 +300,13 @@ def _coupling_lowers(privacy, k):
     smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
     two = Bound(
         "lower", "two-point-coupling", "two-point mixture ±, group-privacy coupling",
-        rho ** 2 / 2 * group_coupling.testing_bound(S.n, S.p, S.eps, delta),
+        rho ** 2 / 2 * sp.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
+                              group_coupling.testing_bound_jensen(S.n, S.p, S.eps, delta)),
         "Barber & Duchi (2014) two-point mixtures; coupling bound derived in docs/methods/group-coupling.md",
         "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k, means ±ρu with ρ = r p^{(k-1)/k}, TV(P_+, P_-) = p. "
         "The test 'nearer mean' errs only if ||θ̂ - θ_true|| >= ρ, so max risk >= (ρ²/2)(type I + type II), "
         "and by group privacy over the maximal coupling (H ~ Bin(n, p) differing entries) type I + type II >= "
-        "(1 + c)(1 - p(1-e^{-ε}))^n - c, c = δ/(e^ε-1)." + smooth,
+        "max{(1 + c)(1 - p(1-e^{-ε}))^n - c, 2(1+2c)/(1 + e^{εnp}) - 2c}, c = δ/(e^ε-1)." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
     cap = Bound(
         "lower", "sphere-cap", "continuous packing of the sphere (cap areas), point-mass coupling",
