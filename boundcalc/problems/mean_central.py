@@ -255,6 +255,22 @@ def _tv_lower(privacy, k):
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
 
 
+def _tv_lower_symmetric(privacy, k):
+    """The same contraction for the symmetric pair P_± (separation 2ρ instead of ρ: 4× the above)."""
+    a = _exponent(k)
+    tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n >= TV(P_+^n, P_-^n)
+    expr = le_cam.two_point((S.r * S.p ** a) ** 2,
+                            le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+    return Bound(
+        "lower", "tv-mixture-sym", "Le Cam ± mixtures + TV contraction", expr,
+        "Barber & Duchi Prop 2 (TV privacy) with a symmetric pair; docs/methods/central-mean.md",
+        "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k: means ±ρu, ρ = r p^{(k-1)/k} (separation 2ρ, so s = ρ); "
+        "TV(P_+, P_-) = p; the entry-wise maximal coupling differs in Bin(n, p) entries, so "
+        "TV(P_+^n, P_-^n) <= 1-(1-p)^n, and by the central TV contraction TV(M_+, M_-) <= min{n α_TV p, 1-(1-p)^n}. "
+        "Risk >= ρ²(1 - TV(M_+, M_-))/2.",
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+
+
 def _packings(d: int):
     """(name, log(N-1) as sympy, min distance, free s parameter or None, applicability)."""
     out = [("line", sp.log(sp.floor(2 / S.s)), S.s,
@@ -327,6 +343,7 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     out = list(_upper_bounds(privacy, k)) + _nonprivate_lowers(k)
     if privacy != "none":
         out.append(_tv_lower(privacy, k))
+        out.append(_tv_lower_symmetric(privacy, k))
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
         out += _coupling_lowers(privacy, k)
