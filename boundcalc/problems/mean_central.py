@@ -195,7 +195,8 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
             continue
         expr = upper_expr(k, c)
         out.append(Bound(
-            "upper", name, title + " (shrunk by 1-σ)", expr, SOURCE + "; docs/methods/central-mean.md (derived)",
+            "upper", name, title + " (shrunk by 1-σ)"
+            + ("; ε-private for the metric ρ_T(x,x') = min{‖x-x'‖₂, 2T}/(2T)" if privacy == "smooth" else ""), expr, SOURCE + "; docs/methods/central-mean.md (derived)",
             "MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
             "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
             "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
