@@ -253,8 +253,10 @@ def test_central_upper_finite_and_not_above_trivial(n, e, d, L):
     res = bc.rate("density", "pure", n=n, eps=e, d=d, L=L)
     up = res.upper.value
     assert 0 < up <= d * L ** 2 / 12 * (1 + 1e-12)
-    assert res.lower is None and res.to_dict()["ratio"] is None
-    assert all(not b.certified for b in res.lowers)
+    if d == 1:  # certified Assouad / two-point lower bounds (tests/test_density_lower.py)
+        assert res.lower is not None and res.lower.value <= up
+    else:  # the bump family is derived for d = 1 only
+        assert res.lower is None and res.to_dict()["ratio"] is None
 
 
 def test_local_output_lists_laplace_series_and_nonprivate():
@@ -262,7 +264,8 @@ def test_local_output_lists_laplace_series_and_nonprivate():
     names = {u["name"]: u for u in d["uppers"]}
     assert set(names) == {"hist-laplace", "hist-rr", "series-linf", "series-laplace", "uniform"}
     assert names["series-laplace"]["value"] > names["series-linf"]["value"]
-    assert d["lower"] is None and d["lowers"][0]["certified"] is False
+    assert d["lower"]["certified"] and d["lower"]["value"] <= d["upper"]["value"]
+    assert any(b["name"] == "order" and b["certified"] is False for b in d["lowers"])
     assert d["nonprivate"]["value"] < d["upper"]["value"]
     assert any("slower" in note for note in d["notes"])
     assert isinstance(d["upper"]["free_parameters"].get("m", d["upper"]["free_parameters"].get("K")), int)
@@ -283,7 +286,8 @@ def test_cli_rate_and_check_json():
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["upper"]["certified"] and isinstance(d["upper"]["free_parameters"]["b"], int)
-    assert d["lower"] is None and d["ratio"] is None
+    assert d["lower"]["certified"] and isinstance(d["lower"]["free_parameters"]["m_b"], int)
+    assert 1 <= d["ratio"] < 30
     out = run("check", "--problem", "density", "--privacy", "local", "--beta", "1", "--L", "1", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["passed"] is True

@@ -57,10 +57,14 @@ def test_every_central_model_of_mean(privacy):
 
 
 def test_nonprivate_is_exact():
-    """No privacy: the certified upper bound is r²/n, so n_sufficient = ceil(r²/target) exactly."""
-    for t, expect in ((1e-3, 1000), (3e-3, 334), (0.5, 2), (1e-15, 10 ** 15)):
+    """No privacy: the certified upper bound is the exact minimax r²/(1+√n)² (shrunk mean), equal to the
+    lower bound, so n_sufficient = n_necessary = the smallest n with 1/(1+√n)² <= target."""
+    for t in (1e-3, 3e-3, 0.5, 1e-15):
         res = bc.plan("mean", privacy="none", target=t)
-        assert res.n_sufficient == expect
+        m = res.n_sufficient
+        assert 1 / (1 + m ** 0.5) ** 2 <= t * (1 + 1e-12)
+        assert m == 1 or 1 / (1 + (m - 1) ** 0.5) ** 2 > t * (1 - 1e-12)
+        assert res.n_necessary == m
     # the necessary n is where the certified lower bound crosses the target, at any scale
     for t in (1e-4, 1e-12):
         res = bc.plan("mean", privacy="none", target=t)

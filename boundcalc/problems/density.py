@@ -11,7 +11,8 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 
 b chosen by the integer solver. THEOREMS.md §2.3 has d L² h² + m/n + 8m²/(nε)²: the bias constant is
 12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
-variance term's exact worst case is (m - 1)/n. Lower bound: order only (the packing constants c_d of
+variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
+``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
 Barber & Duchi Prop 5 are not explicit): n^{-2/(2+d)} + (nε)^{-2/(1+d)}.
 
 Local (``--privacy local``, parameters n, beta, L, family, mechanism): the family is the cosine-Sobolev
@@ -28,7 +29,9 @@ is lipschitz when β = 1, else sobolev. Certified upper bounds (``--mechanism`` 
 * ``series-laplace``: Laplace on the K coefficients: L²(π(K+1))^{-2β} + (2K + 16K³/ε²)/n,
   rate (nε²)^{-2β/(2β+3)} — slower, shown for comparison (see :mod:`boundcalc.mechanisms.series`);
 * ``uniform``: f̂ ≡ 1 (no data): L²/12 (lipschitz) or L²/π^{2β} (sobolev).
-m and K are integers chosen by the solver. Lower bound: order only, n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
+m and K are integers chosen by the solver. Lower bounds: certified for β = 1 (``assouad-bumps`` with the χ²
+contraction of ε-LDP channels, ``two-point-linear``: see :func:`assouad_lower`); otherwise order only,
+n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
 """
 from __future__ import annotations
 
@@ -67,6 +70,123 @@ beta = sp.Symbol("beta", positive=True)
 b = sp.Symbol("b", positive=True)  # bins per axis (central)
 m = sp.Symbol("m", positive=True)  # bins (local)
 K = sp.Symbol("K", positive=True)  # series terms (local)
+
+
+# ------------------------------------------------------------------ certified lower bounds (d = 1)
+
+mb = sp.Symbol("m_b", positive=True)  # number of bumps of the Assouad family (h = 1/m_b)
+slope = sp.Symbol("s_lin", nonnegative=True)  # slope of the two-point linear pair
+
+
+def triangle_wave(y):
+    """ψ on [0,1]: slope ±1, ψ(0) = ψ(1/2) = ψ(1) = 0, ψ ∈ [-1/4, 1/4], ∫ψ = 0 (sympy Piecewise)."""
+    return sp.Piecewise((y, y <= sp.Rational(1, 4)), (sp.Rational(1, 2) - y, y <= sp.Rational(3, 4)),
+                        (y - 1, True))
+
+
+def bump_pieces():
+    """(Σ_j ||φ_j||², TV per flip, Hellinger bound, h) of the triangle-wave bump family with m_b bumps.
+
+    f_v = 1 + Σ_{j<m} v_j φ_j, φ_j(x) = L h ψ((x - jh)/h), h = 1/m, v ∈ {±1}^m. Constants (sympy-checked
+    in tests/test_density_lower.py): ∫_0^1 ψ² = 1/48, ∫_0^1 |ψ| = 1/8, |ψ| <= 1/4, ψ = 0 at the bump ends,
+    so f_v is continuous with slopes ±L (L-Lipschitz, and ∫f_v'² = L²) and f_v >= 1 - Lh/4 >= 0 when
+    Lh <= 4 (m >= L/4). ||φ_j||² = L²h³/48, so Σ_j ||φ_j||² = L²h²/48. The pair f_v, f_v' differing in
+    bump j has TV = ∫|φ_j| = L h²/8 and squared Hellinger H² = ½∫(√(1+φ_j) - √(1-φ_j))²
+    = ∫(1 - √(1-φ_j²)) <= ∫φ_j²/(2 - φ_j²) <= (L²h³/48)/(2 - L²h²/16) (1 - √(1-x) = x/(1+√(1-x)) <= x/(2-x)).
+    """
+    h = 1 / mb
+    sep = L ** 2 * h ** 2 / 48
+    tv = L * h ** 2 / 8
+    hel = (L ** 2 * h ** 3 / 48) / (2 - L ** 2 * h ** 2 / 16)
+    return sep, tv, hel, h
+
+
+def linear_pieces():
+    """(||φ||², TV, Hellinger bound) of the pair f_± = 1 ± φ, φ = s(x - 1/2), 0 < s <= min(L, 2) (free).
+
+    f_± are s-Lipschitz (s <= L), positive (|φ| <= s/2 <= 1), ∫φ = 0; ||φ||² = s²/12, TV = ∫|φ| = s/4,
+    H² = ∫(1 - √(1-φ²)) <= ∫φ²/(2 - φ²) <= (s²/12)/(2 - s²/4). For small n this pair keeps the lower bound
+    close to the no-data risk L²/12 (attained by f̂ ≡ 1), where the bump family gives at most L²/48.
+    """
+    sl = slope
+    return sl ** 2 / 12, sl / 4, (sl ** 2 / 12) / (2 - sl ** 2 / 4)
+
+
+def _assouad_stat_factor(hel):
+    """2(1 - H²)^n - 1 <= 1 - 2H²(Pⁿ, Qⁿ) <= 1 - Δ/2 (product Hellinger; Δ <= 4H²); in stable form."""
+    return 2 * sp.exp(S.n * S.log1p(-hel)) - 1
+
+
+def _m_bump_range(local: bool):
+    def lo(v):
+        return max(1, math.ceil(v["L"] / 4))
+
+    def hi(v):
+        n, e, Lv = float(v["n"]), float(v.get("eps") or 1.0), max(float(v["L"]), 1e-12)
+        a = math.expm1(e) * math.sqrt(n / (math.exp(min(e, 700)) + 1)) if local else e * n
+        return max(lo(v) + 1, math.ceil(4 * max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0)) + 2)
+    return lo, hi
+
+
+def _privacy_factor(kind, tv, hel):
+    stat = _assouad_stat_factor(hel)
+    if kind == "none":
+        return stat
+    if kind == "pure":
+        return sp.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)))
+    from ..methods.chi2_contraction import kl_bound_expr
+
+    kl = kl_bound_expr(S.n, S.eps, tv)  # = 2a²t², a = (e^ε-1)sqrt(n/(e^ε+1)): Pinsker gives TV <= a t
+    return sp.Max(stat, 1 - sp.sqrt(kl / 2), 1 - kl)
+
+
+def two_point_linear_lower(kind: str) -> Bound:
+    """Two-point bound with f_± = 1 ± s(x - 1/2), s <= min(L, 2) free: ||φ||² · F with F as in
+    :func:`assouad_lower` (one coordinate, t = s/4, H² from :func:`linear_pieces`)."""
+    sep, tv, hel = linear_pieces()
+    return Bound(
+        "lower", "two-point-linear", "two points 1 ± s(x - 1/2) (saturated regime)",
+        sep * sp.Max(0, _privacy_factor(kind, tv, hel)),
+        "Le Cam two points, squared-loss form (docs/methods/density-assouad.md)",
+        two_point_linear_lower.__doc__ + " " + linear_pieces.__doc__,
+        free=(FreeParameter(slope, lambda v: 0.0, lambda v: min(float(v["L"]), 2.0), log=False,
+                            doc="slope s of the pair 1 ± s(x - 1/2)"),))
+
+
+def assouad_lower(kind: str) -> Bound:
+    """Certified Assouad lower bound for L-Lipschitz densities on [0,1] (docs/methods/density-assouad.md).
+
+    Reduction (squared loss, projection): with ĉ_j = <f̂ - 1, φ_j>/||φ_j||² (bumps have disjoint supports),
+    ∫(f̂ - f_v)² >= Σ_j ||φ_j||² (ĉ_j - v_j)². Averaging v uniformly and fixing v_{-j}, the pair (v_{-j}, ±1)
+    contributes inf_c ½[E₊(c - 1)² + E₋(c + 1)²] = ∫ 2 p₊p₋/(p₊ + p₋) = 1 - Δ/2 (Δ the triangular
+    discrimination of the two laws of what the statistician sees). So sup_v risk >= (L²h²/48) · F with F a
+    lower bound on 1 - Δ/2 valid for every pair:
+    * statistical (any privacy): Δ <= 4H²(Pⁿ, Qⁿ), H²(Pⁿ,Qⁿ) = 1 - (1 - H²)ⁿ, so F >= 2(1 - H²)ⁿ - 1;
+    * central ε-DP: couple the samples entry by entry (maximal coupling, Bin(n, t) changed entries,
+      t = Lh²/8); for two fixed samples at distance k the outputs' density ratio is within e^{±εk}, so
+      2pq/(p+q) >= (p+q)·2e^{εk}/(1+e^{εk})², integrating to 1/cosh²(εk/2) >= 2/(1 + e^{εk}) (convex in k),
+      and Jensen gives F >= 2/(1 + e^{εnt});
+    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= 1 - TV and >= 1 - 2H² >= 1 - KL; the χ²
+      contraction of an ε-LDP channel, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², with the chain rule gives
+      KL <= 2a²t² and (Pinsker) TV <= a t, a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max(1 - at, 1 - 2a²t²).
+    Mixtures over v_{-j} are handled by joint convexity (every pair has the same t and H²). The free
+    parameter is the integer number of bumps m >= max(1, L/4). d = 1 only: a product construction for
+    d > 1 is not derived here.
+    """
+    sep, tv, hel, _ = bump_pieces()
+    factor = _privacy_factor(kind, tv, hel)
+    label = {"none": "Assouad, triangle-wave bumps (Hellinger)",
+             "pure": "Assouad, triangle-wave bumps, coupled DP test per flip",
+             "local": "Assouad, triangle-wave bumps, χ² contraction under ε-LDP"}[kind]
+    lo, hi = _m_bump_range(kind == "local")
+    return Bound(
+        "lower", "assouad-bumps", label, sep * sp.Max(0, factor),
+        "Assouad's lemma (Yu 1997) with triangle-wave bumps; " + (
+            "Barber & Duchi (2014) Prop 1 with group privacy (central)" if kind == "pure" else
+            "χ²-contraction of ε-LDP channels, Duchi, Jordan & Wainwright (2018) Thm 1 sharpened (local)"
+            if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
+        assouad_lower.__doc__.split("\n\n", 1)[1].strip(),
+        free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),))
 
 
 # ------------------------------------------------------------------ central
@@ -118,7 +238,11 @@ def _central_bounds(private: bool) -> tuple:
         S.n ** (-2 / (2 + S.d)) + ((S.n * S.eps) ** (-2 / (1 + S.d)) if private else 0),
         SOURCE_C, "Barber & Duchi Prop 5: c_d (n^{-2/(2+d)} + (nε)^{-2/(1+d)}) with an unspecified constant c_d; "
                   "reported as a rate with constant 1.", certified=False)
-    return (up, uni, lo) if private else (up, lo)
+    cert = (assouad_lower("pure" if private else "none"), two_point_linear_lower("pure" if private else "none"))
+    cond = Condition("d = 1 (the bump family is derived for d = 1 only)", lambda v: int(v["d"]) == 1)
+    cert = tuple(Bound(c.side, c.name, c.label, c.expr, c.source, c.derivation, free=c.free, conditions=(cond,))
+                 for c in cert)
+    return ((up, uni, lo) if private else (up, lo)) + cert
 
 
 def _central_rate(values):
@@ -236,6 +360,12 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
             continue
         out.append(Bound("upper", name, label, expr, src, why, free=free, conditions=cnd,
                          optimum=optima[name], extra={"kind": name, "family": fam}))
+    lb = assouad_lower("local" if private else "none")
+    beta1 = () if fam == "lipschitz" else (Condition("beta = 1 (the bumps are L-Lipschitz: in S_1(L), not S_β)",
+                                                     lambda v: float(v["beta"]) == 1.0),)
+    out.append(Bound(lb.side, lb.name, lb.label, lb.expr, lb.source, lb.derivation, free=lb.free, conditions=beta1))
+    lb = two_point_linear_lower("local" if private else "none")
+    out.append(Bound(lb.side, lb.name, lb.label, lb.expr, lb.source, lb.derivation, free=lb.free, conditions=beta1))
     out.append(Bound(
         "lower", "order", "local Fano / Assouad (order only)",
         S.n ** (-2 * beta / (2 * beta + 1)) + ((S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2)) if private else 0),
@@ -427,12 +557,14 @@ for _priv in ("none", "pure"):
         problem="density", privacy=_priv, params=PARAMS_CENTRAL, rate=rate_terms, bounds=bounds,
         title="coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²",
         source=SOURCE_C, derived=derived, check=CHECK_CENTRAL,
-        notes=("Lower bound: order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
+        notes=("Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
+               "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
                "Histogram bias constant derived: dL²h²/12 (sharp), not THEOREMS.md's dL²h²; variance (m-1)/n.")))
 register(Entry(
     problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
     title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
     source=SOURCE_L, derived=derived, validate=_validate_local, check=CHECK_LOCAL,
-    notes=("Lower bound: order only.",
+    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the χ² contraction of ε-LDP "
+           "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
            "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
            "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))

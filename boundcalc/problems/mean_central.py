@@ -22,7 +22,7 @@ import sympy as sp
 from .. import relations
 from .. import symbolic as S
 from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
-from ..methods import ldp, le_cam, uniformity
+from ..methods import group_coupling, ldp, le_cam, sphere_cap, uniformity
 from ..params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -53,6 +53,31 @@ def bias_constant(k: float):
     if kk > 60:  # the exact rational has thousands of digits: use its float value (relative error 1e-15)
         return sp.Float(math.exp((k - 1) * math.log(k - 1) - k * math.log(k)), 17)
     return (kk - 1) ** (kk - 1) / kk ** kk
+
+
+def bias_bound_min(k: float):
+    """Bias bound over 𝒫_k using every moment order k' in [2, k] (sympy, in T and r); non-increasing in k.
+
+    Derivation (ours): for k' <= k, Lyapunov gives E||X||^{k'} <= r^{k'}, so by :func:`bias_constant`
+    the bias is at most g(k') = c_{k'} r^{k'}/T^{k'-1} for every k' in [2, k]. log g is convex in k'
+    (d²/dk'² log c_{k'} = 1/(k'-1) - 1/k' > 0, the rest is linear) with stationary point
+    (k'-1)/k' = T/r, i.e. k* = r/(r-T) (T < r), where g(k*) = r/k* = r - T. Minimising over [2, k]:
+        T <= r/2:            r²/(4T)              (k' = 2)
+        r/2 <= T <= r(1-1/k): r - T                (k' = k*)
+        T >= r(1-1/k):        c_k r^k / T^{k-1}    (k' = k)
+    (continuous at both joints). k = ∞: the bias is at most (r - T)_+ (||X|| <= r). Because the
+    minimum is over a larger interval for larger k, the bound is pointwise non-increasing in k,
+    which makes the upper bound monotone in k (a larger k is a smaller class).
+    """
+    if math.isinf(k):
+        return sp.Max(S.r - S.T, 0)
+    kk = _knum(k)
+    own = bias_constant(k) * S.r ** kk / S.T ** (kk - 1)
+    if kk == 2:
+        return sp.Min(own, S.r)
+    return sp.Min(sp.Piecewise((S.r ** 2 / (4 * S.T), S.T <= S.r / 2),
+                               (S.r - S.T, S.T <= S.r * (1 - 1 / kk)),
+                               (own, True)), S.r)
 
 
 def bias_bound(k: float):
@@ -116,9 +141,21 @@ def truncation_optimum(k: float, c):
     return S.r * ((kk - 1) * bias_constant(k) ** 2 / c) ** (1 / (2 * kk))
 
 
+shrink = sp.Symbol("sigma_shrink", positive=True)  # shrinkage amount: θ̂ = (1 - σ)(projected mean + W)
+
+
 def upper_expr(k: float, c):
-    """Risk bound of the projection estimator: bias² + min{r², T²}/n + c T²."""
-    return bias_bound(k) ** 2 + sp.Min(S.r ** 2, S.T ** 2) / S.n + c * S.T ** 2
+    """Risk bound of the shrunk projection estimator θ̂ = (1-σ)(mean of π_T(X_i) + W):
+
+        ((1-σ) B_k(T) + σ r)² + (1-σ)² (min{r², T²}/n + c T²).
+
+    Derivation: E θ̂ - θ = -(σθ + (1-σ) b) with b = θ - E π_T X, ||b|| <= B_k(T) (bias_bound_min) and
+    ||θ|| <= (E||X||^k)^{1/k} <= r; the variance is (1-σ)² (Var(π_T X)/n + E||W||²) and
+    Var(π_T X) <= E||π_T X||² <= min{T², E||X||²} <= min{T², r²}. σ = 0 is the unshrunk estimator,
+    σ = 1 the zero estimator (risk <= r²), so this is never worse than either.
+    """
+    return (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
+            + (1 - shrink) ** 2 * (sp.Min(S.r ** 2, S.T ** 2) / S.n + c * S.T ** 2))
 
 
 def _t_range(k):
@@ -127,23 +164,46 @@ def _t_range(k):
     return (lambda v: v["r"] * 1e-6, lambda v: v["r"] * 1e12)
 
 
+SMOOTH_METRIC = ("Smooth privacy: this mechanism is ε-private for the metric ρ_T(x, x') = "
+                 "min{||x - x'||₂, 2T}/(2T) on data points (distance scaled by the tuning radius T; T is the "
+                 "optimised truncation radius reported with the bound): the projected mean moves by at most "
+                 "Σ_i min{||x_i - x'_i||, 2T}/n, and the noise density ratio is at most exp(ε Σ_i ρ_T(x_i, x'_i)). "
+                 "ρ_T <= 1 = the Hamming metric, so it is also ε-DP.")
+
+
+def _trivial_upper():
+    return Bound("upper", "zero", "trivial estimator θ̂ = 0", S.r ** 2, SOURCE,
+                 "risk ||θ||² <= (E||X||^k)^{2/k} <= r² (Jensen), whatever the privacy model (θ̂ = 0 uses no data).",
+                 extra={"shrink_factor": sp.Integer(0)})
+
+
 def _upper_bounds(privacy: str, k: float) -> list[Bound]:
     if privacy == "none":
         return [Bound("upper", "sample-mean", "sample mean (no privacy)", S.r ** 2 / S.n, SOURCE,
-                      "Var(X̄) = Var(X)/n <= E||X||²/n <= (E||X||^k)^{2/k}/n <= r²/n (Jensen).")]
-    out = []
+                      "Var(X̄) = Var(X)/n <= E||X||²/n <= (E||X||^k)^{2/k}/n <= r²/n (Jensen)."),
+                Bound("upper", "shrunk-mean", "shrunk sample mean √n/(1+√n) X̄ (exact minimax)",
+                      S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, "Hodges & Lehmann (1950); derivation in the text",
+                      "θ̂ = cX̄, c = √n/(1+√n), in any dimension d: E||θ̂ - θ||² = c² (E||X||² - ||θ||²)/n + "
+                      "(1-c)² ||θ||² and c²/n = (1-c)² = 1/(1+√n)², so the risk is E||X||²/(1+√n)² <= r²/(1+√n)². "
+                      "This equals the Hodges–Lehmann lower bound: it is the exact minimax risk for every d and k.",
+                      extra={"shrink_factor": sp.sqrt(S.n) / (1 + sp.sqrt(S.n))}),
+                _trivial_upper()]
+    out = [_trivial_upper()]
     lo, hi = _t_range(k)
     for name, (privs, title, c, sampler, scale, conds, why) in MECHANISMS.items():
         if privacy not in privs:
             continue
         expr = upper_expr(k, c)
         out.append(Bound(
-            "upper", name, title, expr, SOURCE + "; THEOREMS.md §2.1 (derived)",
-            "MSE = ||bias||² + Var/n + E||W||²: ||E[X - π_T X]|| <= E(||X|| - T)_+ <= c_k r^k/T^{k-1} "
-            "(see bias_constant; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
-            + why,
-            free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),),
-            conditions=conds, optimum={S.T: truncation_optimum(k, c)},
+            "upper", name, title + " (shrunk by 1-σ)"
+            + ("; ε-private for the metric ρ_T(x,x') = min{‖x-x'‖₂, 2T}/(2T)" if privacy == "smooth" else ""), expr, SOURCE + "; docs/methods/central-mean.md (derived)",
+            "MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
+            "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
+            "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
+            + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
+            free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
+                  FreeParameter(shrink, lambda v: 1e-12, lambda v: 1.0, doc="shrinkage amount σ")),
+            conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
             extra={"noise": sampler, "scale": scale, "c": c}))
     return out
 
@@ -196,6 +256,22 @@ def _tv_lower(privacy, k):
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
 
 
+def _tv_lower_symmetric(privacy, k):
+    """The same contraction for the symmetric pair P_± (separation 2ρ instead of ρ: 4× the above)."""
+    a = _exponent(k)
+    tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n >= TV(P_+^n, P_-^n)
+    expr = le_cam.two_point((S.r * S.p ** a) ** 2,
+                            le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+    return Bound(
+        "lower", "tv-mixture-sym", "Le Cam ± mixtures + TV contraction", expr,
+        "Barber & Duchi Prop 2 (TV privacy) with a symmetric pair; docs/methods/central-mean.md",
+        "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k: means ±ρu, ρ = r p^{(k-1)/k} (separation 2ρ, so s = ρ); "
+        "TV(P_+, P_-) = p; the entry-wise maximal coupling differs in Bin(n, p) entries, so "
+        "TV(P_+^n, P_-^n) <= 1-(1-p)^n, and by the central TV contraction TV(M_+, M_-) <= min{n α_TV p, 1-(1-p)^n}. "
+        "Risk >= ρ²(1 - TV(M_+, M_-))/2.",
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+
+
 def _packings(d: int):
     """(name, log(N-1) as sympy, min distance, free s parameter or None, applicability)."""
     out = [("line", sp.log(sp.floor(2 / S.s)), S.s,
@@ -233,13 +309,45 @@ def _uniformity_lowers(privacy, k, d):
     return out
 
 
+def _coupling_lowers(privacy, k):
+    """Two-point mixture (L5 testing bound) and the continuous sphere-cap packing (point-mass L5)."""
+    a = _exponent(k)
+    delta = S.delta if privacy == "approx" else None
+    rho = S.r * S.p ** a
+    smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
+    two = Bound(
+        "lower", "two-point-coupling", "two-point mixture ±, group-privacy coupling",
+        rho ** 2 / 2 * sp.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
+                              group_coupling.testing_bound_jensen(S.n, S.p, S.eps, delta)),
+        "Barber & Duchi (2014) two-point mixtures; coupling bound derived in docs/methods/group-coupling.md",
+        "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k, means ±ρu with ρ = r p^{(k-1)/k}, TV(P_+, P_-) = p. "
+        "The test 'nearer mean' errs only if ||θ̂ - θ_true|| >= ρ, so max risk >= (ρ²/2)(type I + type II), "
+        "and by group privacy over the maximal coupling (H ~ Bin(n, p) differing entries) type I + type II >= "
+        "max{(1 + c)(1 - p(1-e^{-ε}))^n - c, 2(1+2c)/(1 + e^{εnp}) - 2c}, c = δ/(e^ε-1)." + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+    cap = Bound(
+        "lower", "sphere-cap", "continuous packing of the sphere (cap areas), point-mass coupling",
+        (rho * sphere_cap.tau) ** 2 * sphere_cap.failure_probability(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        "derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
+        "P_v = (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k, v uniform on the unit sphere, mean ρv, ρ = r p^{(k-1)/k}. "
+        "Group privacy against the fixed sample 0^n: P_v(A) <= G P_0(A) + δ(G-1)/(e^ε-1), G = (1+p(e^ε-1))^n. "
+        "By Fubini the average over v of P_0(||θ̂ - ρv|| < ρτ) is at most the largest normalised area of "
+        "{v: ||v - c|| < τ}, the cap cap(τ) = I_{τ²}((d-1)/2, 1/2)/2. Risk >= (ρτ)²(1 - G cap(τ) - δ(G-1)/(e^ε-1))."
+        + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="relative success radius τ")))
+    return [two, cap]
+
+
 @lru_cache(maxsize=None)
 def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     out = list(_upper_bounds(privacy, k)) + _nonprivate_lowers(k)
     if privacy != "none":
         out.append(_tv_lower(privacy, k))
+        out.append(_tv_lower_symmetric(privacy, k))
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
+        out += _coupling_lowers(privacy, k)
     return tuple(out)
 
 

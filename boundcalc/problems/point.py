@@ -44,6 +44,13 @@ Lower bounds (certified, for R_h):
   τ = min{1, sqrt(min(KL(P_1‖P_2), KL(P_2‖P_1))/2)} (Pinsker; KL derived by sympy from the model).
   Free: Δ, M.
 
+* ``threshold-bayes`` (pure): uniform prior on [c - w, c + w] ⊂ N, the layer-cake threshold decomposition and
+  the coupled DP test bound with TV(P_a, P_b) <= K|b - a| (K = sup half mean absolute score, per model:
+  :func:`tv_slope_bound`); see docs/methods/threshold-bayes.md.
+
+More upper bounds: ``local-clip-laplace`` (the block estimates clipped to N ± 4 block s.d. instead of Θ: N is
+public in the local minimax problem) and ``constant-neighbourhood`` (θ̂ ≡ midpoint of N, the trivial risk).
+
 Non-private benchmark (``--privacy none``): the clipped full-sample unbiased MLE, whose MSE is at
 most V(θ', n) (clipping to Θ ∋ θ' is a contraction), and the same van Trees lower bound; the
 Cramér–Rao value 1/(n I(θ)) is the efficient benchmark.
@@ -61,7 +68,7 @@ from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import subsample_aggregate as sa
-from ..methods import uniformity
+from ..methods import threshold_bayes, uniformity
 from ..models import ALIASES, MODELS, get_model
 from ..params import AutoFloat, N, ParamSpec
 
@@ -120,6 +127,9 @@ def kl_expr(model_name: str, t1, t2) -> sp.Expr:
     sub.pop(m.theta)
     return kl.subs(sub).subs({m.theta: t1, th1: t2}, simultaneous=True)
 
+
+#: the local-clip upper bound clips block estimates to N widened by this many block standard deviations
+Z_CLIP = 4
 
 #: below this relative separation Δ/scale the two-point bound uses the Taylor bound on the KL divergence
 KL_TAYLOR_SWITCH = 1e-3
@@ -187,7 +197,7 @@ def variance_max_expr(model_name: str, t) -> sp.Expr:
 
 def _as_scalar(x):
     x = np.asarray(x, dtype=float)
-    return float(x) if x.size == 1 else None
+    return float(x.reshape(-1)[0]) if x.size == 1 else None
 
 
 def _vectorise(scalar_fn, n, blocks, *rest):
@@ -346,6 +356,23 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
             "boundcalc.mechanisms.subsample_aggregate). Pointwise at θ only, so certified: false as a bound "
             "on the local minimax risk; checked against simulation.",
             certified=False, free=(_blocks_free(),), extra={"model": m.name, "noise": nname}))
+    if privacy in ("pure", "approx"):
+        # the same estimator clipped to N widened by Z_CLIP block standard deviations (N is public)
+        sd = sp.sqrt(variance_max_expr(m.name, t))
+        a2, b2 = sp.Max(A_, LO - Z_CLIP * sd), sp.Min(B_, HI + Z_CLIP * sd)
+        bbar2 = bias_cls(S.n, BLOCKS, LO, HI, a2, b2, SIG)
+        out.append(Bound(
+            "upper", "local-clip-laplace",
+            f"subsample-and-aggregate, {est.formula}, clipped to N ± {Z_CLIP} block s.d., + Laplace",
+            bbar2 ** 2 + vbar / BLOCKS + 2 * (b2 - a2) ** 2 / (BLOCKS * S.eps) ** 2,
+            SOURCE + "; clipping interval narrowed (ours, derived)",
+            "As smith-laplace, with the clipping interval [a', b'] = [max(a, θ_lo - zσ_t), min(b, θ_hi + zσ_t)], "
+            f"z = {Z_CLIP}, σ_t² = max_N V(θ', t) at the smaller block size t = ⌊n/k⌋: it depends only on public "
+            "quantities (N, n, k, the model), so averaging the k clipped block estimates has sensitivity "
+            "(b' - a')/k and Laplace((b'-a')/(kε)) is ε-DP (hence (ε,δ)-DP), noise variance 2(b'-a')²/(kε)². "
+            "The bias and variance bounds of smith-laplace hold for any clipping interval containing N "
+            "(clipping onto [a', b'] ∋ θ' contracts; the tail excesses A, C are computed at a', b').",
+            free=(_blocks_free(),), extra={"model": m.name, "noise": "laplace-local-clip"}))
     mid = (A_ + B_) / 2
     out.append(Bound(
         "upper", "constant", "constant estimator: the midpoint of Θ (ignores the data; ε-DP for every ε)",
@@ -353,6 +380,12 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
         "θ̂ ≡ (a+b)/2 does not look at the data, so it satisfies every privacy definition; its squared "
         "error at θ' is (θ' - (a+b)/2)², a convex function of θ', maximised over N at an end point. "
         "It caps the other bounds when ε is tiny."))
+    out.append(Bound(
+        "upper", "constant-neighbourhood", "constant estimator: the midpoint of N (ignores the data)",
+        ((HI - LO) / 2) ** 2, "trivial bound for the local minimax risk over N",
+        "N = [θ_lo, θ_hi] is part of the question (public), so θ̂ ≡ (θ_lo + θ_hi)/2 is an estimator that "
+        "satisfies every privacy definition; its squared error at θ' ∈ N is at most ((θ_hi - θ_lo)/2)². "
+        "It caps every other upper bound (the trivial estimator's risk)."))
     if privacy == "none":
         out.append(Bound(
             "upper", "mle", f"full-sample unbiased MLE ({est.formula} with t = n), clipped to Θ",
@@ -361,6 +394,55 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
             "contracts the error, so sup_{θ'∈N} MSE <= max_{θ'∈N} V(θ', n).",
             conditions=(Condition(f"n >= {est.min_block}", lambda v: np.all(np.asarray(v["n"]) >= est.min_block)),)))
     return out
+
+
+def tv_slope_bound(model_name: str, low) -> sp.Expr:
+    """K(low) >= sup_{θ >= low} (1/2) E_θ|∂_θ log p_θ(X)|, so TV(P_a, P_b) <= K(low)|b - a| for a, b >= low.
+
+    TV(P_a, P_b) = (1/2)∫|∫_a^b ∂_ξ p_ξ dξ| <= ∫_a^b (1/2) E_ξ|S_ξ| dξ. Half the mean absolute score:
+    bernoulli (1/2)E|X-p|/(p(1-p)) = 1 (TV = |p - q| exactly); poisson (1/2)E|X-λ|/λ = e^{-λ}λ^{⌊λ⌋}/⌊λ⌋!
+    (the Poisson mean absolute deviation), continuous and decreasing in λ (on [k, k+1) its derivative is
+    e^{-λ}λ^{k-1}(k-λ)/k! <= 0); exponential (rate λ) E|X - 1/λ|/2 = 1/(eλ); normal mean E|Z|/(2σ) =
+    1/(σ√(2π)); normal variance v: E|Z² - 1|/(4v) = φ(1)/v (E|Z²-1| = 4φ(1)). The last three decrease in
+    θ, so the supremum over [low, ∞) is the value at low. Checked against numerical expectations and exact
+    TVs in tests/test_point_threshold.py.
+    """
+    name = get_model(model_name).name
+    if name == "bernoulli":
+        return sp.Integer(1)
+    if name == "poisson":
+        k = sp.floor(low)
+        return sp.exp(-low + k * sp.log(low) - sp.loggamma(k + 1))
+    if name == "exponential":
+        return 1 / (sp.E * low)
+    if name == "normal-mean":
+        return 1 / (SIG * sp.sqrt(2 * sp.pi))
+    if name == "normal-var":
+        return sp.exp(-sp.Rational(1, 2)) / (sp.sqrt(2 * sp.pi) * low)
+    raise KeyError(name)  # pragma: no cover
+
+
+def _threshold_lower(model_name: str) -> Bound:
+    """Threshold Bayes bound (docs/methods/threshold-bayes.md) on the sub-interval [c - w, c + w] ⊂ N.
+
+    TV(P_{s-u}, P_{s+u}) <= 2u K(c - w) (:func:`tv_slope_bound`), so κ = 2εnK and, for every pure ε-DP
+    estimator, sup_{θ'∈N} E(θ̂-θ')² >= (8/(Wκ³)) J₁(κW/2) with W = 2w. The pairwise step is the coupled
+    DP test bound type I + II >= 2/(1+e^{εnt}) with the maximal coupling of the two model points (exact TV
+    replaced by its upper bound 2uK, which only lowers the bound).
+    """
+    width = 2 * W
+    kappa = 2 * S.eps * S.n * tv_slope_bound(model_name, CEN - W)
+    return Bound(
+        "lower", "threshold-bayes", "threshold Bayes bound (uniform prior on a sub-interval, coupled DP tests)",
+        threshold_bayes.bayes_sq(width, kappa),
+        "Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the maximal coupling; layer-cake "
+        "threshold decomposition (docs/methods/threshold-bayes.md)",
+        _threshold_lower.__doc__.split("\n\n", 1)[1].strip(),
+        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+                            doc="half-width of the prior's support"),),
+        conditions=(Condition("N has positive length",
+                              lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
 
 
 def _lower_bounds(model_name: str, privacy: str) -> list:
@@ -378,6 +460,8 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
                             doc="half-width of the prior's support"),),
         conditions=(Condition("N has positive length", lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
     out = [vt]
+    if privacy == "pure":
+        out.append(_threshold_lower(m.name))
     if privacy in ("pure", "approx"):
         t1, t2 = CEN - DELTA_SEP / 2, CEN + DELTA_SEP / 2
         kl = sp.Min(stable_kl_expr(m.name, t1, t2), stable_kl_expr(m.name, t2, t1))
