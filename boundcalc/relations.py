@@ -1,4 +1,4 @@
-"""Relations between privacy definitions (Barber–Duchi Section 2; THEOREMS.md §1.6).
+"""Relations between privacy definitions (Barber–Duchi Section 2; docs/methods/relations.md).
 
 This module is the one place where one privacy guarantee is translated into another. Each
 implication is a :class:`Relation` record: a sympy expression (in ε, δ, α, m), a numerically stable
@@ -168,7 +168,7 @@ RELATIONS: list[Relation] = [
     Relation(
         "local_pure", "local", "pure", {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
         "ε-LDP (sequentially interactive) ⇒ central ε-DP (replace-one)",
-        "Duchi–Jordan–Wainwright (local privacy definition); THEOREMS.md §1.6",
+        "Duchi–Jordan–Wainwright (local privacy definition); docs/methods/relations.md",
         "The central channel is q(z_{1:n}|x) = Π_i q_i(z_i | x_i, z_{1:i-1}); replacing x_i changes one "
         "factor, whose ratio is at most e^ε.",
         "paper", True, "n = 1 (or any protocol where one factor attains e^ε)",
@@ -205,7 +205,7 @@ RELATIONS: list[Relation] = [
         "pure_kl", "pure", "kl", {"alpha": eps * sp.tanh(eps / 2)},
         lambda s, mm: {"alpha": _f(s["eps"]) * np.tanh(_f(s["eps"]) / 2)},
         "ε-DP ⇒ α-KL with α = ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)",
-        "THEOREMS.md §1.6 (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
+        "docs/methods/relations.md (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
         "KL(P‖Q) is jointly convex in (P, Q), so over the polytope of ε-DP pairs {e^{−ε} ≤ p_z/q_z ≤ e^ε} "
         "its maximum is at a vertex. A vertex needs 2k − 2 independent active constraints: all but two "
         "coordinates vanish and the two left have likelihood ratios e^ε and e^{−ε}, i.e. binary "
@@ -252,7 +252,7 @@ RELATIONS: list[Relation] = [
         {"eps": m * eps, "delta": sp.Min(1, delta * (sp.exp(m * eps) - 1) / (sp.exp(eps) - 1))},
         lambda s, mm: {"eps": mm * _f(s["eps"]), "delta": _group_delta(s["eps"], s["delta"], mm)},
         "(ε,δ)-DP ⇒ (mε, δ (e^{mε} − 1)/(e^ε − 1))-DP for groups of m",
-        "Dwork–Roth (2014) §2.3; THEOREMS.md §1.4",
+        "Dwork–Roth (2014) §2.3; docs/methods/uniformity-of-mass.md",
         "Along the chain, Q(A|x^0) ≤ e^ε Q(A|x^1) + δ ≤ e^{2ε} Q(A|x^2) + e^ε δ + δ ≤ ... ≤ e^{mε} Q(A|x^m) "
         "+ δ Σ_{j<m} e^{jε}, and Σ_{j<m} e^{jε} = (e^{mε} − 1)/(e^ε − 1).",
         "derived", None, "not known to be tight", kind="group",
@@ -453,7 +453,7 @@ def _best(src, dst, level, dlt, group, symbolic=True):
 # ------------------------------------------------------------------ public numeric helpers
 
 def tv_level(model: str, eps: float, delta: float | None = None) -> float:
-    """TV-privacy level α implied by a guarantee of ``model`` at level ``eps`` (THEOREMS.md §1.6),
+    """TV-privacy level α implied by a guarantee of ``model`` at level ``eps`` (docs/methods/relations.md),
     in [0, 1]: the tightest chain of relations to ``tv`` (one source of truth with :func:`convert`).
 
     - pure / smooth / local ε: tanh(ε/2) = (e^ε − 1)/(e^ε + 1) (tight);
@@ -582,7 +582,7 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
     ``Q(ψ=1 | x, S) + Q(ψ=0 | x', S) ≥ 1 − α`` (by the symmetry x ↔ x', ψ ↔ 1−ψ, the same holds when
     Q(S|x') ≥ γ). Two valid forms are computed and the smaller α is returned as ``alpha``:
 
-    - ``alpha_theorem1`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (THEOREMS.md §1.6; the proof of
+    - ``alpha_theorem1`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (docs/methods/relations.md; the proof of
       A.3.1): with s = Q(S|x) ≥ γ and rejection region A, Q(A^c|x', S) ≥ (Q(A^c∩S|x) − δ)/(e^{2ε}s +
       e^ε δ) because Q(S|x') ≤ e^ε s + δ, and Q(A|x,S) ≥ Q(A∩S|x)/(e^{2ε}s + e^ε δ); adding gives
       (s − δ)/(e^{2ε}s + e^ε δ), increasing in s. At δ = 0 it is 1 − e^{−2ε}: loose.
@@ -616,7 +616,7 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
         "alpha_theorem1": 1.0 - err_t1, "alpha_lp": 1.0 - err_lp,
         "expr": _printed(CHTP_FORWARD_EXPR)[0], "latex": _printed(CHTP_FORWARD_EXPR)[1],
         "status": "derived",
-        "source": "Barber–Duchi Theorem 1 (forward); alpha_theorem1 = THEOREMS.md §1.6, alpha_lp derived by "
+        "source": "Barber–Duchi Theorem 1 (forward); alpha_theorem1 = docs/methods/relations.md, alpha_lp derived by "
                   "boundcalc (LP over the DP constraints of the conditional test)",
         "condition": "conditioning sets S with Q(S|x) ≥ γ > δ",
     }
@@ -632,7 +632,7 @@ def dp_from_chtp(alpha: float, gamma: float) -> dict:
     (Barber–Duchi Theorem 1, converse; forms derived).
 
     - ``eps`` = ``log((1+2α)/(1−2α))`` (= 2 artanh(2α), i.e. α = tanh(ε/2)/2), for α < 1/2: the form
-      of THEOREMS.md §1.6; ``None`` for α ≥ 1/2.
+      of docs/methods/relations.md; ``None`` for α ≥ 1/2.
     - ``eps_sharp`` = ``4 artanh(α)`` (derived by boundcalc; smaller than ``eps`` for every α ∈ (0,1/2)
       and defined for every α < 1). Proof: if Q is not (ε,γ)-DP, some A has p = Q(A|x) >
       e^ε Q(A|x') + γ, with r = Q(A|x'); its odds ratio O = p(1−r)/(r(1−p)) > p/r > e^ε. The garbling
@@ -657,7 +657,7 @@ def dp_from_chtp(alpha: float, gamma: float) -> dict:
         "delta": g, "expr": _printed(CHTP_CONVERSE_EXPR)[0], "latex": _printed(CHTP_CONVERSE_EXPR)[1],
         "expr_sharp": _printed(CHTP_CONVERSE_SHARP_EXPR)[0],
         "status": "derived",
-        "source": "Barber–Duchi Theorem 1 (converse); eps = THEOREMS.md §1.6 form (α < 1/2), eps_sharp "
+        "source": "Barber–Duchi Theorem 1 (converse); eps = docs/methods/relations.md form (α < 1/2), eps_sharp "
                   "derived by boundcalc",
         "condition": "CHTP must hold for every less informative channel Q' ⪯ Q (CHTP is not inherited)",
     }
@@ -982,5 +982,5 @@ def _chtp_view(src, level, dlt):
         return {"alpha_at_gamma": vals, "alpha_theorem1_at_gamma": t1,
                 "expr_theorem1": _printed(CHTP_FORWARD_EXPR)[0], "status": "derived",
                 "condition": "conditioning sets of probability ≥ γ > δ",
-                "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)"}
+                "source": "Barber–Duchi Theorem 1 (forward), constants derived (docs/methods/relations.md)"}
     return None
