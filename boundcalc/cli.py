@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action=_OnceFlag, help="one JSON object")
     g.add_argument("--latex", action=_OnceFlag, help="LaTeX table")
+    g.add_argument("--explain", action=_OnceFlag,
+                   help="print the derivation, source and docs page of the reported lower and upper bounds")
 
     p = sub.add_parser("check", help="simulate the upper-bound mechanism against the certified bounds")
     _add_problem_args(p)
@@ -207,6 +209,8 @@ def cmd_rate(args, extras):
         print(_dumps(res.to_dict()))
     elif args.latex:
         print(res.to_latex(), end="")
+    elif args.explain:
+        print(res.explain())
     else:
         print(res.to_text())
 
