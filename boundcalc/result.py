@@ -207,7 +207,8 @@ class RateResult:
             for b in others:
                 why = ""
                 if b.failed_conditions:
-                    why = "  (not valid: " + "; ".join(b.failed_conditions) + ")"
+                    why = ("  (requires " + "; ".join(c.replace("epsilon", "ε").replace("delta", "δ")
+                                                      for c in b.failed_conditions) + "; not met here)")
                 elif b.reason:
                     why = f"  ({b.reason})"
                 elif not b.certified:
