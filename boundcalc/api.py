@@ -12,7 +12,7 @@ import sympy as sp
 from . import bounds as registry
 from .errors import InputError
 from .privacy import get_model, validate_privacy_values
-from .result import BoundValue, RateResult, finite_or_none
+from .result import BoundValue, RateResult, finite_or_none, notes_for_loss
 from .solver import optimise
 
 
@@ -129,7 +129,7 @@ def rate(problem, privacy="pure", **params) -> RateResult:
 
     shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
     result = RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
-                        nonprivate, regime, term_vals, list(entry.notes))
+                        nonprivate, regime, term_vals, notes_for_loss(entry.notes, values))
     if entry.report is not None:
         result.notes.extend(entry.report(v, result))
     return result

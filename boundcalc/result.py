@@ -219,6 +219,16 @@ class RateResult:
         return "\n".join(lines)
 
 
+_LOSS_PREFIX = {"ℓ1 loss:": "l1", "ℓ2² loss:": "l2sq"}
+
+
+def notes_for_loss(notes, values) -> list:
+    """Drop the notes that start with a loss name ("ℓ1 loss: ...") other than the loss asked for."""
+    loss = values.get("loss")
+    return [x for x in notes
+            if loss is None or not any(x.startswith(p) and loss != l for p, l in _LOSS_PREFIX.items())]
+
+
 _DOC_RE = re.compile(r"docs/(?:problems|methods)/[a-z0-9-]+\.md")
 
 
