@@ -292,6 +292,14 @@ class PlanResult:
         out["notes"] = list(self.notes)
         return out
 
+    def _repr_html_(self) -> str:
+        from .notebook import plan_html
+        return plan_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .notebook import plan_latex
+        return plan_latex(self)
+
     def to_text(self) -> str:
         p = ", ".join(f"{k}={_show(v)}" for k, v in self.params.items())
         lvl = "ε" if self.level_name in (None, "eps") else "α"

@@ -156,6 +156,14 @@ class RateResult:
                 f"% rate: ${sp.latex(self.rate_expr)}$\n")
         return head + "\n".join(rows) + "\n"
 
+    def _repr_html_(self) -> str:
+        from .notebook import rate_html
+        return rate_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .notebook import rate_latex
+        return rate_latex(self)
+
     def explain(self) -> str:
         """The derivation of the reported (best certified) lower and upper bounds, with sources and the
         docs pages that state them (``boundcalc rate ... --explain``)."""
