@@ -172,7 +172,10 @@ class RateResult:
         for tag, b in (("lower", self.lower), ("upper", self.upper)):
             lines.append("")
             if b is None:
-                lines.append(f"certified {tag}: unavailable (no certified bound at these parameters)")
+                pool = self.lowers if tag == "lower" else self.uppers
+                why = ("order only: the constant is unspecified (see the problem page)"
+                       if any(not x.certified for x in pool) else "no certified bound at these parameters")
+                lines.append(f"certified {tag}: unavailable ({why})")
                 continue
             lines.append(f"certified {tag}: {format_number(b.value)}   [{b.label}]  ({b.name})")
             lines.append(f"  bound:      {b.expr}")
