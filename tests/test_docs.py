@@ -94,3 +94,23 @@ def test_rate_explain_prints_both_derivations_and_docs(args):
 def test_explain_excludes_json_and_latex():
     out = _cli("rate", "--problem", "mean", "--privacy", "pure", "--explain", "--json")
     assert out.returncode == 2 and "\n" not in out.stderr.strip()
+
+
+def _pairs():
+    from boundcalc.bounds import problems
+
+    return [(name, priv) for name, info in problems().items() for priv in info.entries]
+
+
+@pytest.mark.parametrize("problem,privacy", _pairs())
+def test_explain_reaches_existing_docs_for_every_pair(problem, privacy):
+    import boundcalc as bc
+
+    res = bc.rate(problem, privacy=privacy)
+    text = res.explain()
+    pages = set(DOC_RE.findall(text))
+    assert f"docs/problems/{problem}.md" in pages
+    assert all((ROOT / p).is_file() or Path(p).stem in PENDING for p in pages), pages
+    for b in (res.lower, res.upper):
+        if b is not None:
+            assert b.label in text and (b.derivation or "(none recorded)").split()[0] in text
