@@ -12,7 +12,7 @@ import sympy as sp
 from . import catalog
 from .errors import InputError
 from .privacy import get_model, validate_privacy_values
-from .result import BoundValue, RateResult, best_bound, finite_or_none
+from .result import BoundValue, RateResult, best_bound, finite_or_none, notes_for_loss
 from .solver import optimise
 
 
@@ -126,7 +126,7 @@ def rate(problem, privacy="pure", **params) -> RateResult:
 
     shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
     result = RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
-                        nonprivate, regime, term_vals, list(entry.notes), rate_terms=list(terms))
+                        nonprivate, regime, term_vals, notes_for_loss(entry.notes, values), rate_terms=list(terms))
     if entry.report is not None:
         result.notes.extend(entry.report(v, result))
     return result

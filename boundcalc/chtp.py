@@ -65,7 +65,7 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
     ``Q(ψ=1 | x, S) + Q(ψ=0 | x', S) ≥ 1 − α`` (by the symmetry x ↔ x', ψ ↔ 1−ψ, the same holds when
     Q(S|x') ≥ γ). Two valid forms are computed and the smaller α is returned as ``alpha``:
 
-    - ``alpha_theorem1`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (THEOREMS.md §1.6; the proof of
+    - ``alpha_theorem1`` = ``1 − (γ − δ)/(e^{2ε} γ + e^ε δ)`` for γ > δ (docs/methods/relations.md; the proof of
       A.3.1): with s = Q(S|x) ≥ γ and rejection region A, Q(A^c|x', S) ≥ (Q(A^c∩S|x) − δ)/(e^{2ε}s +
       e^ε δ) because Q(S|x') ≤ e^ε s + δ, and Q(A|x,S) ≥ Q(A∩S|x)/(e^{2ε}s + e^ε δ); adding gives
       (s − δ)/(e^{2ε}s + e^ε δ), increasing in s. At δ = 0 it is 1 − e^{−2ε}: loose.
@@ -99,7 +99,7 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
         "alpha_theorem1": 1.0 - err_t1, "alpha_lp": 1.0 - err_lp,
         "expr": _printed(CHTP_FORWARD_EXPR)[0], "latex": _printed(CHTP_FORWARD_EXPR)[1],
         "status": "derived",
-        "source": "Barber–Duchi Theorem 1 (forward); alpha_theorem1 = THEOREMS.md §1.6, alpha_lp derived by "
+        "source": "Barber–Duchi Theorem 1 (forward); alpha_theorem1 = docs/methods/relations.md, alpha_lp derived by "
                   "boundcalc (LP over the DP constraints of the conditional test)",
         "condition": "conditioning sets S with Q(S|x) ≥ γ > δ",
     }
@@ -115,7 +115,7 @@ def dp_from_chtp(alpha: float, gamma: float) -> dict:
     (Barber–Duchi Theorem 1, converse; forms derived).
 
     - ``eps`` = ``log((1+2α)/(1−2α))`` (= 2 artanh(2α), i.e. α = tanh(ε/2)/2), for α < 1/2: the form
-      of THEOREMS.md §1.6; ``None`` for α ≥ 1/2.
+      of docs/methods/relations.md; ``None`` for α ≥ 1/2.
     - ``eps_sharp`` = ``4 artanh(α)`` (derived by boundcalc; smaller than ``eps`` for every α ∈ (0,1/2)
       and defined for every α < 1). Proof: if Q is not (ε,γ)-DP, some A has p = Q(A|x) >
       e^ε Q(A|x') + γ, with r = Q(A|x'); its odds ratio O = p(1−r)/(r(1−p)) > p/r > e^ε. The garbling
@@ -140,7 +140,7 @@ def dp_from_chtp(alpha: float, gamma: float) -> dict:
         "delta": g, "expr": _printed(CHTP_CONVERSE_EXPR)[0], "latex": _printed(CHTP_CONVERSE_EXPR)[1],
         "expr_sharp": _printed(CHTP_CONVERSE_SHARP_EXPR)[0],
         "status": "derived",
-        "source": "Barber–Duchi Theorem 1 (converse); eps = THEOREMS.md §1.6 form (α < 1/2), eps_sharp "
+        "source": "Barber–Duchi Theorem 1 (converse); eps = docs/methods/relations.md form (α < 1/2), eps_sharp "
                   "derived by boundcalc",
         "condition": "CHTP must hold for every less informative channel Q' ⪯ Q (CHTP is not inherited)",
     }

@@ -39,6 +39,28 @@ class _Parser(argparse.ArgumentParser):
 EPILOG = ("Problem-specific parameters (e.g. --k for mean, --model for point, --s for sparse-bernoulli) are "
           "given as --name value; `boundcalc list` shows every problem's parameters and defaults.")
 
+PROBLEMS_HELP = ("problems: mean, support, density, multinomial, gaussian, sparse-bernoulli, linear, point "
+                 "(aliases and parameters: `boundcalc list`; derivations: docs/problems/<problem>.md).")
+PRIVACY_HELP = ("privacy models: none, pure (ε-DP), smooth (ε-smooth DP), approx ((ε,δ)-DP), tv (α-TV privacy), "
+                "kl (α-KL privacy), local (ε-local DP); not every problem has every model (`boundcalc list`).")
+EXAMPLES = {
+    "rate": "boundcalc rate --problem mean --privacy approx --k 4",
+    "check": "boundcalc check --problem mean --privacy pure --k 4 --ns 100,1000 --reps 200",
+    "plan": "boundcalc plan --problem mean --privacy pure --k 4 --target 0.01",
+    "table": "boundcalc table --problem mean --k 4 --format markdown --output table.md",
+    "plot": "boundcalc plot --problem mean --privacy pure --k 4 --x n --points 24 --output risk.png",
+    "convert": "boundcalc convert --from pure --to tv --eps 1",
+    "list": "boundcalc list --json",
+}
+
+
+def _epilog(cmd, problem=True, extra=""):
+    parts = [PROBLEMS_HELP, PRIVACY_HELP, EPILOG] if problem else []
+    if extra:
+        parts.append(extra)
+    parts.append(f"example: {EXAMPLES[cmd]}")
+    return "\n\n".join(parts)
+
 
 class _Once(argparse.Action):
     """Store a value, refusing a second occurrence (the last would otherwise silently win)."""
@@ -66,17 +88,19 @@ class _OnceFlag(argparse.Action):
 
 
 def _add_problem_args(p, need_privacy=True, privacy_default=None):
-    p.epilog = EPILOG
-    p.add_argument("--problem", required=True, help="problem name (see `boundcalc list`)")
+    p.add_argument("--problem", required=True,
+                   help="problem name: mean, support, density, multinomial, gaussian, sparse-bernoulli, linear, point")
     if need_privacy:
         p.add_argument("--privacy", default=privacy_default, required=privacy_default is None,
-                       help="none, pure, smooth, approx, tv, kl, local")
+                       help="privacy model (required): none, pure, smooth, approx, tv, kl, local")
     p.add_argument("--n", action=_Once, help="sample size (default 1000)")
-    p.add_argument("--eps", action=_Once, help="privacy level: ε (pure/smooth/approx/local) or α (tv/kl) (default 1)")
+    p.add_argument("--eps", action=_Once,
+                   help="privacy level of the model: ε for pure/smooth/approx/local (default 1), α for kl "
+                        "(default 1) and tv (default 0.5); refused with --privacy none")
     p.add_argument("--alpha", action=_Once, help="alias of --eps for tv/kl")
     p.add_argument("--delta", action=_Once, help="δ of (ε,δ)-DP (approx only; default 1e-6)")
-    p.add_argument("--d", action=_Once, help="dimension (default 1)")
-    p.add_argument("--r", action=_Once, help="radius / moment bound (default 1)")
+    p.add_argument("--d", action=_Once, help="dimension (default 1; multinomial 10, sparse-bernoulli 20)")
+    p.add_argument("--r", action=_Once, help="radius / moment bound (default 1; mean and linear)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,48 +110,74 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    p = sub.add_parser("rate", help="minimax rate, certified lower and upper bounds")
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("rate", help="minimax rate, certified lower and upper bounds", formatter_class=fmt,
+                       epilog=_epilog("rate"))
     _add_problem_args(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--json", action=_OnceFlag, help="one JSON object")
+    g.add_argument("--json", action=_OnceFlag,
+                   help="print one JSON object (rate, best lower/upper, every bound with source and derivation)")
     g.add_argument("--latex", action=_OnceFlag, help="LaTeX table")
+    g.add_argument("--explain", action=_OnceFlag,
+                   help="print the derivation, source and docs page of the reported lower and upper bounds")
 
-    p = sub.add_parser("check", help="simulate the upper-bound mechanism against the certified bounds")
+    p = sub.add_parser("check", help="simulate the upper-bound mechanism against the certified bounds",
+                       formatter_class=fmt, epilog=_epilog("check", extra="exit status 1 if a simulated risk "
+                                                                          "falls outside the certified band"))
     _add_problem_args(p)
     p.add_argument("--reps", default="200", help="repetitions per n (default 200)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
     p.add_argument("--ns", help="comma-separated sample sizes (default: the problem's grid)")
     p.add_argument("--plot", help="write a PNG of the check to this file")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the check as one JSON object")
 
-    p = sub.add_parser("plan", help="sample size (or privacy level) needed for a target error")
+    p = sub.add_parser("plan", help="sample size (or privacy level) needed for a target error",
+                       formatter_class=fmt, epilog=_epilog("plan", extra=(
+                           "--solve n: give --target, get the necessary and sufficient n; --solve eps: give "
+                           "--target and --n, get the privacy level; --solve target: give --n (and level), get "
+                           "the reachable risk.")))
     _add_problem_args(p)
-    p.add_argument("--target", help="target risk (comma-separated for several)")
-    p.add_argument("--solve", default=None, help="n or eps: what to solve for (default n)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--target", help="target risk (comma-separated for several); not with --solve target")
+    p.add_argument("--solve", default=None,
+                   help="what to solve for: n (default), eps, or target (the risk reachable at the given n)")
+    p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
 
-    p = sub.add_parser("table", help="table of bounds across privacy models")
+    p = sub.add_parser("table", help="table of bounds across privacy models", formatter_class=fmt,
+                       epilog=_epilog("table"))
     _add_problem_args(p, need_privacy=False)
     p.add_argument("--privacy", help="comma-separated privacy models (default: all of the problem's)")
-    p.add_argument("--format", default="text", help="text, latex, markdown, csv, json")
+    p.add_argument("--format", default="text", help="text (default), latex, markdown, csv, json")
     p.add_argument("--output", help="write to this file (atomically) instead of stdout")
 
-    p = sub.add_parser("plot", help="plot the certified band against n or eps")
+    p = sub.add_parser("plot", help="plot the certified band against n or eps", formatter_class=fmt,
+                       epilog=_epilog("plot"))
     _add_problem_args(p)
-    p.add_argument("--x", default="n", help="n or eps")
-    p.add_argument("--output", required=True, help="PNG file")
+    p.add_argument("--x", default="n", help="the x axis: n (default) or eps")
+    p.add_argument("--points", help="number of grid points (default 24, 3 to 400)")
+    p.add_argument("--xmin", help="smallest x (default n/100, or eps/100)")
+    p.add_argument("--xmax", help="largest x (default 1000 n, or 20 eps; tv/kl below 1)")
+    p.add_argument("--output", required=True, help="PNG file to write (required)")
 
-    p = sub.add_parser("convert", help="translate a privacy guarantee into another model")
-    p.add_argument("--from", dest="from_model", required=True)
-    p.add_argument("--to", dest="to_model", required=True)
-    p.add_argument("--eps")
-    p.add_argument("--alpha")
-    p.add_argument("--delta")
-    p.add_argument("--group", default="1")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("convert", help="translate a privacy guarantee into another model", formatter_class=fmt,
+                       epilog=_epilog("convert", problem=False, extra=(
+                           "models: none, pure, smooth, approx, tv, kl, local (--from and --to), and testing "
+                           "(--to only: the smallest type I + type II error of a test between neighbouring "
+                           "samples). Derivations: docs/methods/relations.md.")))
+    p.add_argument("--from", dest="from_model", required=True,
+                   help="the guarantee you have: none, pure, smooth, approx, tv, kl, local")
+    p.add_argument("--to", dest="to_model", required=True,
+                   help="the guarantee wanted: none, pure, smooth, approx, tv, kl, local, testing")
+    p.add_argument("--eps", help="level of --from: ε (pure/smooth/approx/local, default 1) or α (kl default 1, "
+                                 "tv default 0.5)")
+    p.add_argument("--alpha", help="alias of --eps for tv/kl")
+    p.add_argument("--delta", help="δ of --from approx (default 1e-6)")
+    p.add_argument("--group", default="1", help="group size m: the guarantee for samples differing in m entries "
+                                                "(default 1)")
+    p.add_argument("--json", action="store_true", help="print the conversion as one JSON object")
 
-    p = sub.add_parser("list", help="problems, privacy models and parameters")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("list", help="problems, privacy models and parameters", formatter_class=fmt,
+                       epilog=_epilog("list", problem=False, extra=PRIVACY_HELP))
+    p.add_argument("--json", action="store_true", help="print the list as JSON (one object per problem and model)")
     return parser
 
 
@@ -207,6 +257,8 @@ def cmd_rate(args, extras):
         print(_dumps(res.to_dict()))
     elif args.latex:
         print(res.to_latex(), end="")
+    elif args.explain:
+        print(res.explain())
     else:
         print(res.to_text())
 
@@ -273,8 +325,9 @@ def cmd_plot(args, extras):
 
     _output_path(args.output, "output")
 
+    grid = {k: getattr(args, k) for k in ("points", "xmin", "xmax") if getattr(args, k) is not None}
     plot(args.problem, args.privacy, x=args.x, output=args.output, progress=sys.stderr.isatty(),
-         **_params(args, extras))
+         **grid, **_params(args, extras))
     print(args.output)
 
 

@@ -151,6 +151,14 @@ class Table:
                 parts.append(f"{k}={val}")
         return ", ".join(parts)
 
+    def _repr_html_(self) -> str:
+        from .notebook import table_html
+        return table_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .notebook import table_latex
+        return table_latex(self)
+
     # ------------------------------------------------------------------ formats
     def render(self, fmt: str = "text") -> str:
         key = str(fmt).strip().lower()

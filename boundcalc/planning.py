@@ -39,7 +39,7 @@ from . import catalog
 from .errors import InputError
 from .params import ParamSpec
 from .privacy import get_model
-from .result import best_bound, finite_or_none
+from .result import best_bound, finite_or_none, notes_for_loss
 from .result import format_number as _fmt
 
 SOLVE = ("n", "eps", "target")
@@ -185,10 +185,12 @@ class PlanRow:
     evidence_necessary: dict = field(default_factory=dict)
     evidence_sufficient: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    reliability: dict | None = None  # see _reliability (solve="n")
 
     def to_dict(self) -> dict:
         key = self.solve
         return {
+            "reliability": self.reliability,
             "target": finite_or_none(self.target),
             f"{key}_necessary": _num(self.necessary),
             f"{key}_sufficient": _num(self.sufficient),
@@ -278,9 +280,18 @@ class PlanResult:
         if len(rows) == 1:
             out["necessary"] = rows[0]["necessary"]
             out["sufficient"] = rows[0]["sufficient"]
+            out["reliability"] = rows[0]["reliability"]
         out["rows"] = rows
         out["notes"] = list(self.notes)
         return out
+
+    def _repr_html_(self) -> str:
+        from .notebook import plan_html
+        return plan_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .notebook import plan_latex
+        return plan_latex(self)
 
     def to_text(self) -> str:
         p = ", ".join(f"{k}={_show(v)}" for k, v in self.params.items())
@@ -410,9 +421,96 @@ def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResu
         rows = _plan_eps(ev, targets, model)
     else:
         rows = [_plan_target(ev)]
+    if solve == "n":
+        for row in rows:
+            _reliability(ev, row)
     if entry.notes:
-        notes += list(entry.notes)
+        notes += notes_for_loss(entry.notes, ev.values)
     return PlanResult(entry.problem, model.name, solve, shown, level_name, rows, notes)
+
+
+#: n_sufficient / n_necessary above this: the answer says it is unreliable (issue 14)
+RELIABLE_RATIO = 3.0
+
+
+def _rate_value(ev, n):
+    """The minimax rate expression (constant 1) at sample size n, or None."""
+    try:
+        entry, values = api.resolve(ev.problem, ev.privacy, dict(ev.fixed, n=n))
+        v = api._with_derived(entry, values)
+        val = float(sum(api._term_values(entry.rate(v), v).values()))
+    except Exception:  # the rate is advisory: never let it break a plan
+        return None
+    return val if math.isfinite(val) and val > 0 else None
+
+
+def _slope(f, a, b):
+    fa, fb = f(a), f(b)
+    if not fa or not fb or a == b:
+        return None
+    return math.log(fb / fa) / math.log(b / a)
+
+
+def _reliability(ev, row):
+    """How far apart the two answers are, and which side is believed loose.
+
+    Heuristic (the rate's constant is unknown, so only exponents are compared): over [n_nec, n_suf] the
+    log-log slope of the best certified lower and upper bounds is compared with the slope of the minimax
+    rate expression; the bound whose slope differs more is believed loose (it does not follow the
+    rate there). When both follow the rate, the gap is in the constants and n at which the rate
+    expression (constant 1) meets the target says which answer is farther off, a weaker indication.
+    """
+    nec, suf = row.necessary, row.sufficient
+    if not isinstance(nec, (int, float)) or not isinstance(suf, (int, float)) or nec <= 0 or suf <= 0:
+        return
+    ratio = suf / nec
+    info = {"ratio": finite_or_none(ratio), "threshold": RELIABLE_RATIO, "reliable": ratio <= RELIABLE_RATIO,
+            "loose_side": None, "basis": None}
+    if ratio > RELIABLE_RATIO:
+        lo_n, hi_n = int(nec), int(max(suf, nec + 1))
+        s_rate = _slope(lambda n: _rate_value(ev, n), lo_n, hi_n)
+        s_low = _slope(lambda n: ev.value("lower", n), lo_n, hi_n)
+        s_up = _slope(lambda n: ev.value("upper", n), lo_n, hi_n)
+        info["slopes"] = {"rate": s_rate, "lower": s_low, "upper": s_up}
+        if None not in (s_rate, s_low, s_up):
+            d_low, d_up = abs(s_low - s_rate), abs(s_up - s_rate)
+            if max(d_low, d_up) > 0.1:
+                info["loose_side"] = "lower" if d_low > d_up else "upper"
+                info["basis"] = "slope in n differs from the minimax rate's"
+        if info["loose_side"] is None and row.target is not None:
+            n_rate = _n_of_rate(ev, row.target, lo_n, hi_n)
+            info["n_rate"] = n_rate
+            if n_rate is not None:
+                d_low = abs(math.log(n_rate / nec))
+                d_up = abs(math.log(suf / n_rate))
+                info["loose_side"] = "lower" if d_low > d_up else "upper"
+                info["basis"] = "both follow the rate; compared with the n where the rate (constant 1) meets the target"
+        side = info["loose_side"]
+        row.notes.append(
+            f"unreliable: n sufficient / n necessary = {ratio:.3g} > {RELIABLE_RATIO:g}; "
+            + (f"the certified {side} bound is believed loose ({info['basis']})" if side else
+               "which side is loose is unknown") + "; the true minimax n lies between the two answers")
+    row.reliability = info
+
+
+def _n_of_rate(ev, target, lo, hi):
+    """Smallest n in [lo/100, hi*100] where the rate expression (constant 1) is <= target, by bisection."""
+    a, b = max(1, lo // 100), hi * 100
+    fa, fb = _rate_value(ev, a), _rate_value(ev, b)
+    if fa is None or fb is None or fb > target:
+        return None
+    if fa <= target:
+        return a
+    for _ in range(60):
+        if b - a <= 1:
+            break
+        m = int(math.sqrt(a * b))
+        m = min(max(m, a + 1), b - 1)
+        fm = _rate_value(ev, m)
+        if fm is None:
+            return None
+        a, b = (a, m) if fm <= target else (m, b)
+    return b
 
 
 # ---------------------------------------------------------------------- per mode

@@ -1,4 +1,4 @@
-"""Privacy models, their level parameters, and validation (THEOREMS.md §0).
+"""Privacy models, their level parameters, and validation (docs/README.md).
 
 One CLI flag ``--eps`` carries the level of the chosen model (ε for pure/smooth/approx/local, α for
 tv/kl; ``--alpha`` is an alias). ``--delta`` belongs to ``approx`` only.

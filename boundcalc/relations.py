@@ -1,4 +1,4 @@
-"""Relations between privacy definitions (Barber–Duchi Section 2; THEOREMS.md §1.6).
+"""Relations between privacy definitions (Barber–Duchi Section 2; docs/methods/relations.md).
 
 This module is the one place where one privacy guarantee is translated into another. Each
 implication is a :class:`Relation` record: a sympy expression (in ε, δ, α, m), a numerically stable
@@ -166,7 +166,7 @@ RELATIONS: list[Relation] = [
     Relation(
         "local_pure", "local", "pure", {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
         "ε-LDP (sequentially interactive) ⇒ central ε-DP (replace-one)",
-        "Duchi–Jordan–Wainwright (local privacy definition); THEOREMS.md §1.6",
+        "Duchi–Jordan–Wainwright (local privacy definition); docs/methods/relations.md",
         "The central channel is q(z_{1:n}|x) = Π_i q_i(z_i | x_i, z_{1:i-1}); replacing x_i changes one "
         "factor, whose ratio is at most e^ε.",
         "paper", True, "n = 1 (or any protocol where one factor attains e^ε)",
@@ -203,7 +203,7 @@ RELATIONS: list[Relation] = [
         "pure_kl", "pure", "kl", {"alpha": eps * sp.tanh(eps / 2)},
         lambda s, mm: {"alpha": _f(s["eps"]) * np.tanh(_f(s["eps"]) / 2)},
         "ε-DP ⇒ α-KL with α = ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)",
-        "THEOREMS.md §1.6 (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
+        "docs/methods/relations.md (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
         "KL(P‖Q) is jointly convex in (P, Q), so over the polytope of ε-DP pairs {e^{−ε} ≤ p_z/q_z ≤ e^ε} "
         "its maximum is at a vertex. A vertex needs 2k − 2 independent active constraints: all but two "
         "coordinates vanish and the two left have likelihood ratios e^ε and e^{−ε}, i.e. binary "
@@ -250,7 +250,7 @@ RELATIONS: list[Relation] = [
         {"eps": m * eps, "delta": sp.Min(1, delta * (sp.exp(m * eps) - 1) / (sp.exp(eps) - 1))},
         lambda s, mm: {"eps": mm * _f(s["eps"]), "delta": _group_delta(s["eps"], s["delta"], mm)},
         "(ε,δ)-DP ⇒ (mε, δ (e^{mε} − 1)/(e^ε − 1))-DP for groups of m",
-        "Dwork–Roth (2014) §2.3; THEOREMS.md §1.4",
+        "Dwork–Roth (2014) §2.3; docs/methods/uniformity-of-mass.md",
         "Along the chain, Q(A|x^0) ≤ e^ε Q(A|x^1) + δ ≤ e^{2ε} Q(A|x^2) + e^ε δ + δ ≤ ... ≤ e^{mε} Q(A|x^m) "
         "+ δ Σ_{j<m} e^{jε}, and Σ_{j<m} e^{jε} = (e^{mε} − 1)/(e^ε − 1).",
         "derived", None, "not known to be tight", kind="group",
@@ -451,7 +451,7 @@ def _best(src, dst, level, dlt, group, symbolic=True):
 # ------------------------------------------------------------------ public numeric helpers
 
 def tv_level(model: str, eps: float, delta: float | None = None) -> float:
-    """TV-privacy level α implied by a guarantee of ``model`` at level ``eps`` (THEOREMS.md §1.6),
+    """TV-privacy level α implied by a guarantee of ``model`` at level ``eps`` (docs/methods/relations.md),
     in [0, 1]: the tightest chain of relations to ``tv`` (one source of truth with :func:`convert`).
 
     - pure / smooth / local ε: tanh(ε/2) = (e^ε − 1)/(e^ε + 1) (tight);
@@ -850,5 +850,5 @@ def _chtp_view(src, level, dlt):
         return {"alpha_at_gamma": vals, "alpha_theorem1_at_gamma": t1,
                 "expr_theorem1": _printed(CHTP_FORWARD_EXPR)[0], "status": "derived",
                 "condition": "conditioning sets of probability ≥ γ > δ",
-                "source": "Barber–Duchi Theorem 1 (forward), constants derived (THEOREMS.md §1.6)"}
+                "source": "Barber–Duchi Theorem 1 (forward), constants derived (docs/methods/relations.md)"}
     return None

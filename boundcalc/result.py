@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -163,6 +165,37 @@ class RateResult:
                 f"% rate: ${sp.latex(self.rate_expr)}$\n")
         return head + "\n".join(rows) + "\n"
 
+    def _repr_html_(self) -> str:
+        from .notebook import rate_html
+        return rate_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .notebook import rate_latex
+        return rate_latex(self)
+
+    def explain(self) -> str:
+        """The derivation of the reported (best certified) lower and upper bounds, with sources and the
+        docs pages that state them (``boundcalc rate ... --explain``)."""
+        lines = [f"problem {self.problem}, privacy {self.privacy}: derivation of the reported bounds",
+                 f"problem page: {problem_doc(self.problem)}"]
+        for tag, b in (("lower", self.lower), ("upper", self.upper)):
+            lines.append("")
+            if b is None:
+                pool = self.lowers if tag == "lower" else self.uppers
+                why = ("order only: the constant is unspecified (see the problem page)"
+                       if any(not x.certified for x in pool) else "no certified bound at these parameters")
+                lines.append(f"certified {tag}: unavailable ({why})")
+                continue
+            lines.append(f"certified {tag}: {format_number(b.value)}   [{b.label}]  ({b.name})")
+            lines.append(f"  bound:      {b.expr}")
+            if b.free_parameters:
+                lines.append("  at:         " + ", ".join(f"{k}={format_number(v)}" for k, v in b.free_parameters.items()))
+            lines.append(f"  source:     {b.source}")
+            lines.append("  docs:       " + ", ".join(doc_links(b.source, self.problem)))
+            lines.append("  derivation:")
+            lines.extend("    " + x for x in textwrap.wrap(b.derivation or "(none recorded)", 96))
+        return "\n".join(lines)
+
     def to_text(self) -> str:
         p = ", ".join(f"{k}={format_number(v) if isinstance(v, float) and v != math.inf else v}"
                       for k, v in self.params.items())
@@ -194,7 +227,8 @@ class RateResult:
             for b in others:
                 why = ""
                 if b.failed_conditions:
-                    why = "  (not valid: " + "; ".join(b.failed_conditions) + ")"
+                    why = ("  (requires " + "; ".join(c.replace("epsilon", "ε").replace("delta", "δ")
+                                                      for c in b.failed_conditions) + "; not met here)")
                 elif b.reason:
                     why = f"  ({b.reason})"
                 elif not b.certified:
@@ -203,6 +237,33 @@ class RateResult:
         for note in self.notes:
             lines.append(f"note: {note}")
         return "\n".join(lines)
+
+
+_LOSS_PREFIX = {"ℓ1 loss:": "l1", "ℓ2² loss:": "l2sq"}
+
+
+def notes_for_loss(notes, values) -> list:
+    """Drop the notes that start with a loss name ("ℓ1 loss: ...") other than the loss asked for."""
+    loss = values.get("loss")
+    return [x for x in notes
+            if loss is None or not any(x.startswith(p) and loss != l for p, l in _LOSS_PREFIX.items())]
+
+
+_DOC_RE = re.compile(r"docs/(?:problems|methods)/[a-z0-9-]+\.md")
+
+
+def problem_doc(problem: str) -> str:
+    """The docs page of a problem (docs/problems/<problem>.md)."""
+    return f"docs/problems/{problem}.md"
+
+
+def doc_links(source: str, problem: str) -> list:
+    """The docs pages cited in a bound's source, plus the problem's page."""
+    out = []
+    for m in _DOC_RE.findall(source or "") + [problem_doc(problem)]:
+        if m not in out:
+            out.append(m)
+    return out
 
 
 def _latex_num(x):

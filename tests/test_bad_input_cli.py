@@ -12,6 +12,7 @@ CASES = [
     (["table", "--problem", "mean", "--output", "/no/such/dir/t.csv"], "--output"),
     (["table", "--problem", "mean", "--output", "."], "--output"),
     (["check", "--problem", "mean", "--privacy", "pure", "--plot", "/sys/c.png"], "--plot"),
+    (["plot", "--problem", "mean", "--privacy", "pure", "--output", "/sys/p.png"], "--output"),
     (["rate", "--problem", "mean", "--privacy", "pure", "--k", "4", "--k", "3"], "--k"),
     (["rate", "--problem", "mean", "--privacy", "pure", "--privacy", "approx"], "--privacy"),
     (["rate", "--problem", "mean", "--privacy", "pure", "--json", "--json"], "--json"),

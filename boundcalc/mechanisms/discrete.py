@@ -1,4 +1,4 @@
-"""ε-LDP mechanisms for a discrete distribution on d symbols (THEOREMS.md §2.5): exact risks,
+"""ε-LDP mechanisms for a discrete distribution on d symbols (docs/problems/multinomial.md): exact risks,
 samplers and the unbiased estimators.
 
 Every mechanism below releases Z_i from X_i, and the estimator is *linear and unbiased*:

@@ -10,10 +10,10 @@ of E∫(f̂ - f)² are orthogonal (E f̂ = Σ f̄_j 1_{B_j} is the L² projectio
 
 * **variance** (exact): Var(c_j) = n p_j(1-p_j), so Σ_j p_j(1-p_j)/(n h^d) = m(1 - Σ p_j²)/n, and
   Σ p_j² >= 1/m (Cauchy–Schwarz), so it is <= (m - 1)/n, with equality at the uniform density.
-  (THEOREMS.md §2.3 writes m/n: valid, (m-1)/n is the exact worst case.)
+  (the original theorem catalogue writes m/n: valid, (m-1)/n is the exact worst case.)
 * **central Laplace** (ε-DP): replace-one moves one point between two bins, changing two counts by 1,
   so the count vector has ℓ1 sensitivity 2 and W_j ~ Laplace(2/ε) i.i.d. is ε-DP; σ_W² = 8/ε², and the
-  noise term is 8 m²/(nε)² (THEOREMS.md §2.3: correct).
+  noise term is 8 m²/(nε)² (docs/problems/density.md: correct).
 * **local Laplace** (ε-LDP): each user adds Laplace(2/ε) to each coordinate of its one-hot bin vector
   (two one-hot vectors differ by 2 in ℓ1); the sum of n users' noise has variance 8n/ε², so the noise
   term is 8 m²/(nε²).
@@ -23,7 +23,7 @@ of E∫(f̂ - f)² are orthogonal (E f̂ = Σ f̄_j 1_{B_j} is the L² projectio
   e^{ε/2}/(e^{ε/2}-1)², so the noise term is m² e^{ε/2}/(n (e^{ε/2}-1)²)
   (≈ 4m²/(nε²): half the Laplace term for small ε).
 
-**Bias constants** (derived; THEOREMS.md §2.3 has d L² h², §2.6 leaves it open):
+**Bias constants** (derived; the original theorem catalogue has d L² h², §2.6 leaves it open):
 
 * *coordinate-wise L-Lipschitz* f (|f(x + t e_j) - f(x)| <= L|t| for every j: this holds for f
   L-Lipschitz in any ℓ_p norm): ``∫(f - f̄)² <= d L² h²/12``. Proof: on a bin, with U uniform on it,
@@ -31,7 +31,7 @@ of E∫(f̂ - f)² are orthogonal (E f̂ = Σ f̄_j 1_{B_j} is the L² projectio
   other coordinates fixed); in one coordinate, Var g(U_j) = ½E(g(U_j) - g(U_j'))² <= ½L²E(U_j - U_j')² =
   L² h²/12. Sum over the m bins (volume 1). **Sharp**: f = 1 + L Σ_j (x_j - 1/2) (a density when
   dL <= 2) attains it, and so does the sawtooth f = 1 + L Σ_j (dist(x_j, 2hℤ) - mean), linear with
-  slope ±L on every bin (tested). THEOREMS.md's d L² h² is valid but 12 times too large.
+  slope ±L on every bin (tested). the original theorem catalogue's d L² h² is valid but 12 times too large.
 * *Sobolev* f on [0,1] with ∫_0^1 f'² <= L² (which contains every L-Lipschitz density):
   ``∫(f - f̄)² <= L² h²/π²`` (Poincaré–Wirtinger on each bin: ∫_B (f - f̄_B)² <= (h/π)² ∫_B f'², sharp
   constant, attained by cos(π x/h) on the bin; sum over bins). With the cosine-Sobolev ellipsoid

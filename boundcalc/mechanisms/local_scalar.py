@@ -1,4 +1,4 @@
-"""ε-LDP mechanisms for one truncated scalar (THEOREMS.md §2.4; Duchi, Jordan & Wainwright).
+"""ε-LDP mechanisms for one truncated scalar (docs/problems/mean.md; Duchi, Jordan & Wainwright).
 
 Each user holds x, truncates it to ``[x]_T = max(-T, min(T, x))`` and releases one privatised value Z
 with ``E[Z | x] = [x]_T`` (unbiased for the truncated value). The statistician averages the Z_i.

@@ -1,4 +1,4 @@
-"""ℓ2 and ℓ∞ sampling mechanisms (Duchi, Jordan & Wainwright, JASA 2018; THEOREMS.md §2.4),
+"""ℓ2 and ℓ∞ sampling mechanisms (Duchi, Jordan & Wainwright, JASA 2018; docs/problems/mean.md),
 plus two coordinate mechanisms for d-dimensional bounded vectors.
 
 All mechanisms are ε-LDP and *unbiased*: ``E[Z | v] = v``. They are written for a datum v in a ball
@@ -22,10 +22,10 @@ Privacy: every P(w|Ṽ) is e^ε/Z_ε or 1/Z_ε with Z_ε the same for every Ṽ:
 Unbiasedness: the boundary sums to 0 (w -> -w), the strict halves are mirror images, so
 ``E[w|Ṽ] = (e^ε-1)/Z_ε · Σ_{⟨w,1⟩>0} w_1 · Ṽ/r`` and ``Σ_{⟨w,1⟩>0} w_1 = binom(d-1, ⌊d/2⌋)`` (counting
 w_1 = ±1 and the other d-1 signs). So ``B = r coth(ε/2) C_d(ε)`` with
-d odd: ``1/C_d = binom(d-1, (d-1)/2)/2^{d-1}`` (as in THEOREMS.md);
+d odd: ``1/C_d = binom(d-1, (d-1)/2)/2^{d-1}`` (as in the original theorem catalogue);
 d even: ``1/C_d(ε) = binom(d-1, d/2)/(2^{d-1} - binom(d,d/2) tanh(ε/2)/2)``.
 
-*Correction to THEOREMS.md §2.4 (d even).* The catalogue lets the boundary ``⟨z,Ṽ⟩ = 0`` belong to
+*Correction to the original theorem catalogue (d even).* The catalogue lets the boundary ``⟨z,Ṽ⟩ = 0`` belong to
 both halves (uniform on each closed half, 1/C_d = binom(d-1,d/2)/(2^{d-1} + binom(d,d/2)/2)). That
 mechanism is unbiased but **not ε-LDP**: a boundary point has probability 1/|H| under one Ṽ and
 (1-π_ε)/|H| under another (strictly on the far side), a ratio of e^ε + 1 (found by exact enumeration
@@ -99,7 +99,7 @@ def linf_m_exact(d: int, eps=0):
 
 
 def linf_m_theorems(d: int):
-    """The catalogue's (THEOREMS.md §2.4) 1/C_d, valid for the non-private 'both halves' variant."""
+    """The original theorem catalogue's 1/C_d, valid for the non-private 'both halves' variant."""
     if d % 2 == 1:
         return sp.Rational(math.comb(d - 1, (d - 1) // 2), 2 ** (d - 1))
     return sp.Rational(math.comb(d - 1, d // 2), 1) / (2 ** (d - 1) + sp.Rational(math.comb(d, d // 2), 2))

@@ -1,4 +1,4 @@
-"""Orthogonal-series density estimation under local privacy (DJW NeurIPS 2013 / JASA; THEOREMS.md §2.6).
+"""Orthogonal-series density estimation under local privacy (DJW NeurIPS 2013 / JASA; docs/problems/density.md).
 
 **Family** (made explicit for boundcalc): the cosine-Sobolev ellipsoid on [0,1]
 
@@ -18,7 +18,7 @@ in H^β. {φ_j} ∪ {1} is an orthonormal basis of L²[0,1], and c_j = E φ_j(X)
 the tail because Σ_{j>K} c_j² <= (π(K+1))^{-2β} Σ_j (πj)^{2β} c_j² (sharp: a single cosine at
 j = K+1 with c = L/(π(K+1))^β attains it).
 
-* **ℓ∞ sampling** (THEOREMS.md §2.4 with radius r = √2): ||Z||² = K B² exactly, B = √2 coth(ε/2) C_K(ε)
+* **ℓ∞ sampling** (docs/problems/mean.md with radius r = √2): ||Z||² = K B² exactly, B = √2 coth(ε/2) C_K(ε)
   (C_K ≍ √(πK/2)), so the variance term is <= 2K coth²(ε/2) C_K(ε)²/n ≍ K²/(nε²): terms
   K ≍ (nε²)^{1/(2β+2)}, rate (nε²)^{-2β/(2β+2)}.
 * **Laplace** on each coefficient: Σ_j |φ_j(x) - φ_j(x')| <= 2√2 K (ℓ1 sensitivity), so Laplace(2√2K/ε)

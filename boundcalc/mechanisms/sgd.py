@@ -1,5 +1,5 @@
 """Locally private stochastic gradient methods for linear losses (DJW FOCS 2013 §V.C, Lemma 1;
-THEOREMS.md §2.9): certified excess-risk bounds and vectorised simulations of the actual optimisers.
+docs/problems/linear.md): certified excess-risk bounds and vectorised simulations of the actual optimisers.
 
 Loss ℓ(θ; x) = ⟨θ, x⟩, risk R(θ) = ⟨θ, μ⟩ with μ = E X; excess risk R(θ̂) - min_Θ R = ⟨θ̂, μ⟩ + r||μ||_*
 (||·||_* the dual norm of Θ's norm). Each user i sends Z_i, an unbiased ε-LDP release of its gradient

@@ -1,5 +1,5 @@
 """Fisher information of one ε-LDP privatised sample, by score tail (Barnes, Chen & Özgür,
-Propositions 2–5; constants derived for boundcalc, THEOREMS.md §1.5).
+Propositions 2–5; constants derived for boundcalc, docs/methods/van-trees.md).
 
 For any ε-LDP channel Q and score S_θ(X) = ∇_θ log p_θ(X), ``Tr I_Z(θ) <= min{Tr I_X(θ), bound}``:
 
@@ -24,7 +24,7 @@ Fisher information, the others on exact channels of the built-in models):
    λ = sqrt(2ε/σ²): ``⟨u,E[S|z]⟩² <= 2σ²ε``. Sub-exponential (λ <= 1/b): the same λ when
    ν² >= 2εb² (value 2ν²ε), else λ = 1/b and ``(bε + ν²/(2b))² <= (2bε)² = 4b²ε²``.
 4. Data processing: ``I_Z <= I_X`` (so also the trace). Chain rule: sequential interaction multiplies
-   the one-sample bound by n (THEOREMS.md §1.5).
+   the one-sample bound by n (docs/methods/van-trees.md).
 
 The model calculus (score, Fisher information, cumulant generating function of the score and the
 tail parameters) is done by sympy from the log-density of the built-in models
@@ -231,7 +231,7 @@ def categorical_log_pmf(d: int):
 
 
 def categorical_paired_pmf(d: int):
-    """The paired sub-family of THEOREMS.md §2.5: p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d for
+    """The paired sub-family of docs/problems/multinomial.md: p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d for
     j <= ⌊d/2⌋ and p(d) = 1/d if d is odd. Returns (thetas, list of p_θ(x))."""
     m = d // 2
     th = sp.symbols(f"theta_1:{m + 1}", real=True)

@@ -1,4 +1,4 @@
-"""Le Cam's two-point method and the central TV contraction (THEOREMS.md §1.1, §1.2).
+"""Le Cam's two-point method and the central TV contraction (docs/methods/le-cam.md, docs/methods/tv-contraction.md).
 
 - Two points (§1.1): if ρ(θ_0, θ_1) >= 2s, then for any estimator
   max_v E_v Φ(ρ(θ̂, θ_v)) >= Φ(s) (1 - TV(M_0, M_1)) / 2, M_v the law of what the statistician sees.

@@ -1,5 +1,5 @@
 """Uniformity of mass under (approximate) differential privacy (Barber–Duchi Lemma 2 / Theorem 3;
-THEOREMS.md §1.4, explicit form derived for boundcalc).
+docs/methods/uniformity-of-mass.md, explicit form derived for boundcalc).
 
 Setting: data i.i.d. from the mixtures ``(1-p) P_0 + p P_v``, v in a packing of size N whose
 parameters are ρ*-separated. For any (ε,δ)-DP estimator, with ``t_M = P(Bin(n,p) > M)`` and

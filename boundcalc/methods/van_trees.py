@@ -1,4 +1,4 @@
-"""The van Trees inequality with the optimal box prior (Gill & Levit 1995; THEOREMS.md §1.5).
+"""The van Trees inequality with the optimal box prior (Gill & Levit 1995; docs/methods/van-trees.md).
 
 For a prior μ on Θ ⊂ ℝ^k and any estimator from Z_{1:n}:
 ``sup_θ E‖θ̂ - θ‖² >= ∫ E_θ‖θ̂ - θ‖² μ(dθ) >= k² / (∫ Tr I_{Z^n}(θ) μ(dθ) + J(μ))``,

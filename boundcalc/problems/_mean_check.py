@@ -1,4 +1,4 @@
-"""Simulation check of central mean estimation (THEOREMS.md §2.1, hard instances).
+"""Simulation check of central mean estimation (docs/problems/mean.md, hard instances).
 
 The mechanism is the one behind the best certified upper bound at each n, run at the solver's
 truncation radius T: θ̂ = (1/n) Σ π_T(X_i) + W. Instances:

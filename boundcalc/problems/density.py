@@ -1,6 +1,6 @@
 """Density estimation: Lipschitz densities on [0,1]^d under central ε-DP (Barber & Duchi Prop 5 and the
-Wasserman–Zhou histogram; THEOREMS.md §2.3), and smooth densities on [0,1] under ε-local privacy
-(Duchi, Jordan & Wainwright NeurIPS 2013 / JASA; THEOREMS.md §2.6). Loss ∫(f̂ - f)².
+Wasserman–Zhou histogram; docs/problems/density.md), and smooth densities on [0,1] under ε-local privacy
+(Duchi, Jordan & Wainwright NeurIPS 2013 / JASA; docs/problems/density.md). Loss ∫(f̂ - f)².
 
 Central (``--privacy none|pure``, parameters n, d, L): the family is the coordinate-wise L-Lipschitz
 densities on [0,1]^d (|f(x + te_j) - f(x)| <= L|t|; contains the L-Lipschitz densities in every ℓ_p
@@ -9,7 +9,7 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 
     E∫(f̂-f)² <= d L² h²/12 + (m - 1)/n + 8 m²/(nε)²,
 
-b chosen by the integer solver. THEOREMS.md §2.3 has d L² h² + m/n + 8m²/(nε)²: the bias constant is
+b chosen by the integer solver. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
 12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
 variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
 ``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
@@ -224,7 +224,7 @@ def _central_bounds(private: bool) -> tuple:
           "Σp_j² >= 1/m." + (" Noise: replace-one changes two counts by 1 (ℓ1 sensitivity 2), Laplace(2/ε) "
                             "per count is ε-DP with variance 8/ε², divided by (n h^d)² and integrated "
                             "over m bins of volume h^d: 8m²/(nε)²." if private else "")
-        + " Corrects THEOREMS.md §2.3 (dL²h² + m/n): the constant 1/12 is sharp.",
+        + " Corrects the original theorem catalogue (dL²h² + m/n): the constant 1/12 is sharp.",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
         optimum={b: _round_pos(sp.Min((L ** 2 * S.n / 6) ** (1 / (S.d + 2)),
                                       (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
@@ -338,7 +338,7 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
             ("series-linf", "cosine series, coefficients privatised by ℓ∞ sampling",
              SER.tail_bias(L, beta_s, K) + SER.linf_variance(K, S.n, S.eps),
              f"bias {series_bias_txt}; variance (E||Z||² - ||c||²)/n <= K B²/n, B = √2 coth(ε/2) C_K(ε) "
-             "(ℓ∞ sampling of v = (√2 cos(πjX))_j ∈ [-√2,√2]^K, unbiased and ε-LDP; THEOREMS.md §2.4).",
+             "(ℓ∞ sampling of v = (√2 cos(πjX))_j ∈ [-√2,√2]^K, unbiased and ε-LDP; docs/problems/mean.md).",
              k_free, ()),
             ("series-laplace", "cosine series, Laplace noise on the coefficients (slower rate)",
              SER.tail_bias(L, beta_s, K) + SER.laplace_variance(K, S.n, S.eps),
@@ -559,7 +559,7 @@ for _priv in ("none", "pure"):
         source=SOURCE_C, derived=derived, check=CHECK_CENTRAL,
         notes=("Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
                "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
-               "Histogram bias constant derived: dL²h²/12 (sharp), not THEOREMS.md's dL²h²; variance (m-1)/n.")))
+               "Histogram bias constant derived: dL²h²/12 (sharp), not the original theorem catalogue's dL²h²; variance (m-1)/n.")))
 register(Entry(
     problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
     title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",

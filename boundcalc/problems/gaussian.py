@@ -1,4 +1,4 @@
-"""Gaussian location under ε-local differential privacy (THEOREMS.md §2.7; Barnes, Chen & Özgür Cor 1).
+"""Gaussian location under ε-local differential privacy (docs/problems/gaussian.md; Barnes, Chen & Özgür Cor 1).
 
 ``X ~ N(θ, σ² I_d)``, θ ∈ [-B, B]^d (``--sigma``, ``--B``), loss ‖θ̂ - θ‖₂².
 
@@ -110,7 +110,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
                                        doc="coordinates released"),)
                 opt[SM.k_sub] = sp.Max(1, sp.Min(d, sp.floor(e / 2) + 1))
             out.append(Bound(
-                "upper", name, title, expr, SOURCE + "; THEOREMS.md §2.7 (upper bound derived here)",
+                "upper", name, title, expr, SOURCE + "; docs/problems/gaussian.md (upper bound derived here)",
                 "Clip each coordinate to [-L, L], L = B + τ; unbiased ε-LDP view of the clipped vector (mechanisms."
                 "sampling / local_scalar). Bias per coordinate <= σψ(τ/σ), ψ(t) = φ(t) - t(1-Φ(t)) (ψ decreasing, "
                 "|θ_j| <= B); MSE <= dσ²ψ(τ/σ)² + E‖Z‖²/n.",
@@ -125,7 +125,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
     out.append(Bound(
         "lower", "van-trees", "van Trees, cos² prior on the box [-B, B]^d",
         VT.van_trees(d, n, T1, VT.box_prior_information(Bs, d)),
-        F.SOURCE_BCO + " Cor 1; THEOREMS.md §1.5, §2.7 (derived)",
+        F.SOURCE_BCO + " Cor 1; docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
         "Score (X-θ)/σ²: λ_max(I_X) = 1/σ², Tr I_X = d/σ², ⟨u,S⟩ ~ N(0, 1/σ²) is sub-Gaussian with proxy 1/σ² "
         "(tail parameters derived by sympy in methods.fisher). Tr I_Z <= min{d, sinh²(ε/2), 2ε}/σ²; van Trees with "
         "J = dπ²/B²: σ²d²/(n min{d, sinh²(ε/2), 2ε} + σ²dπ²/B²).",
@@ -136,7 +136,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
     expr = ldp.private_le_cam_expr(h ** 2, n, e, tv1, tvn) if private else sp.Max(0, h ** 2 * (1 - tvn) / 2)
     out.append(Bound(
         "lower", "le-cam", "private Le Cam, θ = ±h e_1" if private else "Le Cam, θ = ±h e_1", expr,
-        "THEOREMS.md §1.1, §1.3 (derived)",
+        "docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
         "θ = ±h e_1 (h <= B) are 2h apart; TV(N(h,σ²),N(-h,σ²)) = 2Φ(h/σ)-1 = erf(h/(σ√2)), "
         "TV of the n-samples = erf(√n h/(σ√2)) (the mean is sufficient); private Le Cam (methods.ldp).",
         free=(FreeParameter(h, lambda v: 1e-9 * v["B"], lambda v: v["B"], doc="half-separation h"),),

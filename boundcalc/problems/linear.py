@@ -1,5 +1,5 @@
 """Convex risk minimisation with linear losses under local privacy (Duchi, Jordan & Wainwright, FOCS 2013
-Props 2-3 and Lemma 1; THEOREMS.md §2.9). Problem ``linear`` (alias ``convex``).
+Props 2-3 and Lemma 1; docs/problems/linear.md). Problem ``linear`` (alias ``convex``).
 
 Loss ℓ(θ; x) = ⟨θ, x⟩ over Θ, excess risk E⟨θ̂, μ⟩ - min_Θ ⟨θ, μ⟩ (μ = E X). Geometries (``--geometry``):
 
@@ -75,7 +75,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
         why = ("Projected SGD, θ_1 = 0, step η = r/(G√n), average iterate: regret <= r²/(2η) + ηnG²/2 = rG√n "
                "(non-expansive projection, ||θ_1 - θ*|| <= r, ||Z||₂ <= G); Z_t independent of θ_t with E Z_t = μ, "
                "so E excess <= regret/n = rG/√n. " + ("G = B = M coth(ε/2) √π Γ((d+1)/2)/Γ(d/2): ℓ2 sampling "
-                                                   "(THEOREMS.md §2.4) with radius M is unbiased, ε-LDP, ||Z||₂ = B."
+                                                   "(docs/problems/mean.md) with radius M is unbiased, ε-LDP, ||Z||₂ = B."
                                                    if private else "G = M."))
     else:
         name = "hedge-linf-sampling" if private else "hedge"

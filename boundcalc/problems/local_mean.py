@@ -1,4 +1,4 @@
-"""Mean estimation under ε-local differential privacy (THEOREMS.md §2.4).
+"""Mean estimation under ε-local differential privacy (docs/problems/mean.md).
 
 Duchi, Jordan & Wainwright, *Local Privacy and Statistical Minimax Rates* (FOCS 2013, Prop 1) and
 *Minimax Optimal Procedures for Locally Private Estimation* (JASA 2018).
@@ -120,7 +120,7 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),)
             opt[SM.k_sub] = _kstar()
         out.append(Bound(
-            "upper", name, title, expr, SOURCE + "; THEOREMS.md §2.4 (derived)",
+            "upper", name, title, expr, SOURCE + "; docs/problems/mean.md (derived)",
             "MSE = ‖bias‖² + Var(Z̄) <= ‖bias‖² + E‖Z‖²/n (unbiased views of the projected data, "
             "independent users). Bias of the projection: E(‖X‖-T)_+ <= c_k r^k/T^{k-1} (mean_central.bias_constant; "
             "k = ∞: (r-T)_+), per coordinate for ℓ∞. " + why,
@@ -140,7 +140,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     mixture = Bound(
         "lower", "le-cam-mixture", "private Le Cam, mixtures (1-p)δ_0 + p δ_(±r p^(-1/k))",
         ldp.private_le_cam_expr(r ** 2 * p ** (2 * a), n, e, p, -S.expm1(n * S.log1p(-p))),
-        "DJW Prop 1 (rate); constant derived (THEOREMS.md §1.3, §2.4)",
+        "DJW Prop 1 (rate); constant derived (docs/methods/ldp-contraction.md, docs/problems/mean.md)",
         "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} e_1} satisfy E‖X‖^k = r^k; means ±r p^{(k-1)/k} are 2s-separated with "
         "s = r p^{(k-1)/k}; TV(P_+,P_-) = p and TV(P_+^n,P_-^n) = 1-(1-p)^n. Private Le Cam: "
         "TV(M_+^n,M_-^n) <= min{√n(e^ε-1)p, 1-(1-p)^n} (Corollary 1 + Pinsker).",
@@ -152,7 +152,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         "lower", "le-cam-two-point", "private Le Cam, P(X = ±r e_1) = (1±h)/2",
         ldp.private_le_cam_expr(r ** 2 * h ** 2, n, e, h,
                                 ldp.binomial_tv_bound(n, (1 - h) / 2, (1 + h) / 2)),
-        "THEOREMS.md §1.3 (derived)",
+        "docs/methods/ldp-contraction.md (derived)",
         "Means ±r h e_1 (s = rh); TV(P_+,P_-) = h; the number of +r draws is sufficient, so TV(P_+^n,P_-^n) is "
         "the exact binomial TV; private Le Cam as above. Valid for every k (|X| = r).",
         free=(FreeParameter(h, lambda v: 1e-9, lambda v: 1.0 - 1e-9, doc="probability gap"),),
@@ -166,12 +166,12 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         out.append(Bound(
             "lower", "van-trees", "van Trees, cube family X_j = ±r independent, box prior",
             r ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d)),
-            F.SOURCE_BCO + "; THEOREMS.md §1.5 (derived)",
+            F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
             "X_j = ±r independent with P(X_j = r) = (1+θ_j)/2, θ ∈ [-w,w]^d (w < 1 free), ‖X‖_∞ = r, mean rθ. "
             "I_X = diag(1/(1-θ_j²)) <= 1/(1-w²) = I_0, Tr I_X <= d I_0; each score coordinate is centred with "
             "range 2/(1-θ_j²) <= 2 I_0, independent coordinates: sub-Gaussian proxy I_0² (Hoeffding) for ⟨u,S⟩. "
             "Tr I_Z <= min{d I_0, I_0 sinh²(ε/2), 2 I_0² ε} (methods.fisher); van Trees with the cos² box prior, "
-            "J = dπ²/w²: E‖θ̂-θ‖² >= d²/(nT + dπ²/w²); multiply by r². (w = 1/2 is THEOREMS.md's choice.)",
+            "J = dπ²/w²: E‖θ̂-θ‖² >= d²/(nT + dπ²/w²); multiply by r². (w = 1/2 is the original theorem catalogue's choice.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "cube"}))
     else:
         I0 = 1 / (1 - w ** 2)
@@ -179,12 +179,12 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         out.append(Bound(
             "lower", "van-trees", "van Trees, family on ±r e_j, box prior",
             r ** 2 / d ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d)),
-            F.SOURCE_BCO + "; THEOREMS.md §1.5 (derived)",
+            F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
             "P(X = ±r e_j) = (1±θ_j)/(2d), θ ∈ [-w,w]^d (w < 1 free), ‖X‖ = r (both norms), mean (r/d)θ. "
             "I_X = diag(1/(d(1-θ_j²))): I_0 = 1/(d(1-w²)), Tr I_X <= 1/(1-w²); ⟨u,S⟩ takes the values "
             "u_j/(1+θ_j), -u_j/(1-θ_j), all in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²). "
             "Tr I_Z <= min{1/(1-w²), sinh²(ε/2)/(d(1-w²)), 2ε/(1-w)²}; van Trees with J = dπ²/w² "
-            "gives E‖θ̂-θ‖² >= d²/(nT + dπ²/w²), times (r/d)². (w = 1/2 is THEOREMS.md's choice.)",
+            "gives E‖θ̂-θ‖² >= d²/(nT + dπ²/w²), times (r/d)². (w = 1/2 is the original theorem catalogue's choice.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "axes"}))
     if ball == "l2" and not d1:
         m, dl = M_ACTIVE, DELTA_GAP
@@ -192,7 +192,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m active axes",
             ldp.private_assouad_expr(r ** 2 * dl ** 2 / m ** 2, m, n, e, dl / m,
                                      ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m)),
-            ldp.SOURCE_DJW + "; THEOREMS.md §1.1, §1.3 (derived)",
+            ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
             "P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. Per coordinate, the "
             "two-point bound for the squared loss itself, averaged over each j-flip pair: (1/2)[E_{M+j}(θ̂_j-μ₊)² + "
             "E_{M-j}(θ̂_j-μ₋)²] >= ((μ₊-μ₋)²/4)(1 - TV(M_{+j}, M_{-j})) = s(1 - TV), s = (rδ/m)². Flipping v_j changes P_v by TV δ/m; by convexity of TV over the "

@@ -1,12 +1,12 @@
 """Mean estimation with a k-th moment bound under central privacy.
 
 Barber & Duchi, *Privacy and Statistical Risk: Formalisms and Minimax Bounds* (arXiv 1412.4451),
-Propositions 2, 4, 6 and Table 1; THEOREMS.md §2.1.
+Propositions 2, 4, 6 and Table 1; docs/problems/mean.md.
 
 Family 𝒫_k = {P on ℝ^d : E||X||₂^k <= r^k}, k in [2, ∞] (k = ∞: ||X|| <= r a.s.); loss ||θ̂ - θ||₂².
 
 Upper bounds: the projection estimator θ̂ = (1/n) Σ π_T(X_i) + W (π_T projects onto the ℓ2 ball of
-radius T; ℓ2 sensitivity 2T/n) with each noise of THEOREMS.md §2.1, T tuned by the solver.
+radius T; ℓ2 sensitivity 2T/n) with each noise of docs/problems/mean.md, T tuned by the solver.
 Lower bounds: Hodges–Lehmann and Le Cam (non-private), the TV-privacy mixture (§1.2, transferred to
 pure/smooth/approx/kl through :func:`boundcalc.relations.tv_level`), and uniformity of mass (§1.4)
 over several packings of the unit ball.
@@ -43,7 +43,7 @@ def _knum(k: float):
 def bias_constant(k: float):
     """c_k = (k-1)^{k-1} / k^k, so that sup E(||X|| - T)_+ <= c_k r^k / T^{k-1} over 𝒫_k.
 
-    Derivation (ours; sharper than the Hölder/Markov constant 1 of THEOREMS.md §2.1):
+    Derivation (ours; sharper than the Hölder/Markov constant 1 of the original theorem catalogue):
     g(y) = (y - T)/y^k is maximised over y > 0 at y* = kT/(k-1), so (y - T)_+ <= y^k g(y*) for all
     y >= 0; take expectations: E(Y - T)_+ <= E Y^k (y* - T)/y*^k = r^k (k-1)^{k-1}/(k^k T^{k-1}).
     Equality for the two-point law with mass r^k/y*^k at y* (tested). The projection bias is
@@ -231,7 +231,7 @@ def _nonprivate_lowers(k):
         "lower", "le-cam", "Le Cam two points, exact binomial TV",
         le_cam.two_point((2 * S.r * S.h) ** 2, ldp.binomial_tv_bound(S.n, sp.Rational(1, 2) - S.h,
                                                                      sp.Rational(1, 2) + S.h)),
-        SOURCE + " (non-private part); THEOREMS.md §1.1",
+        SOURCE + " (non-private part); docs/methods/le-cam.md",
         "P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
         "count of +ru draws is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed "
         "exactly.",
@@ -249,7 +249,7 @@ def _tv_lower(privacy, k):
            "smooth": "smooth ⇒ pure DP, α_TV = tanh(ε/2)", "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
     return Bound(
         "lower", "tv-mixture", f"Le Cam + TV contraction ({via})", expr,
-        "Barber & Duchi Prop 2 (TV privacy), constant derived (THEOREMS.md §1.2, §1.6)",
+        "Barber & Duchi Prop 2 (TV privacy), constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
         "P_0 = δ_0, P_1 = (1-p)δ_0 + p δ_{r p^{-1/k} u} ∈ 𝒫_k; TV(P_0,P_1) = p, TV(P_0^n,P_1^n) = 1-(1-p)^n; "
         "means differ by r p^{(k-1)/k} = 2s. Two-point bound with TV(M_0,M_1) <= min{n α_TV p, 1-(1-p)^n} "
         "(central TV contraction). The privacy model implies α_TV-TV privacy: " + via + ".",
@@ -301,7 +301,7 @@ def _uniformity_lowers(privacy, k, d):
             free.append(s_param)
         out.append(Bound(
             "lower", f"uniformity-{pname}", f"uniformity of mass, packing: {pname}", expr,
-            "Barber & Duchi Lemma 2 / Thm 3 / Prop 4; explicit form derived (THEOREMS.md §1.4)",
+            "Barber & Duchi Lemma 2 / Thm 3 / Prop 4; explicit form derived (docs/methods/uniformity-of-mass.md)",
             "Mixtures (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k with means r p^{(k-1)/k} v, v in a packing of the unit "
             f"ball ({what}); separation ρ* = r p^{{(k-1)/k}}·dist; risk >= (ρ*/2)² × the §1.4 failure probability "
             "(see boundcalc.methods.uniformity)." + (" Smooth DP implies pure DP." if privacy == "smooth" else ""),

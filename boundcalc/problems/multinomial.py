@@ -1,4 +1,4 @@
-"""Discrete distribution (multinomial) estimation under ε-local differential privacy (THEOREMS.md §2.5).
+"""Discrete distribution (multinomial) estimation under ε-local differential privacy (docs/problems/multinomial.md).
 
 Duchi, Jordan & Wainwright (NeurIPS 2013, *Local Privacy and Minimax Bounds: Sharp Rates for
 Probability Estimation*); Barnes, Chen & Özgür (Cor 2); Ye & Barg (subset selection); Kairouz,
@@ -18,7 +18,7 @@ Lower bounds (derived, certified):
   in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²), J = mπ²/w², and ``‖p̂-p‖² >= (2/d²)‖θ̂-θ‖²``
   (θ̂_j = (d/2)(p̂_{2j-1} - p̂_{2j}) and (a-b)² <= 2a² + 2b²):
   ``sup E‖p̂-p‖² >= (2/d²) m² / (n min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} + mπ²/w²)``
-  (at w = 1/2 and even d this is THEOREMS.md's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
+  (at w = 1/2 and even d this is the original theorem catalogue's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
 - private Assouad (coordinate-wise private Le Cam, :mod:`boundcalc.methods.ldp`) on
   ``p(2j-1) = (1+δv_j)/(2m')``, ``p(2j) = (1-δv_j)/(2m')`` for j <= m' (other symbols 0): flipping v_j
   moves TV by δ/m'; a wrong sign costs ``(δ/m')²/2`` in ℓ2² and ``δ/m'`` in ℓ1. Gives
@@ -77,7 +77,7 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
                                       doc="subset size"),)
                 opt = {DM.ssub: sp.Max(1, sp.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
             out.append(Bound(
-                "upper", mech, DM.TITLES[mech], expr, SOURCE + "; THEOREMS.md §2.5 (derived)",
+                "upper", mech, DM.TITLES[mech], expr, SOURCE + "; docs/problems/multinomial.md (derived)",
                 "Unbiased linear estimator; exact risk = constant - ‖θ‖²/n (mechanisms.discrete, sympy identity and "
                 "finite-channel computation in tests), maximal at the uniform θ. Projection onto the simplex can "
                 "only reduce the ℓ2 error." + ("" if loss == "l2sq" else
@@ -118,7 +118,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
         out.append(Bound(
             "lower", "van-trees", "van Trees, paired family, box prior",
             2 / d ** 2 * VT.van_trees(m, n, T1, VT.box_prior_information(w, m)),
-            F.SOURCE_BCO + " (Cor 2); THEOREMS.md §2.5 (derived)",
+            F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
             "Paired family p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d, m = ⌊d/2⌋ pairs, θ ∈ [-w,w]^m. "
             "I_X = diag((2/d)/(1-θ_j²)) <= I_0 = (2/d)/(1-w²), Tr I_X <= m I_0, ⟨u,S⟩ ∈ [-1/(1-w), 1/(1-w)] "
             "(Hoeffding proxy 1/(1-w)²). Tr I_Z <= min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} (methods.fisher). "
@@ -159,7 +159,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             expr = ldp.private_assouad_expr(dl / mp, mp, n, e, dl / mp, prod)
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m' active pairs",
-            expr, ldp.SOURCE_DJW + "; THEOREMS.md §1.1, §1.3 (derived)",
+            expr, ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
             "p_v(2j-1) = (1+δv_j)/(2m'), p_v(2j) = (1-δv_j)/(2m') for j <= m' (other symbols 0), v ∈ {±1}^{m'}. "
             "With u_j = p̂_{2j-1} - p̂_{2j} and μ_v = δv_j/m': Δ²_{2j-1} + Δ²_{2j} >= (u_j - μ_v)²/2 and "
             "|Δ_{2j-1}| + |Δ_{2j}| >= |u_j - μ_v|; averaging over each j-flip pair, the two-point bound for the loss "

@@ -1,4 +1,4 @@
-"""Efficient private point estimation in a regular one-parameter model (Smith; THEOREMS.md §2.10).
+"""Efficient private point estimation in a regular one-parameter model (Smith; docs/methods/subsample-and-aggregate.md).
 
 A. Smith, *Efficient, Differentially Private Point Estimators* (arXiv 0809.4794).
 
@@ -39,7 +39,7 @@ Lower bounds (certified, for R_h):
   cos²(π(θ-c)/(2w))/w (J = π²/w²): ``R_h >= 1/(n max_{[c±w]} I + π²/w²)``; the max of I over an
   interval is at an end point because I is convex for every built-in model (tested).
 * ``two-point-dp`` (pure, approx): θ_1,2 = c ∓ Δ/2 in N. Any two laws with TV(P_1,P_2) <= τ are
-  mixtures (1-τ)R + τ S_v, so the uniformity-of-mass coupling of THEOREMS.md §1.4 with N = 2 applies
+  mixtures (1-τ)R + τ S_v, so the uniformity-of-mass coupling of docs/methods/uniformity-of-mass.md with N = 2 applies
   with p = τ: ``R_h >= (Δ/2)² (1 - t_M - δ S_ε(M)) / (1 + e^{Mε})``, t_M = P(Bin(n, τ) > M).
   τ = min{1, sqrt(min(KL(P_1‖P_2), KL(P_2‖P_1))/2)} (Pinsker; KL derived by sympy from the model).
   Free: Δ, M.
@@ -339,7 +339,7 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
         out.append(Bound(
             "upper", f"smith-{nname}",
             f"subsample-and-aggregate, {est.formula}, clipped to Θ, + {ntitle} (local worst case)",
-            bbar ** 2 + vbar / BLOCKS + noise, SOURCE + "; THEOREMS.md §2.10 (derived)",
+            bbar ** 2 + vbar / BLOCKS + noise, SOURCE + "; docs/methods/subsample-and-aggregate.md (derived)",
             "Blocks: r = n - k⌊n/k⌋ of ⌊n/k⌋+1 points, the rest of ⌊n/k⌋. MSE = (mean β_j)² + Σ Var Z_j/k² "
             "+ noise (exact, independent blocks). |β_j| <= B_j = max(A_j, C_j) (A = E(a-Y)_+, C = E(Y-b)_+ "
             "have opposite signs in β = A - C), B_j <= V_j/(4m) by (u-c)_+ <= u²/(4c), and "
@@ -350,7 +350,7 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
         out.append(Bound(
             "upper", f"smith-exact-{nname}",
             f"exact pointwise MSE at θ of the same estimator ({ntitle}); not a bound on the local risk",
-            exact_data + noise, SOURCE + "; THEOREMS.md §2.10 (derived)",
+            exact_data + noise, SOURCE + "; docs/methods/subsample-and-aggregate.md (derived)",
             "Exact identity MSE(θ) = (mean β_j)² + Σ Var Z_j/k² + noise with the clipped block moments in "
             "closed form (regularised incomplete beta/gamma, normal cdf; see "
             "boundcalc.mechanisms.subsample_aggregate). Pointwise at θ only, so certified: false as a bound "
@@ -451,7 +451,7 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
     imax = sp.Max(info.subs(TH, CEN - W), info.subs(TH, CEN + W))
     vt = Bound(
         "lower", "van-trees", "van Trees, cos² prior on a sub-interval of N",
-        1 / (S.n * imax + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; THEOREMS.md §1.5",
+        1 / (S.n * imax + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
         "For the prior cos²(π(θ'-c)/(2w))/w on [c-w, c+w] ⊂ N (J = π²/w²): sup_{θ'} E(θ̂-θ')² >= "
         "1/(n ∫ I dμ + J) >= 1/(n max_{[c±w]} I + π²/w²); I is convex, so its max is at an end point. "
         "I(θ) derived by sympy from the log-density.",
@@ -470,7 +470,7 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
         expr = (DELTA_SEP / 2) ** 2 * uniformity.failure_probability(S.n, tau, S.M, S.eps, 0, delta)
         out.append(Bound(
             "lower", "two-point-dp", "two points + DP coupling (uniformity of mass, N = 2)", expr,
-            "Barber & Duchi Lemma 2 / Thm 3 (THEOREMS.md §1.4), applied to two members of the model",
+            "Barber & Duchi Lemma 2 / Thm 3 (docs/methods/uniformity-of-mass.md), applied to two members of the model",
             "θ_1,2 = c ∓ Δ/2 ∈ N. With τ >= TV(P_1,P_2), P_v = (1-τ)R + τ S_v, so the coupled samples differ "
             "in Bin(n,τ) entries and §1.4 with N = 2 gives average failure probability >= "
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}); the loss is >= (Δ/2)² on failure. τ = min{1, sqrt(KL/2)} "

@@ -1,4 +1,4 @@
-"""Sparse Bernoulli means under ε-local differential privacy (THEOREMS.md §2.8; Barnes, Chen & Özgür Cor 3).
+"""Sparse Bernoulli means under ε-local differential privacy (docs/problems/sparse-bernoulli.md; Barnes, Chen & Özgür Cor 3).
 
 X ∈ {0,1}^d with independent coordinates X_j ~ Bern(θ_j) and ``Σ_j θ_j <= s`` (``--s``, 0 < s <= d);
 loss ‖θ̂ - θ‖₂². The paper's exact model and formulas (11)–(12) were not recovered: the bounds below are
@@ -12,7 +12,7 @@ Lower bounds (derived, certified):
   and independent coordinates keep that proxy for ⟨u,S⟩; half-width m/4, J = 16dπ²/m²:
   ``sup E‖θ̂-θ‖² >= d² / (n min{d I_0, I_0 sinh²(ε/2), 2σ²ε} + 16 d π²/m²)``, order
   ``s d/(n min{ε², e^ε, d})``.
-  *Correction to THEOREMS.md §2.8*: the catalogue's ``I_0 = 8d/(3s)`` on the box [s/(2d), s/d] bounds the
+  *Correction to the original theorem catalogue: the catalogue's ``I_0 = 8d/(3s)`` on the box [s/(2d), s/d] bounds the
   Fisher information only when s <= d/2 (for s/d > 1/2 the box reaches θ near 1, where 1/(θ(1-θ)) is
   unbounded, e.g. s = d). With m = min{s/d, 1/2} the bound holds for every s <= d and is slightly
   sharper (4d²/(s(2d-s)) <= 8d/(3s) when s <= d/2).
@@ -49,7 +49,7 @@ from ..methods import van_trees as VT
 from ..params import N, ParamSpec
 
 SOURCE = ("Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 3 — "
-          "derived analogue (THEOREMS.md §2.8)")
+          "derived analogue (docs/problems/sparse-bernoulli.md)")
 D_SP = ParamSpec("d", "int", 20, "dimension d (number of Bernoulli coordinates)", low=1, high=1e6)
 S_SP = ParamSpec("s", "float", 2.0, "sparsity s: Σ_j θ_j <= s (0 < s <= d)", low=0, low_open=True, high=1e6)
 PARAMS = (N, D_SP, S_SP)
@@ -92,7 +92,7 @@ def _bounds(private: bool) -> tuple:
         "(Σθ <= s). I_X = diag(1/(θ_j(1-θ_j))) <= I_0 = 1/((m/2)(1-m/2)); Tr I_X <= a I_0; score coordinates are "
         "independent scaled centred Bernoullis with Kearns–Saul proxy <= KS(m)/((m/2)(1-m/2))². "
         "Tr I_Z <= min{a I_0, I_0 sinh²(ε/2), 2σ²ε} (methods.fisher); van Trees with the cos² prior of half-width "
-        "m/4 (J = 16aπ²/m²). a = d is THEOREMS.md's construction (with the corrected I_0).",
+        "m/4 (J = 16aπ²/m²). a = d is the original theorem catalogue's construction (with the corrected I_0).",
         free=(afree,), optimum={A: d}, extra={"instance": "box"}))
     if private:
         dl = DELTA_GAP
@@ -100,7 +100,7 @@ def _bounds(private: bool) -> tuple:
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), a active coordinates",
             ldp.private_assouad_expr(m ** 2 * dl ** 2 / 4, A, n, e, m * dl,
                                      ldp.binomial_tv_bound(n, m * (1 - dl) / 2, m * (1 + dl) / 2)),
-            SOURCE + "; THEOREMS.md §1.1, §1.3 (derived)",
+            SOURCE + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
             "θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
             "Per coordinate, the two-point bound for the squared loss itself averaged over each j-flip pair gives "
             "((mδ)²/4)(1 - TV(M_{+j}, M_{-j})) = s_sep(1 - TV); flipping v_j changes the product law by TV mδ "
@@ -240,7 +240,7 @@ register(Entry(
     lower_rate=None,
     notes=("Derived analogue of BCO Cor 3 (the paper's formulas (11)-(12) were not recovered).",
            upper_rate_note(),
-           "THEOREMS.md's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.")))
+           "the original theorem catalogue's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.")))
 register(Entry(
     problem="sparse-bernoulli", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
     title="s-sparse Bernoulli means, loss ||θ̂-θ||²", source="textbook", validate=validate))

@@ -1,4 +1,4 @@
-"""Support of a uniform distribution under central privacy (Barber & Duchi Prop 3; THEOREMS.md §2.2).
+"""Support of a uniform distribution under central privacy (Barber & Duchi Prop 3; docs/problems/support.md).
 
 Family {Unif[0, θ] : θ ∈ [θ_0, 2θ_0]} (``--theta0``, default 1), loss |θ̂ - θ| (``--loss abs``,
 default) or (θ̂ - θ)² (``--loss squared``). Non-private: the sample maximum, E|max - θ| = θ/(n+1).
@@ -9,7 +9,7 @@ Lower bounds (certified):
 * ``le-cam-tv``: at the top of the range (where the scale, hence the separation, is largest):
   P_0 = Unif[0, 2θ_0/(1+p)], P_1 = Unif[0, 2θ_0], p ∈ (0,1]; TV(P_0,P_1) = p/(1+p),
   TV(P_0^n,P_1^n) = 1 - (1+p)^{-n} (P_0^n has constant density ratio (1+p)^n w.r.t. P_1^n on its support,
-  which has P_1^n-mass (1+p)^{-n}); separation 2θ_0 p/(1+p) = 2s (THEOREMS.md §2.2 puts the pair at the
+  which has P_1^n-mass (1+p)^{-n}); separation 2θ_0 p/(1+p) = 2s (docs/problems/support.md puts the pair at the
   bottom, Unif[0,θ_0] vs Unif[0,(1+p)θ_0], separation pθ_0: half as large). Le Cam (§1.1) + central TV
   contraction (§1.2): ``M_n >= Φ(θ_0 p/(1+p)) (1 - min{n α_TV p/(1+p), 1 - (1+p)^{-n}})/2``, Φ(s) = s or s²;
   α_TV the TV level
@@ -177,7 +177,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
     p_free = FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0', θ_1 = 2θ_0")
     if privacy == "none":
         out.append(Bound("lower", "le-cam", "Le Cam two points (exact product TV)",
-                         le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); THEOREMS.md §1.1",
+                         le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); docs/methods/le-cam.md",
                          "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
                          "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: sp.Min(1, 1 / S.n)}))
     else:
@@ -186,7 +186,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
         out.append(Bound(
             "lower", "le-cam-tv", f"Le Cam + TV contraction ({via})",
             le_cam.two_point(phi_s, le_cam.tv_private_contraction(alpha_tv, S.n, S.p / (1 + S.p), tv_product)),
-            SOURCE + "; constant derived (THEOREMS.md §1.2, §1.6)",
+            SOURCE + "; constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
             "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
             "separation 2θ_0 p/(1+p) = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
             "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
@@ -198,7 +198,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
         out.append(Bound(
             "lower", "uniformity-two-point", "uniformity of mass, two points (group privacy coupling)",
             phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
-            "Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (THEOREMS.md §1.4)",
+            "Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (docs/methods/uniformity-of-mass.md)",
             "Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
             "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the §1.4 coupling gives Hamming "
             "distance Bin(n, q); the success sets {|θ̂ - θ_v| < θ_0 p/(1+p)} are disjoint; average failure >= "
@@ -224,7 +224,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
                    "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}[privacy]
         out.append(Bound(
             "upper", "exp-mech", f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
-            exp_mech_bound(lam, loss), "boundcalc (ours; derived, THEOREMS.md §2.2 leaves the upper bound open)",
+            exp_mech_bound(lam, loss), "boundcalc (ours; derived, the original theorem catalogue leaves the upper bound open)",
             exp_mech_bound.__doc__.split("Risk", 1)[1].strip() + " Privacy level: " + eps_txt + ".",
             free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
                   FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
