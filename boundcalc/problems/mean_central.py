@@ -195,14 +195,14 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
             continue
         expr = upper_expr(k, c)
         out.append(Bound(
-            "upper", name, title + " (shrunk by 1-σ)"
-            + ("; ε-private for the metric ρ_T(x,x') = min{‖x-x'‖₂, 2T}/(2T)" if privacy == "smooth" else ""), expr, SOURCE + "; docs/methods/central-mean.md (derived)",
+            "upper", name, title, expr, SOURCE + "; docs/methods/central-mean.md (derived)",
             "MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
             "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
             "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
             + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
             free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
-                  FreeParameter(shrink, lambda v: 1e-12, lambda v: 1.0, doc="shrinkage amount σ")),
+                  FreeParameter(shrink, lambda v: 0.0, lambda v: 1.0, log=False,
+                                doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)")),
             conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
             extra={"noise": sampler, "scale": scale, "c": c}))
     return out
@@ -401,5 +401,8 @@ for _priv in ("none", "pure", "smooth", "approx", "tv", "kl"):
         title="mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²", source=SOURCE,
         derived=relations.privacy_levels, lower_rate=lower_rate,
         check="boundcalc.problems._mean_check:CHECK",
-        notes=(("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
-                "min{d, log(1/δ)} (approx) or no d (tv).",) if _priv in ("approx", "tv") else ())))
+        notes=((("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
+                 "min{d, log(1/δ)} (approx) or no d (tv).",) if _priv in ("approx", "tv") else ())
+               + ((SMOOTH_METRIC,) if _priv == "smooth" else ())
+               + (("Upper bounds: the estimator is (1-σ)(projected mean + noise); σ = sigma_shrink is tuned "
+                   "(σ = 0: no shrinkage).",) if _priv != "none" else ()))))
