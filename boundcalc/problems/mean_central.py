@@ -181,7 +181,7 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
     if privacy == "none":
         return [Bound("upper", "sample-mean", "sample mean (no privacy)", S.r ** 2 / S.n, SOURCE,
                       "Var(X̄) = Var(X)/n <= E||X||²/n <= (E||X||^k)^{2/k}/n <= r²/n (Jensen)."),
-                Bound("upper", "shrunk-mean", "shrunk sample mean √n/(1+√n) X̄ (exact minimax)",
+                Bound("upper", "shrunk-mean", "shrunk sample mean (exact minimax)",
                       S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, "Hodges & Lehmann (1950); derivation in the text",
                       "θ̂ = cX̄, c = √n/(1+√n), in any dimension d: E||θ̂ - θ||² = c² (E||X||² - ||θ||²)/n + "
                       "(1-c)² ||θ||² and c²/n = (1-c)² = 1/(1+√n)², so the risk is E||X||²/(1+√n)² <= r²/(1+√n)². "
