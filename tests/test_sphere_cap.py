@@ -112,3 +112,32 @@ def test_log_cap_no_underflow(d, t):
     got = float(sc._log_cap_numpy(d, t))
     assert float(sc._log_cap_mpmath(d, t)) == pytest.approx(ref, rel=1e-10)
     assert math.isfinite(got) and got == pytest.approx(ref, rel=1e-8)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 20])
+@pytest.mark.parametrize("n", [1, 5, 50])
+@pytest.mark.parametrize("eps", [0.3, 2.0])
+def test_layered_bound_below_exact_private_risk_and_above_single_radius(d, n, eps):
+    """The layer-cake form is a lower bound on the average risk of a concrete ε-DP estimator (the shrunk
+    ℓ2-Laplace mean, and for d = 1 the noisy sign count) and never below the single-radius form."""
+    R = 1.0
+    taus = np.linspace(0.02, 0.999, 120)
+    for p in np.geomspace(1e-4, 1.0, 25):
+        risk = _laplace_l2_risk(n, p, eps, d, R)
+        if d == 1:
+            risk = min(risk, _count_rr_risk(n, p, eps, R))
+        for t in taus[::7]:
+            single = sc.risk_lower_value(n, p, eps, d, t, p * R)
+            layered = sc.risk_lower_layers_value(n, p, eps, d, t, p * R)
+            assert single <= layered * (1 + 1e-12) + 1e-300
+        best = max(sc.risk_lower_layers_value(n, p, eps, d, t, p * R) for t in taus)
+        assert best <= risk * (1 + 1e-12), (p, best, risk)
+
+
+def test_layered_sympy_bound_matches_float_helper():
+    from boundcalc.problems import mean_central as mc
+
+    b = next(x for x in mc._coupling_lowers("approx", math.inf) if x.name == "sphere-cap-layers")
+    for (n, p, eps, d, t, delta) in [(100, 0.01, 1.0, 10, 0.5, 1e-6), (10, 0.2, 0.3, 3, 0.9, 1e-3)]:
+        v = float(b.evaluate({"n": n, "eps": eps, "d": d, "r": 1.0, "delta": delta}, {"p": p, "tau": t}))
+        assert v == pytest.approx(sc.risk_lower_layers_value(n, p, eps, d, t, p, delta), rel=1e-9)

@@ -110,3 +110,28 @@ def risk_lower_value(n: int, p: float, eps: float, d: int, t: float, rho: float,
     G = math.exp(log_g)
     fail = 1 - math.exp(log_g + float(_log_cap_numpy(d, t))) - delta * (G - 1) / math.expm1(eps)
     return (rho * t) ** 2 * max(0.0, fail)
+
+
+#: number of layers of :func:`layered_failure` (the grid of the layer-cake sum)
+LAYERS = 12
+
+
+def layered_failure(n, p, eps, d, t=tau, delta=None, layers=LAYERS):
+    """Sympy: (1/K) Σ_{i=1..K} failure(τ sqrt(i/K)), the layer-cake refinement of step 4.
+
+    E‖θ̂ - θ_V‖² = ρ² ∫_0^∞ P(‖θ̂ - θ_V‖ >= ρ√u) du >= ρ² Σ_i (u_i - u_{i-1}) P(‖θ̂ - θ_V‖ >= ρ√u_i) on the
+    grid u_i = τ² i/K (the probability decreases in u, so the right end of each cell is a lower bound),
+    and each probability is at least failure(√u_i) by steps 1-4. Multiplied by (ρτ)² this is never below
+    the single-threshold bound (ρτ)² failure(τ) (the last term alone, since failure decreases in τ...
+    each of the K terms is at least failure(τ)).
+    """
+    terms = [failure_probability(n, p, eps, d, t * sp.sqrt(sp.Rational(i, layers)), delta)
+             for i in range(1, layers + 1)]
+    return sp.Add(*terms) / layers
+
+
+def risk_lower_layers_value(n: int, p: float, eps: float, d: int, t: float, rho: float, delta: float = 0.0,
+                            layers: int = LAYERS) -> float:
+    """Float evaluation of (ρτ)² · layered_failure (used by tests against exact risks)."""
+    return sum(risk_lower_value(n, p, eps, d, t * math.sqrt(i / layers), rho, delta) * (layers / i)
+               for i in range(1, layers + 1)) / layers

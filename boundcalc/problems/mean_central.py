@@ -336,7 +336,16 @@ def _coupling_lowers(privacy, k):
         + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="relative success radius τ")))
-    return [two, cap]
+    layers = Bound(
+        "lower", "sphere-cap-layers", "continuous packing of the sphere, layer-cake sum over radii",
+        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        "derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
+        "The sphere-cap family and coupling; instead of one success radius ρτ, E||θ̂ - θ_V||² = "
+        "ρ² ∫ P(||θ̂ - θ_V|| >= ρ√u) du >= (ρτ)² (1/K) Σ_{i<=K} (1 - G cap(τ√(i/K)) - δ(G-1)/(e^ε-1))_+ "
+        f"(K = {sphere_cap.LAYERS}; each probability is bounded as in sphere-cap at radius τ√(i/K))." + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+    return [two, cap, layers]
 
 
 @lru_cache(maxsize=None)
