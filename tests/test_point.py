@@ -431,8 +431,12 @@ def test_bounds_monotone_in_n_and_eps(model, logn, logeps, priv):
     more_eps = bc.rate("point", privacy=priv, n=n, eps=2 * eps, **kw)
     more_n = bc.rate("point", privacy=priv, n=2 * n, eps=eps, **kw)
     tol = 1 + 1e-6
-    assert more_eps.upper.value <= base.upper.value * tol
-    assert more_n.upper.value <= base.upper.value * tol
+    # the upper's integer block count is searched on a grid with zooms, not exhaustively; the MSE is very
+    # flat in the block count (1e-5 relative over thousands of blocks), so the reported optimum may be
+    # 1e-5 above the true one: every block count gives a valid bound, only tightness is at stake
+    tol_up = 1 + 1e-4
+    assert more_eps.upper.value <= base.upper.value * tol_up
+    assert more_n.upper.value <= base.upper.value * tol_up
     assert more_eps.lower.value <= base.lower.value * tol
     assert more_n.lower.value <= base.lower.value * tol
     for r in (base, more_eps, more_n):
