@@ -52,7 +52,7 @@ def test_help_names_every_privacy_model(cmd):
 
 
 def test_problem_commands_name_every_problem_and_defaults():
-    from boundcalc.bounds import problems
+    from boundcalc.catalog import problems
 
     for cmd in ("rate", "check", "plan", "table", "plot"):
         text = " ".join(_help(cmd).split())
