@@ -54,7 +54,7 @@ def test_bound_above_simulated_risk_of_the_projected_estimator(d, n, eps):
     for s in sorted({1, max(1, d // 3), max(1, d - 1)}):
         bound = float(fn(n, eps, d, s))
         for theta in (np.full(d, 1 / d), np.eye(d)[0], rng.dirichlet(np.ones(d))):
-            est = DM.sample_subset_estimates(theta, n, eps, s, 300, rng)
+            est = DM.estimate("subset", theta, n, eps, 300, rng, s=s)
             err = np.sum((DM.project_simplex(est) - theta) ** 2, axis=1)
             # the simulated risk (99.7% lower end) is below the bound (unbiasedness: exact, test below)
             se = err.std() / math.sqrt(err.size)

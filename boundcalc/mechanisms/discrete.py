@@ -217,36 +217,3 @@ def projected_subset_risk(n=S.n, eps=S.eps, d=S.d, s=ssub):
     v = 1 / (4 * D ** 2 * n)
     c = (1 - qs) / (3 * D * n)
     return sp.sqrt(2 * v * sp.log(d)) + c * sp.log(d)
-
-
-def project_simplex(Y):
-    """Euclidean projection of each row of Y onto the probability simplex (sort-based, vectorised)."""
-    Y = np.atleast_2d(np.asarray(Y, float))
-    U = -np.sort(-Y, axis=1)
-    css = np.cumsum(U, axis=1) - 1.0
-    k = np.arange(1, Y.shape[1] + 1)
-    cond = U - css / k > 0
-    rho = Y.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)
-    tau = css[np.arange(Y.shape[0]), rho] / (rho + 1)
-    return np.maximum(Y - tau[:, None], 0.0)
-
-
-def sample_subset_estimates(theta, n, eps, s, reps, rng):
-    """``reps`` unbiased subset-selection estimates (rows) of θ from n users (exact sampling:
-    per user, X ~ θ, then the s-subset with P(S|x) ∝ e^ε if x ∈ S else 1)."""
-    theta = np.asarray(theta, float)
-    d = theta.size
-    E = math.exp(eps)
-    ps = s * E / (s * E + d - s)
-    qs = (s - ps) / (d - 1)
-    counts = np.zeros((reps, d))
-    for r in range(reps):
-        x = rng.choice(d, size=n, p=theta)
-        contains = rng.random(n) < ps
-        # the other members: uniform (s-1)-subset of the rest if x ∈ S, else a uniform s-subset of the rest
-        keys = rng.random((n, d))
-        keys[np.arange(n), x] = np.inf  # x is never drawn among "the others"
-        others = np.argpartition(keys, s - 1, axis=1)[:, :s]
-        sel = np.where(contains[:, None], np.concatenate([x[:, None], others[:, :s - 1]], axis=1), others)
-        np.add.at(counts[r], sel.ravel(), 1.0)
-    return (counts / n - qs) / (ps - qs)
