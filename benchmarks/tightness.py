@@ -6,7 +6,7 @@ certified lower or upper bound (counted as an infinite ratio). Then the planning
 n_sufficient / n_necessary of the issues' planning examples, and the slopes in d of the central mean
 lower bound.
 
-Run:  python benchmarks/tightness.py [--only local|central] [--json FILE]
+Run:  python benchmarks/tightness.py [--only local|central] [--family TEXT] [--json FILE]
 
 Grids (issues 12 and 13):
 - local families: n ∈ {1e3, 1e5, 1e7}, ε ∈ {0.1, 0.5, 1, 2, 3}, d ∈ {2, 10, 100, 1000} where the
@@ -187,17 +187,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=("local", "central"))
     ap.add_argument("--json", help="write the results as JSON to this file")
+    ap.add_argument("--family", help="only families (and plans) whose label contains this text")
     args = ap.parse_args(argv)
+    keep = (lambda label: args.family is None or args.family in label)
     result = {}
     if args.only in (None, "local"):
         print("== local privacy: certified upper/lower ratio ==")
-        result["local"] = run_families(local_families())
-        result["local_plans"] = run_plans(PLANS["local"])
+        result["local"] = run_families([f for f in local_families() if keep(f[0])])
+        result["local_plans"] = run_plans([p for p in PLANS["local"] if keep(p[0])])
     if args.only in (None, "central"):
         print("== central privacy: certified upper/lower ratio ==")
-        result["central"] = run_families(central_families())
-        result["central_plans"] = run_plans(PLANS["central"])
-        result["slopes"] = run_slopes()
+        result["central"] = run_families([f for f in central_families() if keep(f[0])])
+        result["central_plans"] = run_plans([p for p in PLANS["central"] if keep(p[0])])
+        if args.family is None:
+            result["slopes"] = run_slopes()
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1, default=str)
