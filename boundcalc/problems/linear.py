@@ -40,6 +40,7 @@ from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
+from ..methods import posterior_assouad as PA
 from ..params import N, ParamSpec
 
 SOURCE = "Duchi, Jordan & Wainwright (FOCS 2013), Props 2-3 and Lemma 1"
@@ -53,6 +54,7 @@ PARAMS = (N, D_LIN, R_THETA, M_DATA, GEOM)
 
 Msym = sp.Symbol("M", positive=True)
 dlt = sp.Symbol("delta_LC", positive=True)  # signal strength δ of the lower-bound constructions
+A_ACT = sp.Symbol("a", positive=True, integer=True)  # active coordinates of the posterior Assouad family
 
 
 def _g(geometry, private):
@@ -117,6 +119,36 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
             free=(d_free,), optimum={dlt: sp.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
+    # posterior-mean Assouad (methods.posterior_assouad): a active coordinates (l2), a = 1 (l1)
+    A = A_ACT if geometry == "l2" else sp.Integer(1)
+    k_sign = PA.sign_information(PA.kl_bound_expr(S.n, S.eps if private else None, dlt / A, PA.sign_kl(dlt) / A))
+    pa_free = (FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)
+    if geometry == "l2":
+        pa_free += (FreeParameter(A_ACT, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a"),)
+    out.append(Bound(
+        "lower", "posterior-assouad",
+        "posterior-mean Assouad, X = ±M e_J, J uniform on a coordinates" + (" (a = 1 for l1)" if geometry == "l1" else ""),
+        sp.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
+        SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+        "v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
+        "min_Θ⟨θ,μ_v⟩ = -rδM/√a (ℓ2 ball; for l1, a = 1 and the ℓ1 ball gives the same). Bayes excess = (δM/a)"
+        "(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) with E[(E[v_j|Z])²] <= "
+        "k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a} (a flip of v_j moves P_v by TV δ/a and "
+        "KL (1/a)δ log((1+δ)/(1-δ)); triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2}; χ²–TV contraction "
+        "or data processing). δ" + (" and a" if geometry == "l2" else "") + " tuned.",
+        free=pa_free))
+    if private and geometry == "l1":
+        fano_mi = sp.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
+        out.append(Bound(
+            "lower", "fano-kl", "private Fano over the 2d signed coordinates, MI also capped by the data KL",
+            dlt * Msym * S.r / 2 * sp.Max(0, 1 - (fano_mi + sp.log(2)) / sp.log(2 * S.d)),
+            SOURCE + "; constant derived (boundcalc)",
+            "The 'fano' construction (v ∈ {±e_j}, X ∈ {±M}^d, P(X_i = M) = (1 + δv_i)/2, loss δMr/2 on an error) "
+            "with I(Z_{1:n};V) <= n min{c_ε max TV², max KL(P_v‖P_v')}: the chain rule of KL bounds each step by "
+            "the χ²–TV contraction (c_ε = 2(e^ε-1)²/(e^ε+1), max TV <= δ) or, by data processing, by the data KL; "
+            "max KL = KL(Bern((1+δ)/2)‖Bern((1-δ)/2)) = δ log((1+δ)/(1-δ)) (v = ±e_j; for v, v' on different "
+            "coordinates it is (δ/2)log((1+δ)/(1-δ))).",
+            free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)))
     if private and geometry == "l1":
         out.append(Bound(
             "lower", "fano", "private Fano over the 2d signed coordinates (x ∈ {±M}^d)",
