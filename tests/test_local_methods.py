@@ -562,3 +562,55 @@ def test_bernoulli_one_minus_bc_is_cancellation_free():
     val = float(ldp.bernoulli_one_minus_bc(sp.Float(q1, 30), sp.Float(q2, 30)))
     # 1 - BC ≈ (q1-q2)²/(8 q(1-q)) = 1e-18/2
     assert val == pytest.approx(1e-18 / 2, rel=1e-6)
+
+
+# ---------------------------------------------------------------------- posterior-mean Assouad (lemma)
+def test_posterior_sign_information_bound_sequential_channels():
+    """E[(E[v_j|Z])²] <= min{1, 2(1 - e^{-K/2})}, K = n min{c_ε τ², KL_1}, for v uniform on {±1}², random
+    data laws P_v = P̄ + Σ_j v_j D_j, and two users with a sequentially interactive ε-LDP protocol (the
+    second channel depends on the first output); exact enumeration (methods.posterior_assouad)."""
+    from boundcalc.methods import posterior_assouad as PA
+
+    rng = np.random.default_rng(21)
+    worst = 0.0
+    for _ in range(300):
+        nx, nz = int(rng.integers(3, 6)), int(rng.integers(2, 4))
+        spread = float(rng.choice([0.2, 1.0, 3.0]))
+        Q1, e1 = ldp.random_channel(nx, nz, rng, spread, bool(rng.integers(2)))
+        Q2s, e2s = zip(*[ldp.random_channel(nx, nz, rng, spread, bool(rng.integers(2))) for _ in range(nz)])
+        eps = max(e1, *e2s)
+        base = _rand_pmf(rng, nx)
+        D = []
+        for _j in range(2):
+            g = rng.normal(size=nx)
+            g -= g.mean()
+            D.append(g / np.abs(g).sum() * float(rng.uniform(0.01, 1.0)) * base.min())
+        V = list(itertools.product([-1, 1], repeat=2))
+        P = {v: base + v[0] * D[0] + v[1] * D[1] for v in V}
+        M = {v: _joint_sequential(P[v], Q1, Q2s) for v in V}
+        for j in range(2):
+            mp = np.mean([M[v] for v in V if v[j] == 1], axis=0)
+            mm = np.mean([M[v] for v in V if v[j] == -1], axis=0)
+            info = float(np.sum((mp - mm) ** 2 / (2 * (mp + mm))))  # E[(E[v_j|Z])²]
+            flips = [(v, tuple(-x if i == j else x for i, x in enumerate(v))) for v in V if v[j] == 1]
+            tau = max(_tv(P[a], P[b]) for a, b in flips)
+            kl1 = max(ldp.kl(P[a], P[b]) for a, b in flips)
+            for K in (PA.kl_bound_float(2, eps, tau), PA.kl_bound_float(2, None, tau, kl1),
+                      PA.kl_bound_float(2, eps, tau, kl1)):
+                bound = PA.sign_information_float(K)
+                assert info <= bound * (1 + 1e-10) + 1e-14, (info, bound, K)
+            worst = max(worst, info / PA.sign_information_float(PA.kl_bound_float(2, eps, tau, kl1)))
+    assert worst > 0.05  # not vacuous
+
+
+def test_posterior_sign_information_sympy_matches_float():
+    from boundcalc.methods import posterior_assouad as PA
+
+    n, e, t, k = sp.symbols("n e t k", positive=True)
+    f = sp.lambdify((n, e, t, k), PA.sign_information(PA.kl_bound_expr(n, e, t, k)), "math")
+    for args in [(10, 0.5, 0.01, 1e-3), (3, 2.0, 0.3, 0.05), (1000, 0.1, 0.2, 0.08)]:
+        want = PA.sign_information_float(PA.kl_bound_float(args[0], args[1], args[2], args[3]))
+        assert f(*args) == pytest.approx(want, rel=1e-12)
+    # the Bernoulli KL and the sign KL in closed form
+    assert float(PA.sign_kl(sp.Rational(1, 3))) == pytest.approx(ldp.kl([2 / 3, 1 / 3], [1 / 3, 2 / 3]), rel=1e-12)
+    assert float(PA.bernoulli_kl(sp.Float(0.2), sp.Float(0.05))) == pytest.approx(ldp.kl([0.2, 0.8], [0.05, 0.95]))

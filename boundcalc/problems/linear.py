@@ -119,24 +119,26 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
             free=(d_free,), optimum={dlt: sp.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
-    # posterior-mean Assouad (methods.posterior_assouad): a active coordinates (l2), a = 1 (l1)
-    A = A_ACT if geometry == "l2" else sp.Integer(1)
-    k_sign = PA.sign_information(PA.kl_bound_expr(S.n, S.eps if private else None, dlt / A, PA.sign_kl(dlt) / A))
-    pa_free = (FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)
-    if geometry == "l2":
-        pa_free += (FreeParameter(A_ACT, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a"),)
-    out.append(Bound(
-        "lower", "posterior-assouad",
-        "posterior-mean Assouad, X = ±M e_J, J uniform on a coordinates" + (" (a = 1 for l1)" if geometry == "l1" else ""),
-        sp.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
-        SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
-        "v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
-        "min_Θ⟨θ,μ_v⟩ = -rδM/√a (ℓ2 ball; for l1, a = 1 and the ℓ1 ball gives the same). Bayes excess = (δM/a)"
-        "(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) with E[(E[v_j|Z])²] <= "
-        "k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a} (a flip of v_j moves P_v by TV δ/a and "
-        "KL (1/a)δ log((1+δ)/(1-δ)); triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2}; χ²–TV contraction "
-        "or data processing). δ" + (" and a" if geometry == "l2" else "") + " tuned.",
-        free=pa_free))
+    # posterior-mean Assouad (methods.posterior_assouad): a = 1 (both geometries, d-free) and, for l2,
+    # a free number a <= d of active coordinates
+    for A in ((sp.Integer(1), A_ACT) if geometry == "l2" else (sp.Integer(1),)):
+        k_sign = PA.sign_information(PA.kl_bound_expr(S.n, S.eps if private else None, dlt / A, PA.sign_kl(dlt) / A))
+        pa_free = (FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)
+        if A == A_ACT:
+            pa_free += (FreeParameter(A_ACT, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a"),)
+        out.append(Bound(
+            "lower", "posterior-assouad" if A == A_ACT else "posterior-le-cam",
+            ("posterior-mean Assouad, X = ±M e_J, J uniform on a <= d coordinates" if A == A_ACT
+             else "posterior-mean two-point bound, X = ±M e_1 (d-free)"),
+            sp.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
+            SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+            "v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
+            "min_Θ⟨θ,μ_v⟩ = -rδM/√a (ℓ2 ball; for a = 1 the ℓ1 ball gives the same). Bayes excess = (δM/a)"
+            "(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) with E[(E[v_j|Z])²] <= "
+            "k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a} (a flip of v_j moves P_v by TV δ/a and "
+            "KL (1/a)δ log((1+δ)/(1-δ)); triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2}; χ²–TV contraction "
+            "or data processing). " + ("δ and a tuned." if A == A_ACT else "a = 1, δ tuned."),
+            free=pa_free, optimum=_posterior_optimum(A, private)))
     if private and geometry == "l1":
         fano_mi = sp.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
         out.append(Bound(
@@ -165,6 +167,20 @@ def _bounds(geometry: str, private: bool) -> tuple:
                      SOURCE, "DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
                      certified=False))
     return tuple(out)
+
+
+def _posterior_optimum(A, private):
+    """A valid closed-form choice of (δ, a) for the posterior-mean bounds (used by vectorised curves): with
+    K ≈ (βδ)², β = sqrt(n min{c_ε, 2a})/a, δ(1 - βδ) is largest at δ = 1/(2β); a = min{d, 3 sqrt(n c_ε)}."""
+    c = PA.chi2_factor(S.eps) if private else None
+    a = A
+    if A == A_ACT:
+        a = sp.Max(1, sp.Min(S.d, sp.floor(3 * sp.sqrt(S.n * c)))) if private else sp.Integer(1)
+    beta = sp.sqrt(S.n * (sp.Min(c, 2 * a) if private else 2 * a)) / a
+    opt = {dlt: sp.Min(1 - sp.Float(1e-12), 1 / (2 * beta))}
+    if A == A_ACT:
+        opt = {dlt: opt[dlt].subs(A_ACT, a), A_ACT: a}
+    return opt
 
 
 def _rate_expr(geometry, private):

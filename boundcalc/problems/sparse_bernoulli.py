@@ -45,6 +45,7 @@ from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
+from ..methods import posterior_assouad as PA
 from ..methods import van_trees as VT
 from ..params import N, ParamSpec
 
@@ -106,6 +107,18 @@ def _bounds(private: bool) -> tuple:
             "((mδ)²/4)(1 - TV(M_{+j}, M_{-j})) = s_sep(1 - TV); flipping v_j changes the product law by TV mδ "
             "(one Bernoulli coordinate; the n-sample TV is the exact binomial TV); convexity of TV and the private "
             "Le Cam bound (methods.ldp). Assouad: s_sep a (1 - TV bound).",
+            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
+            extra={"instance": "assouad"}))
+        pp, pm = m * (1 + dl) / 2, m * (1 - dl) / 2
+        k_sign = PA.sign_information(PA.kl_bound_expr(n, e, m * dl, PA.bernoulli_kl(pp, pm)))
+        out.append(Bound(
+            "lower", "posterior-assouad", "posterior-mean Assouad (squared loss), a active coordinates",
+            A * (m * dl / 2) ** 2 * (1 - k_sign),
+            SOURCE + "; docs/methods/posterior-assouad.md (derived)",
+            "θ_j = (m/2)(1 + δ v_j) on a active coordinates, m = min{s/a, 1/2}, v uniform on {±1}^a (Σθ <= s). "
+            "Bayes risk >= Σ_j E Var(θ_j|Z) = a (mδ/2)² (1 - E[(E[v_j|Z])²]) and E[(E[v_j|Z])²] <= min{1, 2(1 - "
+            "e^{-K/2})}, K = n min{c_ε (mδ)², KL(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (a flip of v_j changes one "
+            "Bernoulli coordinate: TV mδ; χ²–TV contraction or data processing; methods.posterior_assouad).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
             extra={"instance": "assouad"}))
         k = SM.k_sub
