@@ -388,3 +388,31 @@ def test_local_mean_two_point_below_certified_upper_at_huge_n(n):
             assert b.value is None or b.value <= res.upper.value, (k, b.name)
         sb = bc.rate("sparse-bernoulli", "local", n=n)
         assert sb.lower.value <= sb.upper.value
+
+
+@pytest.mark.parametrize("delta_gap", [0.3, 0.9])
+@pytest.mark.parametrize("a,s", [(2, 0.6), (2, 2.0), (1, 0.5)])
+def test_sparse_bernoulli_posterior_assouad_below_exact_bayes_risk(delta_gap, a, s):
+    """The posterior-mean Assouad bound (a active coordinates) stays below the exact Bayes risk of its own
+    hypercube family under k-RR and random ε-LDP channels (n = 1, 2, 3; ε up to about 9)."""
+    import itertools
+
+    b = next(x for x in SB._bounds(True) if x.name == "posterior-assouad")
+    mm = min(s / a, 0.5)
+    V = np.array(list(itertools.product([-1, 1], repeat=a)), float)
+    thetas = mm / 2 * (1 + delta_gap * V)
+    X = np.array(list(itertools.product([0, 1], repeat=a)), float)
+    Pv = np.array([np.prod(np.where(X == 1, th, 1 - th), axis=1) for th in thetas])
+    best = _assouad_check(b, {"d": 5, "s": s}, {"delta_gap": delta_gap, "a": a}, Pv, thetas, "l2sq", seed=19 + a)
+    assert best > 0.3  # not vacuous
+
+
+def test_sparse_bernoulli_lower_monotone():
+    """The certified lower bound never decreases with d and never increases with n or ε."""
+    lo = lambda **kw: bc.rate("sparse-bernoulli", "local", s=2, **kw).lower.value
+    for n in (10, 10 ** 3, 10 ** 6):
+        for e in (0.3, 2.0, 8.0):
+            vals = [lo(n=n, eps=e, d=d) for d in (2, 10, 100, 1000)]
+            assert all(y >= x * (1 - 1e-6) for x, y in zip(vals, vals[1:])), (n, e, vals)
+            assert lo(n=10 * n, eps=e, d=50) <= lo(n=n, eps=e, d=50) * (1 + 1e-6)
+            assert lo(n=n, eps=2 * e, d=50) <= lo(n=n, eps=e, d=50) * (1 + 1e-6)

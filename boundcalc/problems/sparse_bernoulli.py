@@ -46,6 +46,7 @@ from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import posterior_assouad as PA
+from ..methods.chi2_contraction import chi2_factor as F_chi2
 from ..methods import van_trees as VT
 from ..params import N, ParamSpec
 
@@ -120,7 +121,7 @@ def _bounds(private: bool) -> tuple:
             "e^{-K/2})}, K = n min{c_ε (mδ)², KL(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (a flip of v_j changes one "
             "Bernoulli coordinate: TV mδ; χ²–TV contraction or data processing; methods.posterior_assouad).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
-            extra={"instance": "assouad"}))
+            optimum=_posterior_optimum(), extra={"instance": "assouad"}))
         k = SM.k_sub
         second = SM.subsampling_second_moment(sp.Rational(1, 2), e, d, k)
         centre = sp.Max(0, d - 2 * ssp) ** 2 / (4 * d)
@@ -162,6 +163,15 @@ def _bounds(private: bool) -> tuple:
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", ssp * sp.Min(ssp, 1), "trivial",
                      "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero"}))
     return tuple(out)
+
+
+def _posterior_optimum():
+    """A valid closed-form choice for the posterior-mean Assouad bound (vectorised curves): with y = mδ and
+    K ≈ n c_ε y², a y²(1 - K)/4 is largest at y² = 1/(2n c_ε); a = min{d, ceil(s sqrt(3 n c_ε))}."""
+    c = F_chi2(S.eps)
+    a = sp.Max(1, sp.Min(S.d, sp.ceiling(ssp * sp.sqrt(3 * S.n * c))))
+    m = box_m(ssp, a)
+    return {DELTA_GAP: sp.Min(1 - sp.Float(1e-9), 1 / (m * sp.sqrt(2 * S.n * c))), A_ACT: a}
 
 
 def bounds_local(values: dict) -> list[Bound]:
