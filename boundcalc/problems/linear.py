@@ -23,6 +23,17 @@ Certified lower bounds (ours, from the local-privacy machinery of :mod:`boundcal
   Hamming separation with 2s = δMr/(2d^{3/2}) for the sign map sign_j(θ̂) = -sign(θ̂_j). Flipping v_j
   changes P_v by TV δ/d; private Assouad (ldp item 5): risk >= s d (1 - TVbound(δ/d)) =
   (δMr/(4√d))(1 - TVbound(δ/d)); free δ. Order rM √(d/(nε²)) when n(e^ε-1)² >~ d².
+* ``posterior-le-cam`` (both geometries, d-free) and ``posterior-assouad`` (l2): v uniform on {±1}^a,
+  X = M σ e_J with J uniform on a <= d coordinates and P(σ = + | J = j) = (1 + δv_j)/2 (a = 1 is the two-point
+  family). μ_v = (δM/a)v and min_Θ⟨θ, μ_v⟩ = -rδM/√a, so for any θ̂(Z) in the ball the Bayes excess is
+  (δM/a)(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) (Cauchy–Schwarz, Jensen),
+  where E[(E[v_j|Z])²] <= k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a}
+  (:mod:`boundcalc.methods.posterior_assouad`: triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2},
+  joint convexity of KL, chain rule with the χ²–TV contraction or data processing; a flip of v_j moves
+  P_v by TV δ/a and KL (δ/a) log((1+δ)/(1-δ))). δ and a tuned: order rM √(a/(n c_ε)) with
+  a = min{d, 3√(n c_ε)}. About 2√2 times ``assouad``.
+* ``fano-kl`` (l1): the ``fano`` construction with I(Z_{1:n}; V) <= n min{c_ε δ², δ log((1+δ)/(1-δ))}
+  (the second term by data processing: the largest data KL between two hypotheses, attained at v' = -v).
 * ``fano`` (l1, local): v ∈ {±e_j}, X ∈ {±M}^d with P(X_i = M) = (1 + δv_i)/2; at most one v can have
   excess < δMr/2 (||θ̂||₁ <= r), private Fano with I <= n(e^ε-1)²δ² and log|V| = log(2d): order
   rM √(log(2d)/(nε²)). The rate's √(d log d) needs the variational bound, certified only for
@@ -274,5 +285,11 @@ for _priv in ("none", "local"):
         problem="linear", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk",
         source=SOURCE, check=CHECK,
-        notes=("Lower bounds: certified Le Cam (d-free) and, for l2, private Assouad (order √(d/(nε²)) once "
-               "n(e^ε-1)² >~ d²); for l1 the √(d log d) rate is order only.",)))
+        notes=("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
+               "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
+               "order only.",
+               "Which side is loose: l2, both by constants (largest at ε >= 2, where the lower family's "
+               "information grows like e^ε and ℓ2 sampling gains nothing from ε); l1, the lower bound, which "
+               "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
+               "that rate at ε <= 1): the variational bound needed for it is certified only for "
+               "non-interactive protocols (docs/problems/linear.md).")))
