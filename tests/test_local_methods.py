@@ -572,7 +572,7 @@ def test_posterior_sign_information_bound_sequential_channels():
     from boundcalc.methods import posterior_assouad as PA
 
     rng = np.random.default_rng(21)
-    worst = 0.0
+    worst = worst_budget = 0.0
     for _ in range(300):
         nx, nz = int(rng.integers(3, 6)), int(rng.integers(2, 4))
         spread = float(rng.choice([0.2, 1.0, 3.0]))
@@ -588,6 +588,7 @@ def test_posterior_sign_information_bound_sequential_channels():
         V = list(itertools.product([-1, 1], repeat=2))
         P = {v: base + v[0] * D[0] + v[1] * D[1] for v in V}
         M = {v: _joint_sequential(P[v], Q1, Q2s) for v in V}
+        total = 0.0
         for j in range(2):
             mp = np.mean([M[v] for v in V if v[j] == 1], axis=0)
             mm = np.mean([M[v] for v in V if v[j] == -1], axis=0)
@@ -600,7 +601,37 @@ def test_posterior_sign_information_bound_sequential_channels():
                 bound = PA.sign_information_float(K)
                 assert info <= bound * (1 + 1e-10) + 1e-14, (info, bound, K)
             worst = max(worst, info / PA.sign_information_float(PA.kl_bound_float(2, eps, tau, kl1)))
+            total += info
+        # the information budget: Σ_j E[(E[v_j|Z])²] <= 2 I(V; Z) <= 2 n ε tanh(ε/2)
+        mbar = np.mean([M[v] for v in V], axis=0)
+        mi = float(np.mean([ldp.kl(M[v], mbar) for v in V]))
+        assert total <= 2 * mi * (1 + 1e-10) + 1e-14
+        assert mi <= 2 * PA.mi_per_report_float(eps) * (1 + 1e-10)
+        worst_budget = max(worst_budget, total / (4 * PA.mi_per_report_float(eps)))
     assert worst > 0.05  # not vacuous
+    assert worst_budget > 0.01
+
+
+def test_mi_per_report_is_the_largest_ldp_mutual_information():
+    """I(X; Z) <= ε tanh(ε/2) on random ε-LDP channels and input laws, and for binary randomized response
+    (log 2 - h(e^ε/(1+e^ε)) at the uniform input; the bound is within a factor 5 of it for ε <= 1)."""
+    from boundcalc.methods import posterior_assouad as PA
+
+    rng = np.random.default_rng(22)
+    for _ in range(400):
+        nx, nz = int(rng.integers(2, 6)), int(rng.integers(2, 5))
+        Q, eps = ldp.random_channel(nx, nz, rng, float(rng.choice([0.2, 1.0, 4.0])), bool(rng.integers(2)))
+        p = _rand_pmf(rng, nx)
+        m = p @ Q
+        mi = sum(p[x] * ldp.kl(Q[x], m) for x in range(nx))
+        assert mi <= PA.mi_per_report_float(eps) * (1 + 1e-12)
+    for eps in (0.1, 1.0, 5.0):
+        q = 1 / (1 + math.exp(-eps))
+        Q = np.array([[q, 1 - q], [1 - q, q]])
+        mi = 0.5 * ldp.kl(Q[0], Q.mean(axis=0)) + 0.5 * ldp.kl(Q[1], Q.mean(axis=0))
+        assert mi <= PA.mi_per_report_float(eps)
+        if eps <= 1:
+            assert mi >= 0.2 * PA.mi_per_report_float(eps)
 
 
 def test_posterior_sign_information_sympy_matches_float():

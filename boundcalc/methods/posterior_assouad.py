@@ -74,3 +74,26 @@ def bernoulli_kl(p, q):
 def sign_kl(delta):
     """sympy: KL(Bern((1+δ)/2) ‖ Bern((1-δ)/2)) = δ log((1+δ)/(1-δ)) = 2δ artanh δ."""
     return 2 * delta * sp.atanh(delta)
+
+
+# ----------------------------------------------------------------------------- the information budget
+
+def mi_per_report(eps):
+    """sympy: ε tanh(ε/2), the largest mutual information I(X; Z) of an ε-LDP channel (any input law).
+
+    Derivation: I(X;Z) = E_X KL(Q(·|X) ‖ Q_P) and the ratio ρ = q(z|x)/q_P(z) lies in [e^{-ε}, e^ε] with
+    E_{Q_P} ρ = 1; KL = E[ρ log ρ] is convex in the law of ρ, so it is largest at the two-point law on the
+    endpoints (mass 1/(e^ε+1) at e^ε), where it equals ε(e^ε - 1)/(e^ε + 1) = ε tanh(ε/2)."""
+    return eps * sp.tanh(eps / 2)
+
+
+def mi_per_report_float(eps: float) -> float:
+    return eps * math.tanh(eps / 2.0)
+
+
+# **Budget lemma.** For independent uniform signs v_1..v_a and any sequentially interactive ε-LDP protocol,
+#     Σ_j E[(E[v_j|Z])²] <= 2 Σ_j I(v_j; Z) <= 2 I(V; Z) <= 2 n ε tanh(ε/2).
+# Proof: I(v_j; Z) = E φ(E[v_j|Z]) with φ(m) = ((1+m)/2)log(1+m) + ((1-m)/2)log(1-m) = Σ_k m^{2k}/(2k(2k-1))
+# >= m²/2; independence of the v_j gives Σ_j I(v_j; Z) <= I(V; Z) (chain rule, I(v_j; Z | v_{<j}) =
+# I(v_j; Z, v_{<j}) >= I(v_j; Z)); the chain rule over reports and the Markov chain V → X_i → Z_i given
+# Z_{<i} give I(V; Z) <= Σ_i I(X_i; Z_i | Z_{<i}) <= n ε tanh(ε/2).

@@ -150,6 +150,21 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "KL (1/a)δ log((1+δ)/(1-δ)); triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2}; χ²–TV contraction "
             "or data processing). " + ("δ and a tuned." if A == A_ACT else "a = 1, δ tuned."),
             free=pa_free, optimum=_posterior_optimum(A, private)))
+    if private and geometry == "l2":
+        k_dense = PA.sign_information(PA.kl_bound_expr(S.n, S.eps, dlt, PA.sign_kl(dlt)))
+        budget = 2 * S.n * PA.mi_per_report(S.eps) / S.d
+        out.append(Bound(
+            "lower", "posterior-budget", "posterior-mean bound, dense data X = (M/√d)ξ, information budget",
+            sp.Max(0, dlt * Msym * S.r * (1 - sp.sqrt(sp.Min(k_dense, budget)))),
+            SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+            "v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) = (1+δ)/2 (‖X‖₂ = M): μ_v = (δM/√d)v, "
+            "‖μ_v‖ = δM. Bayes excess >= (δMr/√d)(√d - E‖E[v|Z]‖₂) >= δMr(1 - sqrt(Σ_j E[(E[v_j|Z])²]/d)), and "
+            "Σ_j E[(E[v_j|Z])²] <= min{d k, 2nε tanh(ε/2)}: k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε δ², 2δ artanh δ} "
+            "per coordinate (a flip changes one ξ_j: TV δ), and the information budget 2 Σ_j I(v_j; Z) <= 2 I(V; Z) "
+            "<= 2n ε tanh(ε/2) (I(v_j;Z) >= E[(E[v_j|Z])²]/2; each ε-LDP report carries at most ε tanh(ε/2) nats). "
+            "Approaches rM when d >> nε tanh(ε/2) (saturated regime). δ tuned.",
+            free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),),
+            optimum={dlt: 1 - sp.Float(1e-12)}))
     if private and geometry == "l1":
         fano_mi = sp.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
         out.append(Bound(
