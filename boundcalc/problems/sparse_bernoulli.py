@@ -18,6 +18,19 @@ Lower bounds (derived, certified):
   sharper (4d²/(s(2d-s)) <= 8d/(3s) when s <= d/2).
 - private Assouad: θ_j = (m/2)(1 + δ v_j); flipping v_j moves TV by mδ; a wrong sign costs (mδ/2)²:
   ``(m²δ²/8) d (1 - TVb(mδ))``, δ tuned (order d/(nε²), useful for small n).
+- posterior-mean Assouad (same family, a active coordinates; :mod:`boundcalc.methods.posterior_assouad`):
+  the Bayes risk under the uniform prior on v is at least the posterior variance
+  ``Σ_j (mδ/2)² (1 - E[(E[v_j|Z])²]) >= a (mδ/2)² (1 - k)``, ``k = min{1, 2(1 - e^{-K/2})}``,
+  ``K = n min{c_ε (mδ)², KL(Bern(m(1+δ)/2) ‖ Bern(m(1-δ)/2))}`` (c_ε = 2(e^ε-1)²/(e^ε+1)): 27/16 times the
+  Hamming-loss form at the optimum.
+
+Which side is loose (measured on the benchmark grid n ∈ {1e3, 1e5, 1e7}, ε ∈ [0.1, 3], d ∈ {2, ..., 1000},
+s = 2): for d <= 10 the ratio is 1.3–30. For d >= 100 it is 40–1800 and *both* sides are believed loose:
+the lower bounds' families (the sub-box [m/2, m]^a for van Trees, whose prior costs 16aπ²/m², and the
+hypercube θ_j ∈ {m(1±δ)/2}) give at most about ``s/(10 sqrt(n c_ε))`` when n ε² << d²/s, with no
+sparse-position (log d) factor; the certified uppers pay the truncation level K >= s twice (RR at level
+ε/(2K) costs K²/ε² per coordinate, rate d K²/(nε²) against BCO's s d/(nε²)) and have no thresholding or
+projection step for the middle regime.
 
 Upper bounds (derived, certified): the zero estimator (‖θ‖² <= s min{s, 1}); coordinate subsampling
 (k coordinates, one-bit at level ε/k on x_j - 1/2 ∈ [-1/2, 1/2], :mod:`boundcalc.mechanisms.sampling`):
@@ -263,7 +276,11 @@ register(Entry(
     lower_rate=None,
     notes=("Derived analogue of BCO Cor 3 (the paper's formulas (11)-(12) were not recovered).",
            upper_rate_note(),
-           "the original theorem catalogue's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.")))
+           "the original theorem catalogue's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.",
+           "Which side is loose: for d >= 100 both (ratios up to ~1800): the lower families give at most about "
+           "s/(10 sqrt(n c_ε)) in the middle regime and miss the sparse-position factor; the certified uppers pay "
+           "the truncation level K >= s squared (d K²/(nε²) against BCO's order s d/(nε²)) and have no "
+           "thresholding/projection step (docs/problems/sparse-bernoulli.md).")))
 register(Entry(
     problem="sparse-bernoulli", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
     title="s-sparse Bernoulli means, loss ||θ̂-θ||²", source="textbook", validate=validate))
