@@ -32,6 +32,10 @@ Certified lower bounds (ours, from the local-privacy machinery of :mod:`boundcal
   joint convexity of KL, chain rule with the χ²–TV contraction or data processing; a flip of v_j moves
   P_v by TV δ/a and KL (δ/a) log((1+δ)/(1-δ))). δ and a tuned: order rM √(a/(n c_ε)) with
   a = min{d, 3√(n c_ε)}. About 2√2 times ``assouad``.
+* ``posterior-budget`` (l2, local): v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) =
+  (1+δ)/2; μ_v = (δM/√d)v, Bayes excess >= δMr(1 - sqrt(Σ_j E[(E[v_j|Z])²]/d)) and the sum is at most
+  min{d k, 2nε tanh(ε/2)} (per-coordinate lemma with TV δ per flip, or the information budget of
+  :mod:`boundcalc.methods.posterior_assouad`). Tends to rM when d >> nε tanh(ε/2).
 * ``fano-kl`` (l1): the ``fano`` construction with I(Z_{1:n}; V) <= n min{c_ε δ², δ log((1+δ)/(1-δ))}
   (the second term by data processing: the largest data KL between two hypotheses, attained at v' = -v).
 * ``fano`` (l1, local): v ∈ {±e_j}, X ∈ {±M}^d with P(X_i = M) = (1 + δv_i)/2; at most one v can have
