@@ -320,3 +320,14 @@ def test_saturated_regime_lower_approaches_trivial_risk():
     """At tiny n ε tanh(ε/2) relative to d the certified lower bound approaches the trivial risk rM."""
     res = bc.rate("linear", "local", n=10, d=10 ** 4, eps=0.1)
     assert res.lower.value > 0.95 and res.upper.value <= 1.0
+
+
+@pytest.mark.parametrize("n", [10 ** 15, 10 ** 18])
+def test_lower_below_upper_at_huge_n(n):
+    """Regression guard for float64 cancellations at tiny δ: every certified lower stays below the upper."""
+    for geometry in ("l2", "l1"):
+        for e in (0.1, 3.0, 20.0):
+            res = bc.rate("linear", "local", n=n, d=50, eps=e, geometry=geometry)
+            for b in res.lowers:
+                if b.certified and b.value is not None:
+                    assert 0 <= b.value <= res.upper.value, (geometry, e, b.name)

@@ -416,3 +416,15 @@ def test_sparse_bernoulli_lower_monotone():
             assert all(y >= x * (1 - 1e-6) for x, y in zip(vals, vals[1:])), (n, e, vals)
             assert lo(n=10 * n, eps=e, d=50) <= lo(n=n, eps=e, d=50) * (1 + 1e-6)
             assert lo(n=n, eps=2 * e, d=50) <= lo(n=n, eps=e, d=50) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("n", [10 ** 12, 10 ** 15, 10 ** 18])
+def test_sparse_bernoulli_lowers_below_upper_at_huge_n(n):
+    """Regression: the Bernoulli KL in float64 cancelled to negative values at δ ~ 1e-9 (n = 1e18) and the
+    posterior-mean bound exploded; every certified lower must stay below the certified upper."""
+    for e in (0.1, 3.0, 20.0):
+        for d, s in ((20, 2.0), (5, 0.5), (1000, 2.0)):
+            res = bc.rate("sparse-bernoulli", "local", n=n, d=d, s=s, eps=e)
+            for b in res.lowers:
+                if b.certified and b.value is not None:
+                    assert 0 <= b.value <= res.upper.value, (e, d, s, b.name)

@@ -41,7 +41,7 @@ from .chi2_contraction import chi2_factor, chi2_factor_float
 
 def sign_information(kl):
     """sympy: min{1, 2(1 - e^{-K/2})}, the bound on E[(E[v_j|Z])²] from a KL bound K."""
-    return sp.Min(1, -2 * S.expm1(-kl / 2))
+    return sp.Min(1, sp.Max(0, -2 * S.expm1(-kl / 2)))
 
 
 def sign_information_float(kl: float) -> float:
@@ -64,6 +64,12 @@ def kl_bound_float(n: int, eps, tv_flip: float, kl_flip=None) -> float:
     if kl_flip is not None:
         vals.append(n * kl_flip)
     return min(vals)
+
+
+def bernoulli_chi2(p, q):
+    """sympy: χ²(Bern(p) ‖ Bern(q)) = (p - q)²/(q(1 - q)) >= KL(Bern(p) ‖ Bern(q)); written without the
+    cancellation of the KL formula (which float64 turns negative for p - q below about 1e-9)."""
+    return (p - q) ** 2 / (q * (1 - q))
 
 
 def bernoulli_kl(p, q):

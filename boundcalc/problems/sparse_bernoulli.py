@@ -21,7 +21,7 @@ Lower bounds (derived, certified):
 - posterior-mean Assouad (same family, a active coordinates; :mod:`boundcalc.methods.posterior_assouad`):
   the Bayes risk under the uniform prior on v is at least the posterior variance
   ``Σ_j (mδ/2)² (1 - E[(E[v_j|Z])²]) >= a (mδ/2)² (1 - k)``, ``k = min{1, 2(1 - e^{-K/2})}``,
-  ``K = n min{c_ε (mδ)², KL(Bern(m(1+δ)/2) ‖ Bern(m(1-δ)/2))}`` (c_ε = 2(e^ε-1)²/(e^ε+1)): 27/16 times the
+  ``K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2) ‖ Bern(m(1-δ)/2))}`` (χ² >= KL) (c_ε = 2(e^ε-1)²/(e^ε+1)): 27/16 times the
   Hamming-loss form at the optimum.
 
 Which side is loose (measured on the benchmark grid n ∈ {1e3, 1e5, 1e7}, ε ∈ [0.1, 3], d ∈ {2, ..., 1000},
@@ -124,14 +124,14 @@ def _bounds(private: bool) -> tuple:
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
             extra={"instance": "assouad"}))
         pp, pm = m * (1 + dl) / 2, m * (1 - dl) / 2
-        k_sign = PA.sign_information(PA.kl_bound_expr(n, e, m * dl, PA.bernoulli_kl(pp, pm)))
+        k_sign = PA.sign_information(PA.kl_bound_expr(n, e, m * dl, PA.bernoulli_chi2(pp, pm)))
         out.append(Bound(
             "lower", "posterior-assouad", "posterior-mean Assouad (squared loss), a active coordinates",
             A * (m * dl / 2) ** 2 * (1 - k_sign),
             SOURCE + "; docs/methods/posterior-assouad.md (derived)",
             "θ_j = (m/2)(1 + δ v_j) on a active coordinates, m = min{s/a, 1/2}, v uniform on {±1}^a (Σθ <= s). "
             "Bayes risk >= Σ_j E Var(θ_j|Z) = a (mδ/2)² (1 - E[(E[v_j|Z])²]) and E[(E[v_j|Z])²] <= min{1, 2(1 - "
-            "e^{-K/2})}, K = n min{c_ε (mδ)², KL(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (a flip of v_j changes one "
+            "e^{-K/2})}, K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (χ² >= KL, cancellation-free; a flip of v_j changes one "
             "Bernoulli coordinate: TV mδ; χ²–TV contraction or data processing; methods.posterior_assouad).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
             optimum=_posterior_optimum(), extra={"instance": "assouad"}))
