@@ -331,3 +331,30 @@ def test_lower_below_upper_at_huge_n(n):
             for b in res.lowers:
                 if b.certified and b.value is not None:
                     assert 0 <= b.value <= res.upper.value, (geometry, e, b.name)
+
+
+@pytest.mark.parametrize("geometry", ["l2", "l1"])
+def test_posterior_le_cam_below_exact_risk_of_rr_sign_scheme_large_n(geometry):
+    """At fixed δ the bound lower-bounds the Bayes excess under v uniform on {±1}, hence the average excess of
+    any concrete scheme. Scheme: randomized response at level ε on the sign of x = ±M e_1, θ̂ = -r sign(S)·e_1
+    with S = Σ(±1 reports) (θ̂ = 0 on a tie); its excess for v = +1 is δMr(2P(S < 0) + P(S = 0)) (by symmetry
+    the same for v = -1), computed exactly from the binomial law, n up to 10⁴, ε up to 8."""
+    from scipy import stats as st_
+
+    from boundcalc.problems import linear as LIN
+
+    b = next(x for x in LIN._bounds(geometry, True) if x.name == "posterior-le-cam")
+    r, M = 1.0, 1.0
+    best = 0.0
+    for n in (10, 100, 1000, 10000):
+        for eps in (0.1, 1.0, 3.0, 8.0):
+            q = 1 / (1 + math.exp(-eps))
+            for delta in np.geomspace(1e-3, 0.99, 25):
+                p_plus = (1 + delta) / 2 * q + (1 - delta) / 2 * (1 - q)  # P(report +)
+                k = np.arange(n + 1)
+                pk = st_.binom.pmf(k, n, p_plus)  # S = 2k - n
+                risk = delta * M * r * (2 * pk[2 * k < n].sum() + pk[2 * k == n].sum())
+                lb = float(b.evaluate({"n": n, "eps": eps, "d": 5, "r": r, "M": M}, {"delta_LC": delta}))
+                assert lb <= risk * (1 + 1e-9) + 1e-15, (n, eps, delta, lb, risk)
+                best = max(best, lb / risk) if risk > 0 else best
+    assert best > 0.3

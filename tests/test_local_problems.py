@@ -428,3 +428,30 @@ def test_sparse_bernoulli_lowers_below_upper_at_huge_n(n):
             for b in res.lowers:
                 if b.certified and b.value is not None:
                     assert 0 <= b.value <= res.upper.value, (e, d, s, b.name)
+
+
+def test_sparse_bernoulli_posterior_assouad_below_rr_scheme_large_n():
+    """a = 1: θ = (m/2)(1 + δv), v uniform on {±1}. At fixed δ the bound lower-bounds the Bayes risk, hence the
+    v-averaged risk of a concrete scheme: randomized response at level ε on the bit, posterior-mean estimate
+    of θ given the count of ones (the Bayes estimator for this channel, computed exactly from the binomial
+    laws). n up to 10⁴, ε up to 8, s ∈ {0.5, 2}."""
+    from scipy import stats as st_
+
+    b = next(x for x in SB._bounds(True) if x.name == "posterior-assouad")
+    best = 0.0
+    for s in (0.5, 2.0):
+        mm = min(s / 1, 0.5)
+        for n in (10, 100, 1000, 10000):
+            for eps in (0.1, 1.0, 3.0, 8.0):
+                q = 1 / (1 + math.exp(-eps))
+                for delta in np.geomspace(1e-3, 0.99, 15):
+                    th = np.array([mm / 2 * (1 + delta), mm / 2 * (1 - delta)])
+                    pr = th * q + (1 - th) * (1 - q)
+                    k = np.arange(n + 1)
+                    w = np.array([st_.binom.pmf(k, n, p) for p in pr]) / 2  # joint P(v, count)
+                    est = (w * th[:, None]).sum(0) / np.maximum(w.sum(0), 1e-300)
+                    bayes = float((w * (th[:, None] - est[None, :]) ** 2).sum())
+                    lb = float(b.evaluate({"n": n, "eps": eps, "d": 3, "s": s}, {"delta_gap": delta, "a": 1}))
+                    assert lb <= bayes * (1 + 1e-7) + 1e-18, (s, n, eps, delta, lb, bayes)
+                    best = max(best, lb / bayes)
+    assert best > 0.3
