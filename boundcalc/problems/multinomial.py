@@ -39,6 +39,7 @@ from ..mechanisms import discrete as DM
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
+from ..methods import dirichlet_van_trees as DVT
 from ..params import N, ParamSpec
 
 SOURCE = ("Duchi, Jordan & Wainwright (NeurIPS 2013); Barnes, Chen & Özgür (2020), Cor 2; Ye & Barg (2018); "
@@ -53,6 +54,9 @@ M_PAIRS = sp.Symbol("m", positive=True, integer=True)
 DELTA_GAP = sp.Symbol("delta_gap", positive=True)
 MPAIRS = sp.Symbol("m_pairs", positive=True, integer=True)  # ⌊d/2⌋ (a derived value)
 SUB_PAIRS = sp.Symbol("q", positive=True, integer=True)  # pairs of active symbols of the sub-alphabet family
+K_ACTIVE = sp.Symbol("k_act", positive=True, integer=True)  # active symbols of the Dirichlet family
+ALPHA_DIR = sp.Symbol("alpha_dir", positive=True, integer=True)  # Dirichlet concentration
+ETA_DIR = sp.Symbol("eta_dir", positive=True)  # threshold τ = (1-η)/k of the trace bound
 
 
 def derived(values: dict) -> dict:
@@ -145,6 +149,23 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
                   FreeParameter(q, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
                                 doc="pairs of active symbols q")),
             extra={"instance": "paired-sub"}))
+    if loss == "l2sq":
+        k, a, et = K_ACTIVE, ALPHA_DIR, ETA_DIR
+        out.append(Bound(
+            "lower", "van-trees-dirichlet", "van Trees on the full simplex of k symbols, Dirichlet prior",
+            DVT.dirichlet_van_trees(n, e, k, a, (1 - et) / k, private=private),
+            F.SOURCE_BCO + "; Gill & Levit (1995); docs/methods/ldp-trace.md, docs/problems/multinomial.md (derived)",
+            "Family: every p on the face of the first k <= d symbols (a sub-family for every d), orthonormal "
+            "tangent coordinates; projecting p̂ onto the face's affine hull only lowers the loss. Prior "
+            "Dirichlet(α) (α >= 3 an integer): J = (k-1)(kα-1)(kα-2)/(α-2). One sample, any ε-LDP channel: "
+            "tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)²·#{x: p_x < τ} (trace lemma: tr I_Z = Σ_z c_z Σ_x (r_zx - r̄_z)², "
+            "Bhatia–Davis on the symbols with p_x >= τ, r_zx ∈ [e^-ε, e^ε] on the others) and <= tr I_X = "
+            "(1-1/k)Σ1/p_x; under the prior E#{p_x < τ} = k P(Bin(kα-1, τ) >= α) (Beta marginals) and "
+            "E Σ 1/p_x = k(kα-1)/(α-1). van Trees: (k-1)²/(n E tr + J). τ = (1-η)/k.",
+            free=(FreeParameter(k, lambda v: 2, lambda v: max(2, v["d"]), integer=True, doc="active symbols k"),
+                  FreeParameter(a, lambda v: 3, lambda v: 1e10, integer=True, doc="Dirichlet concentration α"),
+                  FreeParameter(et, lambda v: 1e-3, lambda v: 0.999, log=False, doc="threshold τ = (1-η)/k")),
+            extra={"instance": "dirichlet"}))
     if private:
         mp, dl = M_PAIRS, DELTA_GAP
         # 1 - BC of one flip: the two changed masses (1±δ)/(2m') swap: BC = 1 - (1 - sqrt(1-δ²))/m'

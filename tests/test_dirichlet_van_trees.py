@@ -1,0 +1,145 @@
+"""Full-simplex van Trees with a Dirichlet prior (boundcalc/methods/dirichlet_van_trees.py): every step
+checked by something that could fail (Monte Carlo / sympy for the prior information, exact Fisher
+information of random ε-LDP channels for the trace bound, exact worst-case risks of valid ε-LDP schemes
+and the exact non-private minimax risk for the bound itself)."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy import stats
+
+from boundcalc import symbolic as S
+from boundcalc.mechanisms import discrete as DM
+from boundcalc.methods import dirichlet_van_trees as DVT
+from boundcalc.methods.ldp import privacy_level, random_channel
+from boundcalc.problems import multinomial as MN
+from boundcalc.solver import optimise
+
+
+def fisher_trace(Q, p):
+    """Exact tr I_Z(p) in an orthonormal basis of {h: Σh = 0}: Σ_z ‖Π q_z‖²/c_z."""
+    c = p @ Q
+    Qc = Q - Q.mean(axis=0, keepdims=True)
+    return float(np.sum(np.sum(Qc ** 2, axis=0) / c))
+
+
+@pytest.mark.parametrize("k,alpha", [(2, 6), (3, 7), (5, 9)])
+def test_prior_information_monte_carlo(k, alpha):
+    rng = np.random.default_rng(k * 100 + alpha)
+    p = rng.dirichlet(np.full(k, float(alpha)), size=400_000)
+    g = (alpha - 1) / p
+    g = g - g.mean(axis=1, keepdims=True)  # projection onto 1^⊥: the gradient of log prior on the face
+    x = np.sum(g ** 2, axis=1)
+    se = x.std() / math.sqrt(x.size)
+    J = float(DVT.dirichlet_prior_information(k, alpha))
+    assert abs(x.mean() - J) < 5 * se + 1e-3 * J
+
+
+def test_prior_information_sympy_k2():
+    # k = 2: orthonormal coordinate t, p = (1/2 + t/√2, 1/2 - t/√2); J = ∫ (d/dt log μ)² μ dt
+    t = sp.Symbol("t", real=True)
+    for alpha in (3, 4, 5):
+        dens = ((sp.Rational(1, 2) + t / sp.sqrt(2)) * (sp.Rational(1, 2) - t / sp.sqrt(2))) ** (alpha - 1)
+        lim = 1 / sp.sqrt(2)
+        Z = sp.integrate(dens, (t, -lim, lim))
+        J = sp.integrate(sp.simplify(sp.diff(dens, t) ** 2 / dens), (t, -lim, lim)) / Z
+        assert float(J) == pytest.approx(float(DVT.dirichlet_prior_information(2, alpha)), rel=1e-10)
+
+
+@pytest.mark.parametrize("k,alpha,tau", [(2, 3, 0.3), (4, 5, 0.2), (10, 30, 0.08), (100, 7, 0.004)])
+def test_expected_small_count_is_the_beta_marginal(k, alpha, tau):
+    f = S.numpy_lambdify([], DVT.expected_small_count(k, alpha, tau))
+    val = float(f())
+    assert val == pytest.approx(k * stats.beta.cdf(tau, alpha, (k - 1) * alpha), rel=1e-9, abs=1e-300)
+
+
+def test_generalised_trace_bound_random_channels():
+    """tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)² #{p_x < τ} for every τ, exact Fisher information."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for t in range(3000):
+        k, nz = int(rng.integers(2, 7)), int(rng.integers(2, 8))
+        Q, eps = random_channel(k, nz, rng, spread=float(np.exp(rng.uniform(-4, 2.5))), extreme=bool(t % 2))
+        p = rng.dirichlet(np.full(k, float(np.exp(rng.uniform(-2, 2)))))
+        p = np.maximum(p, 1e-12)
+        p = p / p.sum()
+        tr = fisher_trace(Q, p)
+        for tau in list(p) + [1e-9, 1.0 / k, 1.0]:
+            bnd = math.sinh(eps / 2) ** 2 / tau + math.expm1(eps) ** 2 * np.sum(p < tau)
+            r = tr / bnd
+            assert r <= 1 + 1e-9, (k, eps, p, tau, tr, bnd)
+            worst = max(worst, r)
+    assert worst > 0.3  # not vacuous
+
+
+def _worst_linear_shrunk(n, eps, d):
+    """Exact sup_θ risk of the best shrunk linear scheme p̂ = u + λ(p̂_unb - u), over k-RR, RR and
+    subset selection (every s), λ on a grid: risk(θ) = λ²(C - ‖θ‖²/n) + (1-λ)²(‖θ‖² - 1/d) is linear in
+    ‖θ‖² ∈ [1/d, 1], so its sup is at an endpoint."""
+    best = 1 - 1 / d
+    lams = np.linspace(0, 1, 2001)
+    mechs = [("krr", None), ("rr", None)] + [("subset", s) for s in range(1, d)]
+    for mech, s in mechs:
+        if mech == "rr" and d > 12:
+            continue
+        C = float(DM.risk_constant(mech, sp.Float(n), sp.Float(eps), sp.Integer(d), sp.Integer(s or 1)))
+        r1 = lams ** 2 * (C - 1 / (d * n))
+        r2 = lams ** 2 * (C - 1 / n) + (1 - lams) ** 2 * (1 - 1 / d)
+        best = min(best, float(np.min(np.maximum(r1, r2))))
+    return best
+
+
+def _dirichlet_lower(n, eps, d, private=True):
+    b = next(x for x in MN._bounds("l2sq", private) if x.name == "van-trees-dirichlet")
+    vals = {"n": n, "d": d, "loss": "l2sq", "privacy": "local" if private else "none"}
+    if private:
+        vals["eps"] = eps
+    return optimise(b, vals).value
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 10])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 3.0, 8.0, 12.0])
+def test_lower_below_exact_risks_of_private_schemes(d, eps):
+    tight = 0.0
+    for n in [1, 2, 5, 10, 100, 10 ** 4, 10 ** 7]:
+        lo = _dirichlet_lower(n, eps, d)
+        up = _worst_linear_shrunk(n, eps, d)
+        assert lo <= up * (1 + 1e-9), (n, eps, d, lo, up)
+        tight = max(tight, lo / up)
+    assert tight > 0.1  # the comparison can fail: the bound is within 10x somewhere on the row
+
+
+def test_nonprivate_lower_below_minimax():
+    # the exact non-private minimax risk (1 - 1/d)/(1 + √n)² (Steinhaus / Trybuła)
+    for d in (2, 5, 20):
+        for n in (1, 3, 10, 1000, 10 ** 6):
+            lo = _dirichlet_lower(n, None, d, private=False)
+            assert lo <= (1 - 1 / d) / (1 + math.sqrt(n)) ** 2 * (1 + 1e-9)
+    # asymptotically close to the exact minimax (1 - 1/d)/n
+    assert _dirichlet_lower(10 ** 9, None, 5, private=False) > 0.8 * (1 - 1 / 5) / 10 ** 9
+
+
+def test_monotone_in_d_and_eps():
+    for n in (10, 1000, 10 ** 6):
+        prev = 0.0
+        for d in (2, 3, 10, 50, 200):
+            lo = _dirichlet_lower(n, 1.0, d)
+            assert lo >= prev * (1 - 1e-3)
+            prev = lo
+        prev = math.inf
+        for eps in (0.1, 0.5, 1.0, 3.0, 8.0):
+            lo = _dirichlet_lower(n, eps, 20)
+            assert lo <= prev * (1 + 1e-3)
+            prev = lo
+
+
+def test_asymptotically_equal_to_subset_selection():
+    # d/(e^ε+1) integer: subset selection's risk (d-1)²/(n d sinh²(ε/2)) is the limit of the bound
+    d, eps = 8, math.log(3.0)  # s = 2
+    n = 1e12
+    lo = _dirichlet_lower(n, eps, d)
+    C = float(DM.worst_risk("subset", sp.Float(n), sp.Float(eps), sp.Integer(d), sp.Integer(2)))
+    assert C == pytest.approx((d - 1) ** 2 / (n * d * math.sinh(eps / 2) ** 2), rel=1e-9)
+    assert 0.9 < lo / C <= 1
