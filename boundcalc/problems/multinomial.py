@@ -19,6 +19,11 @@ Lower bounds (derived, certified):
   (θ̂_j = (d/2)(p̂_{2j-1} - p̂_{2j}) and (a-b)² <= 2a² + 2b²):
   ``sup E‖p̂-p‖² >= (2/d²) m² / (n min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} + mπ²/w²)``
   (at w = 1/2 and even d this is the original theorem catalogue's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
+- van Trees on the whole simplex of k <= d symbols with a Dirichlet(α) prior
+  (:mod:`boundcalc.methods.dirichlet_van_trees`; docs/methods/ldp-trace.md): the trace lemma extended to
+  priors reaching the boundary, ``tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)² #{x: p_x < τ}``, averaged under
+  the prior (Beta marginals), J = (k-1)(kα-1)(kα-2)/(α-2):
+  ``sup E‖p̂-p‖² >= (k-1)²/(n T + J)``; asymptotically equal to subset selection's risk.
 - private Assouad (coordinate-wise private Le Cam, :mod:`boundcalc.methods.ldp`) on
   ``p(2j-1) = (1+δv_j)/(2m')``, ``p(2j) = (1-δv_j)/(2m')`` for j <= m' (other symbols 0): flipping v_j
   moves TV by δ/m'; a wrong sign costs ``(δ/m')²/2`` in ℓ2² and ``δ/m'`` in ℓ1. Gives
