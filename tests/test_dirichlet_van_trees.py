@@ -143,3 +143,65 @@ def test_asymptotically_equal_to_subset_selection():
     C = float(DM.worst_risk("subset", sp.Float(n), sp.Float(eps), sp.Integer(d), sp.Integer(2)))
     assert C == pytest.approx((d - 1) ** 2 / (n * d * math.sinh(eps / 2) ** 2), rel=1e-9)
     assert 0.9 < lo / C <= 1
+
+
+# ------------------------------------------------------------------ saturated regime: point-mass Bayes bound
+
+def _exact_bayes_point_masses(Q, n, d, g):
+    """Exact Bayes ℓ2² and ℓ1 risks (Bayes estimators) for θ_j = (1-γ)u + γe_j, j uniform, through the
+    central channel Q[x^n, z^n] of a local protocol."""
+    xs = np.array(list(itertools.product(range(d), repeat=n)))
+    th = (1 - g) / d + g * np.eye(d)  # th[j] = θ_j
+    px = np.prod(th[:, xs], axis=2)  # (d, |X^n|): P(x^n | j)
+    M = px @ Q  # (d, |Z^n|)
+    mz = M.mean(axis=0)
+    keep = mz > 0
+    post = (M[:, keep] / d) / mz[keep]  # π_j(z)
+    l2 = g ** 2 * np.sum(mz[keep] * (1 - np.sum(post ** 2, axis=0)))
+    l1 = g * np.sum(mz[keep] * np.sum(np.minimum(post, 1 - post), axis=0))
+    return float(l2), float(l1)
+
+
+def _pm_bound(loss, n, eps, d, g):
+    f = S.numpy_lambdify([S.n, S.eps, S.d, MN.GAMMA_MIX], MN.point_mass_bayes(loss))
+    return float(f(float(n), float(eps), float(d), float(g)))
+
+
+def test_point_mass_bayes_below_exact_bayes_risk_sequential_channels():
+    import finite_channels as FC
+
+    rng = np.random.default_rng(5)
+    worst = {"l2sq": 0.0, "l1": 0.0}
+    for t in range(60):
+        d, n, kz = int(rng.integers(2, 4)), int(rng.integers(1, 4)), int(rng.integers(2, 4))
+        ch, eps = FC.sequential_local_channel(rng, d, kz, n, eps_cap=float(np.exp(rng.uniform(-1, 2.5))))
+        for g in (0.2, 0.6, 0.95):
+            l2, l1 = _exact_bayes_point_masses(ch.Q, n, d, g)
+            for loss, val in (("l2sq", l2), ("l1", l1)):
+                b = _pm_bound(loss, n, eps, d, g)
+                assert b <= val * (1 + 1e-9), (loss, d, n, eps, g, b, val)
+                worst[loss] = max(worst[loss], b / val)
+    assert worst["l2sq"] > 0.5 and worst["l1"] > 0.3  # not vacuous
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+@pytest.mark.parametrize("eps", [0.3, 1.0, 3.0, 8.0])
+def test_point_mass_bayes_below_exact_bayes_risk_krr(d, eps):
+    """k-RR is an efficient channel: its exact Bayes risk (n users, product channel) stays above the bound."""
+    E = math.exp(eps)
+    R = np.full((d, d), 1.0) + (E - 1) * np.eye(d)
+    R /= R.sum(axis=1, keepdims=True)
+    for n in (1, 2, 4):
+        zs = list(itertools.product(range(d), repeat=n))
+        xs = list(itertools.product(range(d), repeat=n))
+        Q = np.array([[np.prod([R[x[i], z[i]] for i in range(n)]) for z in zs] for x in xs])
+        for g in (0.1, 0.5, 0.9, 0.999):
+            l2, l1 = _exact_bayes_point_masses(Q, n, d, g)
+            assert _pm_bound("l2sq", n, eps, d, g) <= l2 * (1 + 1e-9)
+            assert _pm_bound("l1", n, eps, d, g) <= l1 * (1 + 1e-9)
+
+
+def test_point_mass_bayes_reaches_the_no_data_risk():
+    for d in (10, 1000, 10 ** 6):
+        b = _pm_bound("l2sq", 1, 1e-6, d, 1 - 1e-9)
+        assert b == pytest.approx(1 - 1 / d, rel=1e-5)
