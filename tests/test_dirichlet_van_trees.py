@@ -91,9 +91,9 @@ def _worst_linear_shrunk(n, eps, d):
     return best
 
 
-def _dirichlet_lower(n, eps, d, private=True):
-    b = next(x for x in MN._bounds("l2sq", private) if x.name == "van-trees-dirichlet")
-    vals = {"n": n, "d": d, "loss": "l2sq", "privacy": "local" if private else "none"}
+def _dirichlet_lower(n, eps, d, private=True, name="van-trees-dirichlet", loss="l2sq"):
+    b = next(x for x in MN._bounds(loss, private) if x.name == name)
+    vals = {"n": n, "d": d, "loss": loss, "privacy": "local" if private else "none"}
     if private:
         vals["eps"] = eps
     return optimise(b, vals).value
@@ -104,8 +104,10 @@ def _dirichlet_lower(n, eps, d, private=True):
 def test_lower_below_exact_risks_of_private_schemes(d, eps):
     tight = 0.0
     for n in [1, 2, 5, 10, 100, 10 ** 4, 10 ** 7]:
-        lo = _dirichlet_lower(n, eps, d)
         up = _worst_linear_shrunk(n, eps, d)
+        pm = _dirichlet_lower(n, eps, d, name="point-mass-bayes")
+        assert pm <= up * (1 + 1e-9), (n, eps, d, pm, up)
+        lo = _dirichlet_lower(n, eps, d)
         assert lo <= up * (1 + 1e-9), (n, eps, d, lo, up)
         tight = max(tight, lo / up)
     assert tight > 0.1  # the comparison can fail: the bound is within 10x somewhere on the row
@@ -205,3 +207,23 @@ def test_point_mass_bayes_reaches_the_no_data_risk():
     for d in (10, 1000, 10 ** 6):
         b = _pm_bound("l2sq", 1, 1e-6, d, 1 - 1e-9)
         assert b == pytest.approx(1 - 1 / d, rel=1e-5)
+
+
+def test_point_mass_bayes_monotone():
+    for loss in ("l2sq", "l1"):
+        for n in (1, 30, 1000):
+            prev = 0.0
+            for d in (2, 3, 10, 100, 10 ** 4):
+                lo = _dirichlet_lower(n, 0.3, d, name="point-mass-bayes", loss=loss)
+                assert lo >= prev * (1 - 1e-3)
+                prev = lo
+            prev = math.inf
+            for eps in (0.05, 0.3, 1.0, 3.0, 8.0):
+                lo = _dirichlet_lower(n, eps, 50, name="point-mass-bayes", loss=loss)
+                assert lo <= prev * (1 + 1e-3)
+                prev = lo
+        prev = math.inf
+        for n in (1, 3, 10, 100, 1000, 10 ** 5):
+            lo = _dirichlet_lower(n, 0.3, 50, name="point-mass-bayes", loss=loss)
+            assert lo <= prev * (1 + 1e-3)
+            prev = lo
