@@ -227,3 +227,33 @@ def test_point_mass_bayes_monotone():
             lo = _dirichlet_lower(n, 0.3, 50, name="point-mass-bayes", loss=loss)
             assert lo <= prev * (1 + 1e-3)
             prev = lo
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0, 8.0])
+@pytest.mark.parametrize("alpha", [3, 6, 20])
+def test_dirichlet_bound_below_exact_bayes_risk_under_its_prior(eps, alpha):
+    """van Trees bounds the Bayes risk under its own prior: d = k = 2, Beta(α, α) prior on p_1, binary
+    randomized response (optimal for two symbols), posterior mean by quadrature over p_1."""
+    from scipy import stats as st
+
+    q = 1 / (1 + math.exp(-eps))
+    th = np.linspace(0, 1, 20001)[1:-1]
+    w = st.beta.pdf(th, alpha, alpha)
+    w /= w.sum()
+    m = (1 - q) + th * (2 * q - 1)
+    ratios = []
+    kk, aa, tt = sp.symbols("kk aa tt", positive=True)
+    f = S.numpy_lambdify([S.n, S.eps, kk, aa, tt], DVT.dirichlet_van_trees(S.n, S.eps, kk, aa, tt))
+    for n in (1, 3, 10, 100, 1000):
+        T = np.arange(n + 1)
+        lik = st.binom.pmf(T[:, None], n, m[None, :])  # (n+1, grid)
+        joint = lik * w[None, :]
+        pt = joint.sum(axis=1)
+        mean = (joint @ th) / pt
+        second = (joint @ th ** 2) / pt
+        bayes = 2 * float(np.sum(pt * (second - mean ** 2)))  # ‖p̂-p‖² = 2(p̂_1 - p_1)²
+        for eta in (0.0, 0.3, 0.6):
+            b = float(f(float(n), eps, 2.0, float(alpha), (1 - eta) / 2))
+            assert b <= bayes * (1 + 1e-6), (n, eps, alpha, eta, b, bayes)
+            ratios.append(b / bayes)
+    assert max(ratios) > 0.3  # the comparison could fail
