@@ -133,11 +133,16 @@ def _privacy_factor(kind, tv, hel):
     if kind == "none":
         return stat
     if kind == "pure":
-        return sp.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)))
+        # E[1/cosh²(εK/2)], K ~ Bin(n, t): >= 2/(1 + e^{εnt}) (convexity, Jensen) and
+        # >= 1 - (ε²/4) E K² (1/cosh² = 1 - tanh², tanh u <= u), E K² = nt(1-t) + n²t²
+        second = 1 - S.eps ** 2 * (S.n * tv * (1 - tv) + (S.n * tv) ** 2) / 4
+        return sp.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)), second)
     from ..methods.chi2_contraction import kl_bound_expr
+    from ..methods.hellinger_contraction import affinity_lower_expr
 
     kl = kl_bound_expr(S.n, S.eps, tv)  # = 2a²t², a = (e^ε-1)sqrt(n/(e^ε+1)): Pinsker gives TV <= a t
-    return sp.Max(stat, 1 - sp.sqrt(kl / 2), 1 - kl)
+    # per-sample H² <= min(H²_stat, h_ε t²), tensorised over sequential rounds: 2(1 - h)^n - 1
+    return sp.Max(affinity_lower_expr(S.n, S.eps, tv, hel), 1 - sp.sqrt(kl / 2))
 
 
 def two_point_linear_lower(kind: str) -> Bound:
