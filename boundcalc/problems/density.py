@@ -59,7 +59,7 @@ BETA = ParamSpec("beta", "float", 1.0, "smoothness β of the local family (cosin
                  low=0, low_open=True, high=50)
 FAMILY = ParamSpec("family", "choice", "auto", "local family: lipschitz (β = 1), sobolev, or auto "
                    "(lipschitz if β = 1 else sobolev)", choices=("auto", "lipschitz", "sobolev"), structural=True)
-MECHANISMS_LOCAL = ("hist-laplace", "hist-rr", "series-linf", "series-laplace", "uniform")
+MECHANISMS_LOCAL = ("hist-laplace", "hist-rr", "hist-subset", "series-linf", "series-laplace", "uniform")
 MECH = ParamSpec("mechanism", "choice", "all", "restrict the local upper bounds to one mechanism",
                  choices=("all",) + MECHANISMS_LOCAL, structural=True)
 PARAMS_CENTRAL = (N, D_DENS, LIP)
@@ -205,6 +205,17 @@ def central_expr(private: bool):
     return expr
 
 
+def central_variance(private: bool):
+    mm = b ** S.d
+    V = H.variance_term(mm, S.n)
+    return V + H.central_laplace_term(mm, S.n, S.eps) if private else V
+
+
+def central_shrunk_expr(private: bool):
+    """A + BV/(B+V): the (private) histogram shrunk toward f ≡ 1 (see :func:`H.shrunk_risk`), α = dL²/12."""
+    return H.shrunk_risk(H.bias_lipschitz(L, S.d, 1), sp.Integer(1) / b, central_variance(private))
+
+
 def b_max(v: dict) -> float:
     """Any b with (b^d - 1)/n above the b = 1 risk is worse than b = 1: the optimum is <= this."""
     e = v.get("eps")
@@ -247,7 +258,18 @@ def _central_bounds(private: bool) -> tuple:
     cond = Condition("d = 1 (the bump family is derived for d = 1 only)", lambda v: int(v["d"]) == 1)
     cert = tuple(Bound(c.side, c.name, c.label, c.expr, c.source, c.derivation, free=c.free, conditions=(cond,))
                  for c in cert)
-    return ((up, uni, lo) if private else (up, lo)) + cert
+    shr = Bound(
+        "upper", "shrunk-histogram",
+        "histogram shrunk toward f ≡ 1" + (", Laplace(2/ε) on each bin count" if private else " (no privacy)"),
+        central_shrunk_expr(private), SOURCE_C + "; shrinkage derived (boundcalc.mechanisms.histogram)",
+        "f̂ = 1 + λ(g - 1), g the histogram above: E∫(f̂-f)² = ∫(f-f̄)² + (1-λ)²∫(f̄-1)² + λ²E∫(g-f̄)² "
+        "(orthogonal terms). ∫(f-f̄)² <= A = dL²h²/12 and ∫(f-f̄)² + ∫(f̄-1)² = ∫(f-1)² <= dL²/12, so the bias "
+        "part is <= A + (1-λ)²B, B = dL²(1-h²)/12; with V = (m-1)/n" + (" + 8m²/(nε)²" if private else "")
+        + " and λ = B/(B+V): A + BV/(B+V). Never above the uniform estimator's dL²/12 nor the unshrunk bound; "
+          "the linear density attains both bias terms.",
+        free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
+        optimum=up.optimum, extra={"kind": "central-histogram-shrunk"})
+    return ((up, uni, lo) if private else (up, lo)) + cert + (shr,)
 
 
 def _central_rate(values):
@@ -324,6 +346,8 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
                              ** (1 / (2 * beta_s + 2))) if private else {K: _round_pos(k_stat)},
         "series-laplace": k_opt((beta_s * L ** 2 * S.eps ** 2 * S.n / (24 * sp.pi ** (2 * beta_s)))
                                 ** (1 / (2 * beta_s + 3))),
+        "hist-subset": {m: sp.Max(2, _round_pos(sp.Min(m_stat, (cb * L ** 2 * S.n / (
+            4 * sp.exp(-S.eps) / S.expm1(-S.eps) ** 2)) ** sp.Rational(1, 4))))},
         "uniform": None,
     }
     cands = []
@@ -340,6 +364,15 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
              "(two bits differ: ratio ((1-q)/q)² = e^ε), debiased (Y-q)/(1-2q) has noise variance "
              "q(1-q)/(1-2q)² = e^(ε/2)/(e^(ε/2)-1)² per bin and user: m² e^(ε/2)/(n(e^(ε/2)-1)²).",
              hist_free, conds),
+            ("hist-subset", "histogram, subset selection on the bins, shrunk toward f ≡ 1",
+             H.shrunk_risk(_uniform_bias(fam), 1 / m, H.subset_noise_term(m, S.n, S.eps)),
+             f"f̂ = 1 + λ(g - 1), g = m p̂ on the bins, p̂ the subset-selection estimate of the bin probabilities "
+             f"(Ye–Barg; s = ⌊m/(e^ε+1)⌋ or ⌈m/(e^ε+1)⌉ in [1, m-1]). Orthogonal terms: ∫(f-f̄)² + (1-λ)²∫(f̄-1)² "
+             f"+ λ² m E‖p̂-p‖²; bias {hist_bias_txt} = A, ∫(f-1)² <= α (the one-bin bias), so the first two are "
+             "<= A + (1-λ)²B, B = α - A; m E‖p̂-p‖² <= V = (m-1)²(s + (m-s)e^(-ε))²/(n s (m-s)(1-e^(-ε))²) "
+             "(subset selection's p-free second moment minus ‖p‖² >= 1/m); λ = B/(B+V) gives A + BV/(B+V).",
+             (FreeParameter(m, lambda v: 2, lambda v: max(3, _m_max(fam, True)(v)), integer=True,
+                            doc="number of bins"),), conds),
             ("series-linf", "cosine series, coefficients privatised by ℓ∞ sampling",
              SER.tail_bias(L, beta_s, K) + SER.linf_variance(K, S.n, S.eps),
              f"bias {series_bias_txt}; variance (E||Z||² - ||c||²)/n <= K B²/n, B = √2 coth(ε/2) C_K(ε) "
