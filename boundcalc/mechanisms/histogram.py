@@ -136,6 +136,19 @@ def shrunk_risk(alpha, h, V):
 
 # --------------------------------------------------------------------------- exact numerics
 
+def subset_second_moment(m: int, eps: float, s: int) -> float:
+    """C_s = E‖a(Z)‖² of subset selection on m symbols (p-free): E‖p̂ - p‖² = (C_s - ‖p‖²)/n.
+    C_s = (m-1)²(s e^ε + m - s)²/(m s (m-s)(e^ε-1)²) + 1/m (the multinomial page's risk constant)."""
+    return (m - 1) ** 2 * (s + (m - s) * math.exp(-eps)) ** 2 / (m * s * (m - s) * math.expm1(-eps) ** 2) + 1 / m
+
+
+def best_subset_size(m: int, eps: float) -> int:
+    """The subset size the bound uses: ⌊m/(e^ε+1)⌋ or ⌈m/(e^ε+1)⌉ in [1, m-1], whichever has the smaller C_s."""
+    x = m / (math.exp(min(eps, 700.0)) + 1)
+    cands = {min(max(1, k), m - 1) for k in (math.floor(x), math.ceil(x))}
+    return min(sorted(cands), key=lambda k: subset_second_moment(m, eps, k))
+
+
 def exact_risk_shrunk(p, int_f2, n, lam, var_p):
     """Exact E∫(f̂-f)² of f̂ = 1 + λ(g - 1), g = m p̂ on the m bins of [0,1], for an unbiased p̂ of the bin
     probabilities p with E‖p̂ - p‖² = var_p: ∫(f-f̄)² + (1-λ)²∫(f̄-1)² + λ² m var_p."""

@@ -476,9 +476,25 @@ def sawtooth_instance(slope, bins):
     return np.zeros(bins), slope ** 2 * h ** 2 / 12
 
 
+def linear_instance(slope, bins):
+    """g = slope (x - 1/2): 1-D bin integrals on `bins` equal bins and ∫g² = slope²/12 (attains both bias
+    terms of the shrunk histogram: ∫(f - f̄)² = slope² h²/12 and ∫(f - 1)² = slope²/12)."""
+    h = 1.0 / bins
+    centres = (np.arange(bins) + 0.5) * h
+    return slope * h * (centres - 0.5), slope ** 2 / 12
+
+
+def shrink_factor(alpha: float, h: float, V: float) -> float:
+    """λ = B/(B+V), B = α(1 - h²): the shrinkage weight behind :func:`H.shrunk_risk` (float)."""
+    B = alpha * (1 - h * h)
+    return B / (B + V) if B + V > 0 else 0.0
+
+
 def check_central_instances(t):
-    """ISE of the (private) histogram at the solver's b on a smooth density (additive cosine) and on the
-    extremal sawtooth of the bin width (linear with slope ±L on every bin: attains the bias bound)."""
+    """ISE of the (private) histogram — shrunk toward f ≡ 1 when the best bound is ``shrunk-histogram`` —
+    at the solver's b on a smooth density (additive cosine), on the extremal sawtooth of the bin width
+    (linear with slope ±L on every bin: attains the bias bound) and on a linear density (attains both bias
+    terms of the shrunk bound)."""
     values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
     d, Lv, priv = int(values["d"]), float(values["L"]), values["privacy"]
     bins = int(res.upper.free_parameters.get("b", 1))
@@ -486,20 +502,30 @@ def check_central_instances(t):
         t.notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
         return
     h = 1.0 / bins
+    mm = bins ** d
     eps = float(values["eps"]) if priv != "none" and res.upper.name != "uniform" else None
+    lam = 1.0
+    if res.upper.name == "shrunk-histogram":
+        V = (mm - 1) / n + (8 * mm ** 2 / (n * eps) ** 2 if eps else 0.0)
+        lam = shrink_factor(d * Lv ** 2 / 12, h, V)
     amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
     slope = min(Lv, 1.0 / (d * h))
+    lin = min(Lv, 1.8 / d)
     for name, (gb, ig2), desc in (
             ("smooth", cos_instance(amp, 1, bins), f"1 + Σ_j {amp * math.sqrt(2):.3g} cos(π x_j)"),
             ("sawtooth", sawtooth_instance(slope, bins),
-             f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias")):
+             f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias"),
+            ("linear", linear_instance(lin, bins), f"1 + {lin:.3g} Σ_j (x_j - 1/2)")):
         p, if2 = _additive_instance(gb, ig2, d, h)
         p = np.clip(p, 0, None)
         p = p / p.sum()
         c = H.central_counts(rng, n, p, reps, eps)
+        if lam != 1.0:  # f̂ = 1 + λ(g - 1) on every bin, as equivalent counts n h^d f̂_j
+            c = n * h ** d * (1 + lam * (c / (n * h ** d) - 1))
         err = H.ise(c, p, if2, n, h ** d)
-        exact = H.exact_risk(p, if2, n, 8 / eps ** 2 if eps else 0.0, h ** d)
-        yield name, err, desc, exact
+        var_p = float(np.sum(p * (1 - p)) / n + (mm * 8 / (eps ** 2 * n ** 2) if eps else 0.0))
+        exact = H.exact_risk_shrunk(p, if2, n, lam, var_p)
+        yield name, err, desc + (f" (λ = {lam:.3g})" if lam != 1.0 else ""), exact
 
 
 CHECK_CENTRAL = CheckSpec(check_central_instances, DEFAULT_NS_CENTRAL)
@@ -521,7 +547,7 @@ def sample_cos_density(rng, amp, freq, size):
 #: bound name -> (estimator shape, privatising channel) of each local mechanism simulated
 LOCAL_MECHANISMS = {"hist-laplace": ("histogram", "laplace"), "hist-rr": ("histogram", "rr"),
                     "uniform": ("histogram", None), "series-linf": ("series", "linf"),
-                    "series-laplace": ("series", "laplace")}
+                    "series-laplace": ("series", "laplace"), "hist-subset": ("histogram", "subset")}
 
 
 def _rr_count_variance(eps):
@@ -552,11 +578,26 @@ def check_local_instances(t):
         else:
             a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
             hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
-        for name, (gb, ig2), desc in (("smooth", cos_instance(smooth_amp, 1, bins),
-                                       f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard):
+        insts = [("smooth", cos_instance(smooth_amp, 1, bins), f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard]
+        if channel == "subset":
+            lin = min(Lv, 1.8)
+            if fam == "lipschitz":
+                insts.append(("linear", linear_instance(lin, bins), f"1 + {lin:.3g}(x - 1/2): both bias terms"))
+            s_sub = H.best_subset_size(bins, eps)
+            c_s = H.subset_second_moment(bins, eps, s_sub)
+            lam = shrink_factor(_uniform_bias_value(values, fam), h, bins * (c_s - 1 / bins) / n)
+        for name, (gb, ig2), desc in insts:
             p, if2 = _additive_instance(gb, ig2, 1, h)
             p = np.clip(p, 0, None)
             p = p / p.sum()
+            if channel == "subset":  # f̂ = 1 + λ(m p̂ - 1), p̂ from n users' subsets (simulated user by user)
+                from ..mechanisms import discrete as DM
+
+                ph = DM.estimate("subset", p, n, eps, reps, rng, s_sub)
+                err = H.ise(n * h * (1 + lam * (bins * ph - 1)), p, if2, n, h)
+                exact = H.exact_risk_shrunk(p, if2, n, lam, (c_s - float(np.sum(p ** 2))) / n)
+                yield name, err, desc + f" (s = {s_sub}, λ = {lam:.3g})", exact
+                continue
             if channel is None:  # f̂ ≡ 1: the ISE is ∫f² - 1 exactly
                 err = np.full(reps, if2 - 1.0)
                 nv = 0.0
