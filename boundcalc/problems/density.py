@@ -9,7 +9,10 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 
     E∫(f̂-f)² <= d L² h²/12 + (m - 1)/n + 8 m²/(nε)²,
 
-b chosen by the integer solver. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
+b chosen by the integer solver; ``shrunk-histogram``: the same histogram shrunk toward f ≡ 1,
+f̂ = 1 + λ(g - 1), bounded by A + BV/(B+V) with A = dL²h²/12, B = dL²(1-h²)/12, V the variance and noise
+terms (λ = B/(B+V); see :mod:`boundcalc.mechanisms.histogram`): never above the uniform estimator and better
+at small n. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
 12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
 variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
 ``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
@@ -24,13 +27,15 @@ is lipschitz when β = 1, else sobolev. Certified upper bounds (``--mechanism`` 
 * ``hist-laplace``: each user adds Laplace(2/ε) to its one-hot bin vector:
   bias + (m-1)/n + 8m²/(nε²), bias = L²/(12m²) (lipschitz) or L²/(π^{2β} m²) (sobolev, β >= 1);
 * ``hist-rr``: randomized response on each bit of the one-hot vector: bias + (m-1)/n + m² e^{ε/2}/(n(e^{ε/2}-1)²);
+* ``hist-subset``: subset selection (Ye–Barg) on the m bins, the histogram shrunk toward f ≡ 1:
+  A + BV/(B+V), A = bias, B = α - A (α the uniform bound below), V = (m-1)²(s + (m-s)e^{-ε})²/(n s (m-s)(1-e^{-ε})²);
 * ``series-linf``: K cosine coefficients privatised by ℓ∞ sampling: L²(π(K+1))^{-2β} + 2K coth²(ε/2) C_K(ε)²/n,
   rate (nε²)^{-2β/(2β+2)};
 * ``series-laplace``: Laplace on the K coefficients: L²(π(K+1))^{-2β} + (2K + 16K³/ε²)/n,
   rate (nε²)^{-2β/(2β+3)} — slower, shown for comparison (see :mod:`boundcalc.mechanisms.series`);
 * ``uniform``: f̂ ≡ 1 (no data): L²/12 (lipschitz) or L²/π^{2β} (sobolev).
-m and K are integers chosen by the solver. Lower bounds: certified for β = 1 (``assouad-bumps`` with the χ²
-contraction of ε-LDP channels, ``two-point-linear``: see :func:`assouad_lower`); otherwise order only,
+m and K are integers chosen by the solver. Lower bounds: certified for β = 1 (``assouad-bumps`` with the
+Hellinger and χ² contractions of ε-LDP channels, ``two-point-linear``: see :func:`assouad_lower`); otherwise order only,
 n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
 """
 from __future__ import annotations
@@ -170,10 +175,15 @@ def assouad_lower(kind: str) -> Bound:
     * central ε-DP: couple the samples entry by entry (maximal coupling, Bin(n, t) changed entries,
       t = Lh²/8); for two fixed samples at distance k the outputs' density ratio is within e^{±εk}, so
       2pq/(p+q) >= (p+q)·2e^{εk}/(1+e^{εk})², integrating to 1/cosh²(εk/2) >= 2/(1 + e^{εk}) (convex in k),
-      and Jensen gives F >= 2/(1 + e^{εnt});
-    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= 1 - TV and >= 1 - 2H² >= 1 - KL; the χ²
-      contraction of an ε-LDP channel, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², with the chain rule gives
-      KL <= 2a²t² and (Pinsker) TV <= a t, a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max(1 - at, 1 - 2a²t²).
+      and Jensen gives F >= 2/(1 + e^{εnt}); also 1/cosh²(u) = 1 - tanh²(u) >= 1 - u², so
+      F >= 1 - (ε²/4) E K² = 1 - (ε²/4)(nt(1-t) + n²t²), K ~ Bin(n, t) (better when εnt is about 1);
+    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= 1 - 2H²(transcripts) and >= 1 - TV. The Hellinger
+      contraction of an ε-LDP channel, H²(PK, QK) <= h_ε TV(P,Q)², h_ε = (e^ε-1)²/(4(e^ε+1))
+      (:mod:`boundcalc.methods.hellinger_contraction`), and data processing bound every round's H² by
+      h = min(H²_stat, h_ε t²) whatever the history; the affinity of the transcripts is then >= (1 - h)ⁿ,
+      so F >= 2(1 - h)ⁿ - 1 (≈ 1 - 2n h_ε t², against 1 - 2a²t² = 1 - 8n h_ε t² through KL). With the χ²
+      contraction, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², the chain rule and Pinsker, TV <= a t,
+      a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max(2(1 - h)ⁿ - 1, 1 - at).
     Mixtures over v_{-j} are handled by joint convexity (every pair has the same t and H²). The free
     parameter is the integer number of bumps m >= max(1, L/4). d = 1 only: a product construction for
     d > 1 is not derived here.
@@ -182,13 +192,14 @@ def assouad_lower(kind: str) -> Bound:
     factor = _privacy_factor(kind, tv, hel)
     label = {"none": "Assouad, triangle-wave bumps (Hellinger)",
              "pure": "Assouad, triangle-wave bumps, coupled DP test per flip",
-             "local": "Assouad, triangle-wave bumps, χ² contraction under ε-LDP"}[kind]
+             "local": "Assouad, triangle-wave bumps, Hellinger contraction under ε-LDP"}[kind]
     lo, hi = _m_bump_range(kind == "local")
     return Bound(
         "lower", "assouad-bumps", label, sep * sp.Max(0, factor),
         "Assouad's lemma (Yu 1997) with triangle-wave bumps; " + (
             "Barber & Duchi (2014) Prop 1 with group privacy (central)" if kind == "pure" else
-            "χ²-contraction of ε-LDP channels, Duchi, Jordan & Wainwright (2018) Thm 1 sharpened (local)"
+            "Hellinger and χ² contractions of ε-LDP channels (docs/methods/hellinger-contraction.md), Duchi, Jordan & "
+            "Wainwright (2018) Thm 1 sharpened (local)"
             if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
         assouad_lower.__doc__.split("\n\n", 1)[1].strip(),
         free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),))
@@ -643,7 +654,7 @@ register(Entry(
     problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
     title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
     source=SOURCE_L, derived=derived, validate=_validate_local, check=CHECK_LOCAL,
-    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the χ² contraction of ε-LDP "
+    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
            "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
            "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
            "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))
