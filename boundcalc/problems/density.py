@@ -122,14 +122,23 @@ def _assouad_stat_factor(hel):
     return 2 * sp.exp(S.n * S.log1p(-hel)) - 1
 
 
+#: integer search ranges are capped here (int64-safe grids); any value in range gives a valid bound, and
+#: every optimum is far below it (n <= 1e18 and the optima grow like n^(1/2) at most)
+RANGE_CAP = 10 ** 15
+
+
+def _cap(k: int) -> int:
+    return int(min(k, RANGE_CAP))
+
+
 def _m_bump_range(local: bool):
     def lo(v):
         return max(1, math.ceil(v["L"] / 4))
 
     def hi(v):
-        n, e, Lv = float(v["n"]), float(v.get("eps") or 1.0), max(float(v["L"]), 1e-12)
-        a = math.expm1(e) * math.sqrt(n / (math.exp(min(e, 700)) + 1)) if local else e * n
-        return max(lo(v) + 1, math.ceil(4 * max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0)) + 2)
+        n, e, Lv = float(v["n"]), min(float(v.get("eps") or 1.0), 700.0), max(float(v["L"]), 1e-12)
+        a = math.expm1(e) * math.sqrt(n / (math.exp(e) + 1)) if local else e * n
+        return _cap(max(lo(v) + 1, math.ceil(4 * min(max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0), 1e300)) + 2))
     return lo, hi
 
 
@@ -231,7 +240,7 @@ def b_max(v: dict) -> float:
     """Any b with (b^d - 1)/n above the b = 1 risk is worse than b = 1: the optimum is <= this."""
     e = v.get("eps")
     r1 = v["d"] * v["L"] ** 2 / 12 + (8 / (v["n"] * e) ** 2 if e is not None and v["privacy"] != "none" else 0.0)
-    return math.floor((1 + v["n"] * r1) ** (1 / v["d"])) + 1
+    return _cap(math.floor(min((1 + v["n"] * r1) ** (1 / v["d"]), 1e300)) + 1)
 
 
 def _round_pos(x):
@@ -314,13 +323,13 @@ def _uniform_bias_value(v, fam):
 def _m_max(fam, private):
     def f(v):
         extra = 8 / v["eps"] ** 2 if private else 0.0
-        return math.floor(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, 1e300)) + 1
+        return _cap(math.floor(min(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, 1e300), 1e300)) + 1)
     return f
 
 
 def _k_max(fam):
     def f(v):
-        return math.floor(v["n"] * _uniform_bias_value(v, fam) / 2) + 1
+        return _cap(math.floor(min(v["n"] * _uniform_bias_value(v, fam) / 2, 1e300)) + 1)
     return f
 
 
