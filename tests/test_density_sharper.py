@@ -177,7 +177,7 @@ def test_local_assouad_below_exact_bayes_risk_of_cell_channels(n, eps):
 
 
 @pytest.mark.parametrize("n,eps,s", [(20, 0.1, 1.0), (50, 0.1, 1.0), (100, 0.05, 1.0), (200, 0.1, 0.5),
-                                     (400, 0.02, 0.4)])
+                                     (400, 0.02, 0.4), (80, 0.1, 0.85), (300, 0.05, 0.45)])
 def test_pure_two_point_below_exact_bayes_risk_of_geometric_mechanism(n, eps, s):
     """Central ε-DP: release #{x_i > 1/2} plus two-sided geometric noise (P(w) ∝ e^{-ε|w|}, sensitivity 1).
     Exact output laws by convolution; the pure two-point bound (with the new 1 - (ε²/4)E K² branch) at
@@ -193,13 +193,28 @@ def test_pure_two_point_below_exact_bayes_risk_of_geometric_mechanism(n, eps, s)
     assert _bound("pure", "two-point-linear", {"s_lin": s}, n, eps) <= exact
 
 
-def test_pure_second_moment_branch_is_valid_on_ratio_bounded_laws():
-    """1/cosh²(εk/2) >= 1 - (εk/2)² and E over Bin(n, t) of the affinity bound: the branch
-    1 - (ε²/4)(nt(1-t) + n²t²) never exceeds E[1/cosh²(εK/2)] (exact binomial sums)."""
-    for n, eps, t in ((10, 0.5, 0.1), (100, 0.1, 0.05), (1000, 0.01, 0.02), (50, 1.0, 0.01)):
+def test_sech2_slope_constant():
+    """tanh²(u)/u <= c_sech = 0.5826 for all u > 0 (dense grid, and its maximiser solves sinh 2u = 4u), with
+    less than 2e-4 to spare: 1/cosh²(u) >= 1 - c_sech u."""
+    c = float(D.SECH2_SLOPE)
+    u = np.concatenate([np.geomspace(1e-8, 1e3, 200001), np.linspace(1.0, 1.2, 200001)])
+    r = np.tanh(u) ** 2 / u
+    assert r.max() <= c and r.max() >= c - 2e-4
+    us = float(u[np.argmax(r)])
+    assert abs(math.sinh(2 * us) - 4 * us) < 1e-3
+    assert np.all(np.tanh(u) ** 2 <= c * u + 1e-15)
+
+
+def test_pure_affinity_branches_are_valid_on_ratio_bounded_laws():
+    """E over K ~ Bin(n, t) of 1/cosh²(εK/2) (the coupled affinity) is above both closed forms used:
+    1 - (ε²/4)(nt(1-t) + n²t²) and 1 - c_sech εnt/2 (exact binomial sums)."""
+    c = float(D.SECH2_SLOPE)
+    for n, eps, t in ((10, 0.5, 0.1), (100, 0.1, 0.05), (1000, 0.01, 0.02), (50, 1.0, 0.01), (2000, 0.1, 0.0086),
+                      (5, 2.0, 0.3)):
         k = np.arange(n + 1)
         ek = float(np.sum(stats.binom.pmf(k, n, t) / np.cosh(eps * k / 2) ** 2))
         assert 1 - eps ** 2 * (n * t * (1 - t) + (n * t) ** 2) / 4 <= ek + 1e-12
+        assert 1 - c * eps * n * t / 2 <= ek + 1e-12
 
 
 @pytest.mark.parametrize("privacy", ["local", "pure"])
