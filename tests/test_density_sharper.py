@@ -95,6 +95,19 @@ def test_hellinger_contraction_sharp_at_small_eps(eps):
     assert 1 - eps <= r <= 1 + 1e-6
 
 
+def test_affinity_above_squared_hellinger_affinity():
+    """Σ 2pq/(p+q) >= (Σ √(pq))² (Cauchy–Schwarz) on random laws, including near-disjoint ones; it is the
+    step from the transcripts' Hellinger affinity to the squared-loss two-point affinity."""
+    rng = np.random.default_rng(4)
+    for _ in range(2000):
+        k = int(rng.integers(2, 9))
+        a = rng.choice([0.05, 0.5, 3.0])
+        p, q = rng.dirichlet(np.ones(k) * a), rng.dirichlet(np.ones(k) * a)
+        rho = float(np.sum(np.sqrt(p * q)))
+        assert _affinity(p, q) >= rho ** 2 - 1e-12
+        assert rho ** 2 >= 2 * rho - 1  # never weaker than the Δ <= 4H² form
+
+
 def test_sequential_tensorisation_brute_force():
     """Three rounds, each round's ε-LDP channel chosen by the previous outputs: the transcripts satisfy
     H² <= 1 - (1 - h)³, h = min(H²(P₀,P₁), h_ε TV²) (exact transcript laws)."""

@@ -30,9 +30,11 @@ every history, and recurse). Hence ``H²(M_0^n, M_1^n) <= 1 - (1 - h)ⁿ`` with
 
 **Two-point squared-loss affinity.** For hypotheses ``±1`` and any estimate c(Z),
 ``inf_c ½[E₀(c - 1)² + E₁(c + 1)²] = Σ 2 m₀m₁/(m₀ + m₁) = 1 - Δ/2`` (Δ the triangular
-discrimination), and ``Δ <= 4 H²``, so the affinity is ``>= 1 - 2H²(M_0^n, M_1^n) >= 2(1 - h)ⁿ - 1``:
-this is :func:`affinity_lower_expr`. Against ``1 - KL`` with the χ² bound (``1 - n c_ε t²``) it is
-``≈ 1 - n c_ε t²/4``: the quadratic coefficient is 4 times smaller.
+discrimination), and by Cauchy–Schwarz, with ρ = Σ √(m₀m₁) = Σ √(2m₀m₁/(m₀+m₁)) · √((m₀+m₁)/2),
+``ρ² <= 1 - Δ/2``. So the affinity is ``>= ρ(M_0^n, M_1^n)² >= (1 - h)^{2n}``: this is
+:func:`affinity_lower_expr` (it is >= 2(1 - h)ⁿ - 1, the form from ``Δ <= 4H²``, and never negative).
+Against ``1 - KL`` with the χ² bound (``1 - n c_ε t²``) it is ``≈ 1 - n c_ε t²/4``: the quadratic
+coefficient is 4 times smaller.
 """
 from __future__ import annotations
 
@@ -65,11 +67,11 @@ def per_round_h2_expr(eps, tv, h2_stat=None):
 
 
 def affinity_lower_expr(n, eps, tv, h2_stat=None):
-    """sympy: 2(1 - h)ⁿ - 1 with h = min(H²_stat, h_ε TV²): a lower bound on the two-point squared-loss
+    """sympy: (1 - h)^{2n} with h = min(H²_stat, h_ε TV²): a lower bound on the two-point squared-loss
     affinity 1 - Δ/2 of the n-sample transcripts (sequential interaction allowed). Stable form
-    2 exp(n log1p(-min(h, 1))) - 1; h >= 1 gives -1 (the bound is then used through Max(0, ·))."""
+    exp(2n log1p(-min(h, 1))); h >= 1 gives 0."""
     h = per_round_h2_expr(eps, tv, h2_stat)
-    return 2 * sp.exp(n * S.log1p(-sp.Min(h, 1))) - 1
+    return sp.exp(2 * n * S.log1p(-sp.Min(h, 1)))
 
 
 def affinity_lower(n: int, eps: float, tv: float, h2_stat: float | None = None) -> float:
@@ -78,5 +80,5 @@ def affinity_lower(n: int, eps: float, tv: float, h2_stat: float | None = None) 
     if h2_stat is not None:
         h = min(h, h2_stat)
     if h >= 1:
-        return -1.0
-    return 2.0 * math.exp(n * math.log1p(-h)) - 1.0
+        return 0.0
+    return math.exp(2.0 * n * math.log1p(-h))

@@ -118,8 +118,9 @@ def linear_pieces():
 
 
 def _assouad_stat_factor(hel):
-    """2(1 - H²)^n - 1 <= 1 - 2H²(Pⁿ, Qⁿ) <= 1 - Δ/2 (product Hellinger; Δ <= 4H²); in stable form."""
-    return 2 * sp.exp(S.n * S.log1p(-hel)) - 1
+    """(1 - H²)^{2n} = ρ(Pⁿ, Qⁿ)² <= 1 - Δ/2 (product Hellinger affinity ρ; Cauchy–Schwarz, see
+    :mod:`boundcalc.methods.hellinger_contraction`); in stable form."""
+    return sp.exp(2 * S.n * S.log1p(-hel))
 
 
 #: integer search ranges are capped here (int64-safe grids); any value in range gives a valid bound, and
@@ -162,7 +163,7 @@ def _privacy_factor(kind, tv, hel):
     from ..methods.hellinger_contraction import affinity_lower_expr
 
     kl = kl_bound_expr(S.n, S.eps, tv)  # = 2a²t², a = (e^ε-1)sqrt(n/(e^ε+1)): Pinsker gives TV <= a t
-    # per-sample H² <= min(H²_stat, h_ε t²), tensorised over sequential rounds: 2(1 - h)^n - 1
+    # per-sample H² <= min(H²_stat, h_ε t²), tensorised over sequential rounds: (1 - h)^(2n)
     return sp.Max(affinity_lower_expr(S.n, S.eps, tv, hel), 1 - sp.sqrt(kl / 2))
 
 
@@ -187,7 +188,9 @@ def assouad_lower(kind: str) -> Bound:
     contributes inf_c ½[E₊(c - 1)² + E₋(c + 1)²] = ∫ 2 p₊p₋/(p₊ + p₋) = 1 - Δ/2 (Δ the triangular
     discrimination of the two laws of what the statistician sees). So sup_v risk >= (L²h²/48) · F with F a
     lower bound on 1 - Δ/2 valid for every pair:
-    * statistical (any privacy): Δ <= 4H²(Pⁿ, Qⁿ), H²(Pⁿ,Qⁿ) = 1 - (1 - H²)ⁿ, so F >= 2(1 - H²)ⁿ - 1;
+    * statistical (any privacy): 1 - Δ/2 >= ρ² with ρ = 1 - H² the Hellinger affinity (Cauchy–Schwarz:
+      ρ = ∫√(2pq/(p+q))·√((p+q)/2) <= √(1 - Δ/2)), ρ(Pⁿ, Qⁿ) = (1 - H²)ⁿ, so F >= (1 - H²)^{2n}
+      (>= 2(1 - H²)ⁿ - 1, the form from Δ <= 4H²);
     * central ε-DP: couple the samples entry by entry (maximal coupling, Bin(n, t) changed entries,
       t = Lh²/8); for two fixed samples at distance k the outputs' density ratio is within e^{±εk}, so
       2pq/(p+q) >= (p+q)·2e^{εk}/(1+e^{εk})², integrating to 1/cosh²(εk/2) >= 2/(1 + e^{εk}) (convex in k),
@@ -195,13 +198,13 @@ def assouad_lower(kind: str) -> Bound:
       F >= 1 - (ε²/4) E K² = 1 - (ε²/4)(nt(1-t) + n²t²), K ~ Bin(n, t); and tanh²(u) <= c u with
       c = max_u tanh²(u)/u = 0.58258... (at u = 1.0887, sinh 2u = 4u; 0.5826 is used), so
       F >= 1 - c ε E K/2 = 1 - 0.5826 εnt/2 (this affine branch gives the best bound when εnt ≈ 1.7);
-    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= 1 - 2H²(transcripts) and >= 1 - TV. The Hellinger
+    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= ρ²(transcripts) and >= 1 - TV. The Hellinger
       contraction of an ε-LDP channel, H²(PK, QK) <= h_ε TV(P,Q)², h_ε = (e^ε-1)²/(4(e^ε+1))
       (:mod:`boundcalc.methods.hellinger_contraction`), and data processing bound every round's H² by
       h = min(H²_stat, h_ε t²) whatever the history; the affinity of the transcripts is then >= (1 - h)ⁿ,
-      so F >= 2(1 - h)ⁿ - 1 (≈ 1 - 2n h_ε t², against 1 - 2a²t² = 1 - 8n h_ε t² through KL). With the χ²
+      so F >= (1 - h)^{2n} (≈ 1 - 2n h_ε t², against 1 - 2a²t² = 1 - 8n h_ε t² through KL). With the χ²
       contraction, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², the chain rule and Pinsker, TV <= a t,
-      a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max(2(1 - h)ⁿ - 1, 1 - at).
+      a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max((1 - h)^{2n}, 1 - at).
     Mixtures over v_{-j} are handled by joint convexity (every pair has the same t and H²). The free
     parameter is the integer number of bumps m >= max(1, L/4). d = 1 only: a product construction for
     d > 1 is not derived here.
