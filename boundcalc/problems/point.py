@@ -516,6 +516,38 @@ def _threshold_lower(model_name: str) -> Bound:
                               lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
 
 
+POS = sp.Symbol("f_pos", nonnegative=True)
+#: E|θ - c|/w under the cos² prior on [c - w, c + w]
+KAPPA_COS2 = sp.Rational(1, 2) - 2 / sp.pi ** 2
+
+
+def _van_trees_chord(model_name: str) -> Bound:
+    """``van-trees-chord``: van Trees with the cos² prior placed anywhere in N and ∫ I dμ bounded by chords.
+
+    Prior μ = cos²(π(θ'-c)/(2w))/w on [c - w, c + w] ⊂ N, c = θ_lo + w + f(θ_hi - θ_lo - 2w), f ∈ [0, 1]
+    (J = π²/w²). I is convex for every built-in model, so on each half I(c ± x) <= I(c) + (x/w)(I(c ± w) - I(c))
+    (chord), and with E_μ|θ' - c| = w(1/2 - 2/π²) =: κ w (∫_0^w x cos²(πx/(2w)) dx = w²/4 - w²/π²) and the
+    symmetry of μ: ∫ I dμ <= I(c) + κ((I(c - w) + I(c + w))/2 - I(c)). Van Trees (Gill & Levit 1995):
+    sup_{θ'∈N} E(θ̂ - θ')² >= 1/(n ∫ I dμ + J). Never below ``van-trees`` at f = 1/2 (the chord value
+    is at most the larger end value).
+    """
+    info = fisher_expr(get_model(model_name).name)
+    cen = LO + W + POS * (HI - LO - 2 * W)
+    i_c, i_m, i_p = info.subs(TH, cen), info.subs(TH, cen - W), info.subs(TH, cen + W)
+    avg = i_c + KAPPA_COS2 * ((i_m + i_p) / 2 - i_c)
+    return Bound(
+        "lower", "van-trees-chord", "van Trees, cos² prior anywhere in N, chord bound on the mean information",
+        1 / (S.n * avg + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
+        _van_trees_chord.__doc__.split("\n\n", 1)[1].strip(),
+        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+                            doc="half-width of the prior's support"),
+              FreeParameter(POS, lambda v: 0.0, lambda v: 1.0, log=False,
+                            doc="position of the prior in N (0: at θ_lo, 1: at θ_hi)")),
+        conditions=(Condition("N has positive length",
+                              lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
+
+
 def _lower_bounds(model_name: str, privacy: str) -> list:
     m = get_model(model_name)
     info = fisher_expr(m.name)
@@ -530,7 +562,7 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
                             doc="half-width of the prior's support"),),
         conditions=(Condition("N has positive length", lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
-    out = [vt]
+    out = [vt, _van_trees_chord(m.name)]
     if privacy == "pure":
         out.append(_threshold_lower(m.name))
     if privacy in ("pure", "approx"):
