@@ -48,7 +48,12 @@ Lower bounds (certified, for R_h):
   the coupled DP test bound with TV(P_a, P_b) <= K|b - a| (K = sup half mean absolute score, per model:
   :func:`tv_slope_bound`); see docs/methods/threshold-bayes.md.
 
-More upper bounds: ``local-clip-laplace`` (the block estimates clipped to N ± 4 block s.d. instead of Θ: N is
+* ``van-trees-chord``: the cos² prior anywhere in N (free position) and ∫ I dμ bounded by chords of the
+  convex I (see :func:`_van_trees_chord`).
+
+More upper bounds: ``clip-stat-laplace`` (pure, approx; the average of a clipped statistic + Laplace,
+inverted through its mean: :mod:`boundcalc.mechanisms.clipped_statistic`, docs/methods/clipped-statistic.md),
+``local-clip-laplace`` (the block estimates clipped to N ± 4 block s.d. instead of Θ: N is
 public in the local minimax problem) and ``constant-neighbourhood`` (θ̂ ≡ midpoint of N, the trivial risk).
 
 Non-private benchmark (``--privacy none``): the clipped full-sample unbiased MLE, whose MSE is at
