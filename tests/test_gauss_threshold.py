@@ -1,0 +1,112 @@
+"""Gaussian location under ε-LDP: the threshold Fisher bound (methods.fisher.GaussThresholdInfo) against exact
+Fisher informations of ε-LDP channels, and the threshold + randomized-response scheme
+(mechanisms.local_scalar.threshold_*) against its exact risk (binomial sums) and the certified lower bound."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import boundcalc as bc
+from boundcalc.methods import fisher as F
+from boundcalc.methods import ldp as LDP
+
+
+def _interval_model(edges, theta=0.0, sigma=1.0):
+    """P(X in [e_k, e_{k+1})) and its θ-derivative for X ~ N(θ, σ²) (edges include ±inf)."""
+    z = (np.asarray(edges, float) - theta) / sigma
+    cdf, pdf = stats.norm.cdf(z), stats.norm.pdf(z)
+    return np.diff(cdf), -np.diff(pdf) / sigma
+
+
+def _random_partition(rng, k):
+    inner = np.sort(rng.normal(scale=rng.choice([0.5, 1.0, 2.0]), size=k - 1))
+    return np.concatenate([[-np.inf], inner, [np.inf]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_threshold_bound_random_channels_1d(seed):
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(300):
+        k = int(rng.integers(2, 9))
+        edges = _random_partition(rng, k)
+        sg = float(rng.choice([0.5, 1.0, 3.0]))
+        theta = float(rng.normal()) * sg
+        pmf, dpmf = _interval_model(edges * sg, theta, sg)
+        Q, _ = LDP.random_channel(k, int(rng.integers(2, 6)), rng, float(rng.choice([0.2, 1.0, 3.0, 6.0])),
+                                  extreme=bool(rng.integers(0, 2)))
+        eps = LDP.privacy_level(Q)
+        info = F.exact_private_fisher(Q, pmf, dpmf) * sg ** 2
+        bound = F.gauss_threshold_info_scalar(eps)
+        l2 = math.expm1(eps) ** 2 / (2 * (math.exp(eps) + 1)) * 2 / math.pi  # first-absolute-moment bound
+        assert info <= bound * (1 + 1e-9) and info <= l2 * (1 + 1e-9)
+        assert bound <= min(l2, math.sinh(eps / 2) ** 2, 2 * eps) * (1 + 1e-9)
+        worst = max(worst, info / bound)
+    assert worst > 0.3  # the random channels come close enough for the test to bite
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.5, 1.0, 3.0, 8.0])
+def test_threshold_bound_is_attained_by_the_best_binary_channel(eps):
+    """Binary channels on {X > θ + t}: q(1|x) ∈ {a e^ε, a}... the two-output channel with q(1|x) = β e^ε above t
+    and β below (β = 1/(e^ε+1): randomized response). At t = 0 its information tanh²(ε/2)·2/π; at small ε that
+    is the sup (the bound is attained to first order). For every t the information is below V_ε²."""
+    bound = F.gauss_threshold_info_scalar(eps)
+    q = 1 / (1 + math.exp(-eps))
+    best = 0.0
+    for t in np.linspace(-4, 4, 161):
+        pmf, dpmf = _interval_model([-np.inf, t, np.inf])
+        for beta in np.linspace(0.01, 1 / (math.exp(eps) + 1), 7):
+            Q = np.array([[1 - beta, beta], [1 - beta * math.exp(eps), beta * math.exp(eps)]])
+            Q = np.clip(Q, 0, 1)
+            if LDP.privacy_level(Q) > eps + 1e-9:
+                continue
+            info = F.exact_private_fisher(Q, pmf, dpmf)
+            assert info <= bound * (1 + 1e-9)
+            best = max(best, info)
+    assert best >= (2 * q - 1) ** 2 * 2 / math.pi * (1 - 1e-9)
+    if eps <= 0.5:  # so a too-small V_ε² fails here (the sup is attained to first order at small ε)
+        assert best >= bound * (1 - (0.002 if eps < 0.1 else 0.05))
+
+
+def test_threshold_bound_random_channels_2d_trace():
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(200):
+        e1, e2 = _random_partition(rng, int(rng.integers(2, 5))), _random_partition(rng, int(rng.integers(2, 5)))
+        th = rng.normal(size=2)
+        p1, d1 = _interval_model(e1, th[0])
+        p2, d2 = _interval_model(e2, th[1])
+        pmf = np.outer(p1, p2).ravel()
+        dpmf = np.stack([np.outer(d1, p2).ravel(), np.outer(p1, d2).ravel()])
+        Q, _ = LDP.random_channel(pmf.size, int(rng.integers(2, 7)), rng, float(rng.choice([0.3, 1.5, 4.0])),
+                                  extreme=bool(rng.integers(0, 2)))
+        eps = LDP.privacy_level(Q)
+        info = F.exact_private_fisher(Q, pmf, dpmf)
+        bound = F.gauss_threshold_info_scalar(eps)
+        assert info <= min(bound, 2.0) * (1 + 1e-9)
+        worst = max(worst, info / bound)
+    assert worst > 0.2
+
+
+def test_threshold_bound_discretised_gaussian_random_channels():
+    """A discretised Gaussian (atoms on a grid, exact score): random channels below the discrete bathtub bound,
+    which tends to V_ε² as the grid is refined."""
+    rng = np.random.default_rng(5)
+    x = np.linspace(-6, 6, 25)
+    for _ in range(300):
+        theta = float(rng.uniform(-0.5, 0.5))
+        w = np.exp(-(x - theta) ** 2 / 2)
+        pmf = w / w.sum()
+        score = x - pmf @ x
+        dpmf = pmf * score
+        Q, _ = LDP.random_channel(x.size, int(rng.integers(2, 5)), rng, float(rng.choice([0.5, 2.0, 5.0])), True)
+        eps = LDP.privacy_level(Q)
+        assert F.exact_private_fisher(Q, pmf, dpmf) <= F.bathtub_bound_discrete(score, pmf, eps) * (1 + 1e-9)
+    xf = np.linspace(-12, 12, 200001)
+    pf = np.exp(-xf ** 2 / 2)
+    pf /= pf.sum()
+    for eps in (0.1, 1.0, 3.0, 10.0):
+        assert F.bathtub_bound_discrete(xf, pf, eps) == pytest.approx(F.gauss_threshold_info_scalar(eps), rel=1e-4)
