@@ -96,6 +96,31 @@ def _mechanisms(d1: bool):
              d * (sigma ** 2 + LS.laplace_noise_second_moment(L, e / d)))]
 
 
+def _threshold_bounds(d1: bool):
+    """Threshold + randomized response (mechanisms.local_scalar), no clipping margin, no log factor."""
+    n, e, d = S.n, S.eps, S.d
+    how = ("Each report is randomized response of 1{X_j > 0}; p̂ = debiased frequency clipped to "
+           "[Φ(-B/σ), Φ(B/σ)], θ̂_j = σΦ^{-1}(p̂). |θ̂_j - θ_j| <= σ|p̂ - p|/φ(B/σ) (Φ^{-1} is 1/φ(B/σ)-Lipschitz on "
+           "the clip interval) and Var p̂ <= 1/(4m tanh²(ε'/2)): E(θ̂_j-θ_j)² <= (π/2)σ²e^{B²/σ²}coth²(ε'/2)/m, "
+           "exact for every m >= 1.")
+    src = SOURCE + "; docs/problems/gaussian.md (threshold scheme derived here)"
+    if d1:
+        return [Bound("upper", "threshold-rr", "threshold at 0 + randomized response, inverse-Φ estimate",
+                      LS.threshold_risk_bound(n, e, sigma, Bs), src, how + " m = n, ε' = ε.",
+                      extra={"mechanism": "threshold-rr"})]
+    k = SM.k_sub
+    m = sp.floor(n * k / d)
+    expr = sp.Piecewise((d * LS.threshold_risk_bound(m, e / k, sigma, Bs), n * k >= d), (4 * d * Bs ** 2, True))
+    return [Bound("upper", "threshold-rr-split", "threshold + randomized response, k coordinates per user at ε/k",
+                  expr, src,
+                  how + " User i reports coordinates ik, ..., ik+k-1 (mod d), each at level ε' = ε/k (composition), so "
+                  "every coordinate gets m >= floor(nk/d) reports; sum over the d coordinates (4dB² if some "
+                  "coordinate may get none: θ̂ stays in the box).",
+                  free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),),
+                  optimum={k: sp.Max(1, sp.Min(d, sp.floor(e / 2) + 1))},
+                  extra={"mechanism": "threshold-rr-split"})]
+
+
 @lru_cache(maxsize=None)
 def _bounds(d1: bool, private: bool) -> tuple:
     n, e, d = S.n, S.eps, S.d
@@ -115,6 +140,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
                 "sampling / local_scalar). Bias per coordinate <= σψ(τ/σ), ψ(t) = φ(t) - t(1-Φ(t)) (ψ decreasing, "
                 "|θ_j| <= B); MSE <= dσ²ψ(τ/σ)² + E‖Z‖²/n.",
                 free=free, optimum=opt, extra={"mechanism": name}))
+        out.extend(_threshold_bounds(d1))
         T1 = F.trace_bound(e, trace_IX=d / sigma ** 2, I0=1 / sigma ** 2, subgaussian=1 / sigma ** 2)
     else:
         out.append(Bound("upper", "sample-mean", "sample mean (no privacy)", d * sigma ** 2 / n, "textbook",
@@ -130,6 +156,16 @@ def _bounds(d1: bool, private: bool) -> tuple:
         "(tail parameters derived by sympy in methods.fisher). Tr I_Z <= min{d, sinh²(ε/2), 2ε}/σ²; van Trees with "
         "J = dπ²/B²: σ²d²/(n min{d, sinh²(ε/2), 2ε} + σ²dπ²/B²).",
         extra={"instance": "box"}))
+    if private:
+        out.append(Bound(
+            "lower", "van-trees-threshold", "van Trees, cos² prior on the box, threshold Fisher bound",
+            VT.van_trees(d, n, sp.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
+            F.SOURCE_BCO + " (Lemma 1); docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
+            "Tr I_Z = E_z‖E[S r_z]‖², r_z ∈ [a, ae^ε], E r_z = 1; σ⟨u,S⟩ ~ N(0,1) for every unit u, and E[G r] "
+            "over such r is largest for a threshold r (rearrangement): ‖E[S|z]‖ <= V_ε/σ, V_ε = sup_t "
+            "(e^ε-1)φ(t)/(1+(e^ε-1)(1-Φ(t))). Tr I_Z <= min{d, V_ε²}/σ²; van Trees with J = dπ²/B²: "
+            "σ²d²/(n min{d, V_ε²} + σ²dπ²/B²).",
+            extra={"instance": "box"}))
     h = S.h
     tv1 = sp.erf(h / (sp.sqrt(2) * sigma))  # TV(N(h,σ²), N(-h,σ²)) = 2Φ(h/σ) - 1
     tvn = sp.erf(sp.sqrt(n) * h / (sp.sqrt(2) * sigma))
