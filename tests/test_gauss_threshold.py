@@ -110,3 +110,52 @@ def test_threshold_bound_discretised_gaussian_random_channels():
     pf /= pf.sum()
     for eps in (0.1, 1.0, 3.0, 10.0):
         assert F.bathtub_bound_discrete(xf, pf, eps) == pytest.approx(F.gauss_threshold_info_scalar(eps), rel=1e-4)
+
+
+# ----------------------------------------------------------------------------- the threshold scheme
+
+from boundcalc.mechanisms import local_scalar as LS  # noqa: E402
+from boundcalc.problems import gaussian as G  # noqa: E402
+
+
+def _worst_exact(m, eps, sg, B):
+    return max(LS.threshold_exact_risk(m, eps, sg, B, th) for th in np.linspace(-B, B, 81))
+
+
+@pytest.mark.parametrize("m,eps,sg,B", [(1, 0.5, 1.0, 1.0), (7, 3.0, 1.0, 1.0), (40, 1.0, 2.0, 1.0),
+                                        (300, 0.1, 1.0, 0.5), (2000, 2.0, 1.0, 1.5), (50, 10.0, 1.0, 1.0)])
+def test_threshold_bound_above_exact_risk(m, eps, sg, B):
+    bound = float(LS.threshold_risk_bound(m, eps, sg, B))
+    assert _worst_exact(m, eps, sg, B) <= bound
+
+
+def test_threshold_simulation_matches_exact_risk():
+    rng = np.random.default_rng(3)
+    m, eps, sg, B, th = 200, 1.0, 1.0, 1.0, 0.7
+    x = th + sg * rng.standard_normal((4000, m))
+    est = LS.threshold_estimate(LS.threshold_rr_bits(x, eps, rng).sum(axis=1), m, eps, sg, B)
+    err = (est - th) ** 2
+    exact = LS.threshold_exact_risk(m, eps, sg, B, th)
+    assert abs(err.mean() - exact) < 4 * err.std() / math.sqrt(err.size)
+
+
+@pytest.mark.parametrize("n,eps,d", [(1, 0.5, 1), (3, 8.0, 1), (10, 3.0, 1), (200, 0.1, 1), (5000, 1.0, 1),
+                                     (10, 8.0, 2), (40, 2.0, 2), (300, 0.5, 3), (2000, 12.0, 2), (30, 1.0, 4)])
+def test_lower_below_exact_risk_of_the_threshold_scheme(n, eps, d):
+    """The certified lower bound (every lower, the best one included) against the exact worst risk of the
+    k-coordinate threshold scheme (coordinates separate: the sup over the box is the sum of the per-coordinate
+    sups; coordinate j gets m_j reports, 0 reports: θ̂_j = 0, risk B²), for every k."""
+    sg, B = 1.0, 1.0
+    lo = bc.rate("gaussian", privacy="local", n=n, eps=eps, d=d, sigma=sg, B=B).lower
+    for k in range(1, d + 1):
+        m = np.bincount(((np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d).ravel(), minlength=d)
+        risk = sum(_worst_exact(int(mj), eps / k, sg, B) if mj > 0 else B ** 2 for mj in m)
+        assert lo.value <= risk, (k, lo.value, risk)
+
+
+def test_threshold_upper_drops_the_log_factor():
+    r = bc.rate("gaussian", privacy="local", n=10 ** 7, eps=3.0, d=10)
+    assert r.upper.name == "threshold-rr-split" and r.lower.name == "van-trees-threshold"
+    assert r.upper.value / r.lower.value < 10
+    lo = [bc.rate("gaussian", privacy="local", n=n, eps=0.5).upper.value for n in (10 ** 6, 10 ** 8)]
+    assert math.log(lo[1] / lo[0]) / math.log(100) == pytest.approx(-1.0, abs=1e-6)
