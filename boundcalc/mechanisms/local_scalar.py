@@ -27,6 +27,7 @@ Both second moments are checked by simulation and by exact computation in tests/
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import sympy as sp
@@ -112,3 +113,105 @@ def threshold_risk_bound(m, eps, sigma, B):
 
 
 MECHANISMS = {"one-bit": onebit, "laplace": laplace}
+
+
+# ----------------------------------------------------------------------------- threshold scheme: certified worst risk
+
+THRESHOLD_EXACT_MAX_M = 100  # exact certified values only up to this many reports (cost); the closed form above
+THRESHOLD_CELLS = 1000
+THRESHOLD_SHRINK = tuple(np.linspace(0.0, 1.0, 21))
+
+
+def threshold_closed_form(m, eps, b):
+    """(π/2) e^{b²} coth²(ε/2)/m, σ = 1, b = B/σ (numbers)."""
+    return math.pi / 2 * math.exp(b * b) * float(coth_half_np(eps)) ** 2 / m
+
+
+@lru_cache(maxsize=4096)
+def threshold_worst_risk(m: int, eps: float, b: float):
+    """Certified ``sup_{|θ| <= b} E(θ̂_λ - θ)²`` of the threshold scheme with exactly m reports and σ = 1 (scale by
+    σ² for σ != 1, b = B/σ), for the shrunk estimate ``θ̂_λ = λ Φ^{-1}(clip(p̂))``. Returns (value, λ).
+
+    m = 0: θ̂ = 0 and the value is b². m > THRESHOLD_EXACT_MAX_M: the closed form (λ = 1). Otherwise, for each λ on a
+    grid, an upper bound of the sup over θ of the exact risk ``R(θ) = Σ_k w_k(p(θ)) (g_k - θ)²`` (w_k the binomial
+    pmf of the count, p(θ) = (1-q) + (2q-1)Φ(θ) increasing): on a cell [θ_a, θ_b] of a grid of [0, b] (R is even:
+    p(-θ) = 1 - p(θ) and g_{m-k} = -g_k), ``w_k(p) <= w_k(clip(k/m, p_a, p_b))`` (w_k is unimodal in p with mode
+    k/m) and ``(g_k - θ)² <= max{(g_k-θ_a)², (g_k-θ_b)²}``, so ``sup_cell R <= Σ_k max w_k · max (g_k-θ)²``.
+    The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
+    """
+    from scipy import stats
+
+    m, eps, b = int(m), float(eps), float(b)
+    if m <= 0:
+        return b * b, 0.0
+    closed = threshold_closed_form(m, eps, b)
+    if m > THRESHOLD_EXACT_MAX_M:
+        return closed, 1.0
+    q = 1.0 / (1.0 + math.exp(-eps))
+    th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
+    p = (1 - q) + (2 * q - 1) * stats.norm.cdf(th)
+    k = np.arange(m + 1)
+    pa, pb = p[:-1, None], p[1:, None]
+    pk = np.clip(k[None, :] / m, pa, pb)
+    wmax = stats.binom.pmf(k[None, :], m, pk)  # (cells, m+1)
+    g1 = threshold_estimate(k, m, eps, 1.0, b)
+    best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly
+    for lam in THRESHOLD_SHRINK:
+        g = lam * g1
+        e2 = np.maximum((g[None, :] - th[:-1, None]) ** 2, (g[None, :] - th[1:, None]) ** 2)
+        val = float(np.max(np.sum(wmax * e2, axis=1)))
+        if val < best:
+            best, lam_best = val, float(lam)
+    return best, lam_best
+
+
+THRESHOLD_LADDER = tuple(range(1, 11)) + (12, 14, 17, 20, 24, 29, 35, 42, 50, 60, 72, 86, 100)
+
+
+def threshold_scheme(m: int, eps: float, b: float):
+    """The scheme's choice with m available reports per coordinate (σ = 1, b = B/σ): (certified value, λ, m_used).
+
+    Candidates: all m reports with λ = 1 and the closed form; or only the first l reports, l on
+    THRESHOLD_LADDER with l <= m, and the certified exact value of :func:`threshold_worst_risk` (its best λ).
+    The smallest value wins; it is non-increasing in m (more reports only add candidates, and the closed
+    form decreases), and at most b² (m = 0 or λ = 0: θ̂ = 0)."""
+    m, eps, b = int(m), float(eps), float(b)
+    best = (b * b, 0.0, 0)
+    if m <= 0:
+        return best
+    cands = [(threshold_closed_form(m, eps, b), 1.0, m)]
+    for l in THRESHOLD_LADDER:
+        if l > m:
+            break
+        v, lam = threshold_worst_risk(l, eps, b)
+        cands.append((v, lam, l))
+    for c in cands:
+        if c[0] < best[0]:
+            best = c
+    return best
+
+
+def threshold_worst_risk_np(m, eps, b):
+    m, eps, b = np.broadcast_arrays(np.asarray(m, float), np.asarray(eps, float), np.asarray(b, float))
+    out = np.array([threshold_scheme(int(np.floor(mm + 1e-9)), float(ee), float(bb))[0]
+                    for mm, ee, bb in zip(m.ravel(), eps.ravel(), b.ravel())])
+    return out.reshape(m.shape)
+
+
+class ThresholdRisk(sp.Function):
+    """``ThresholdRisk(m, ε, b)``: certified worst risk (σ = 1, θ ∈ [-b, b]) of the threshold + randomized response
+    scheme with m available reports at level ε (see :func:`threshold_scheme`)."""
+
+    nargs = 3
+
+    @staticmethod
+    def _imp_(m, e, b):
+        v = threshold_worst_risk_np(m, e, b)
+        return float(v) if np.ndim(v) == 0 else v
+
+    def _eval_evalf(self, prec):
+        return sp.Float(float(threshold_worst_risk_np(*(float(a) for a in self.args))), prec)
+
+    def _latex(self, printer, exp=None):
+        out = r"R^{\mathrm{thr}}\left(" + ", ".join(printer._print(a) for a in self.args) + r"\right)"
+        return out if exp is None else rf"{out}^{{{exp}}}"

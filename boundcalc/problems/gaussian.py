@@ -104,9 +104,13 @@ def _threshold_bounds(d1: bool):
            "the clip interval) and Var p̂ <= 1/(4m tanh²(ε'/2)): E(θ̂_j-θ_j)² <= (π/2)σ²e^{B²/σ²}coth²(ε'/2)/m, "
            "exact for every m >= 1.")
     src = SOURCE + "; docs/problems/gaussian.md (threshold scheme derived here)"
+    exact = (" Exact variant: the server may use only l <= m reports (l on a ladder up to 100) and shrink θ̂ by "
+             "λ ∈ [0, 1]; for each (l, λ) the sup over θ of the exact binomial-sum risk is bounded on a grid of θ-cells "
+             "(w_k(p) <= w_k at the mode clipped to the cell, (g_k - θ)² <= its max at the cell ends); the best "
+             "candidate (or the closed form) is used.")
     if d1:
         return [Bound("upper", "threshold-rr", "threshold at 0 + randomized response, inverse-Φ estimate",
-                      LS.threshold_risk_bound(n, e, sigma, Bs), src, how + " m = n, ε' = ε.",
+                      sigma ** 2 * LS.ThresholdRisk(n, e, Bs / sigma), src, how + " m = n, ε' = ε." + exact,
                       extra={"mechanism": "threshold-rr"})]
     k = SM.k_sub
     m = sp.floor(n * k / d)
@@ -118,7 +122,15 @@ def _threshold_bounds(d1: bool):
                   "coordinate may get none: θ̂ stays in the box).",
                   free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),),
                   optimum={k: sp.Max(1, sp.Min(d, sp.floor(e / 2) + 1))},
-                  extra={"mechanism": "threshold-rr-split"})]
+                  extra={"mechanism": "threshold-rr-split"}),
+            Bound("upper", "threshold-rr-split-exact", "threshold + randomized response, k coordinates per user, "
+                  "exact certified risk per coordinate",
+                  d * sigma ** 2 * LS.ThresholdRisk(m, e / k, Bs / sigma), src,
+                  how + " Same split (k <= ε + 2 here, to bound the cost); per coordinate the certified value of the "
+                  "scheme with m = floor(nk/d) available reports." + exact,
+                  free=(FreeParameter(k, lambda v: 1, lambda v: max(1, min(v["d"], math.ceil(v["eps"]) + 2)),
+                                      integer=True, doc="coordinates per user"),),
+                  extra={"mechanism": "threshold-rr-split-exact"})]
 
 
 @lru_cache(maxsize=None)
@@ -234,18 +246,29 @@ def _errors_threshold(t, theta, L, release):
     k = int(t.upper.free_parameters.get("k_sub", 1)) if d > 1 else 1
     n = t.n
     cols = (np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d  # (n, k) coordinates of each user
+    closed = t.upper.name == "threshold-rr-split"
+    if closed:  # all reports, λ = 1
+        use, lam = np.ones((n, k), bool), 1.0
+    else:  # the scheme's choice: the first m_used reports of each coordinate, shrink λ
+        _, lam, m_used = LS.threshold_scheme(n * k // d, eps / k, B / sg)
+        flat = cols.ravel()
+        order = np.argsort(flat, kind="stable")
+        rank = np.empty(flat.size, np.int64)
+        start = np.searchsorted(flat[order], flat[order], side="left")
+        rank[order] = np.arange(flat.size) - start  # the index of each report among its coordinate's reports
+        use = (rank < m_used).reshape(n, k)
+    m = np.bincount(cols[use], minlength=d)
     err = np.empty(t.reps)
     for rep in range(t.reps):
         x = theta[cols] + sg * t.rng.standard_normal((n, k))
         z = LS.threshold_rr_bits(x, eps / k, t.rng)
-        ones = np.bincount(cols.ravel(), weights=z.ravel(), minlength=d)
-        m = np.bincount(cols.ravel(), minlength=d)
-        est = np.where(m > 0, LS.threshold_estimate(ones, np.maximum(m, 1), eps / k, sg, B), 0.0)
+        ones = np.bincount(cols[use], weights=z[use], minlength=d)
+        est = np.where(m > 0, lam * LS.threshold_estimate(ones, np.maximum(m, 1), eps / k, sg, B), 0.0)
         err[rep] = float(np.sum((est - theta) ** 2))
     return err
 
 
-_THRESHOLD = ("threshold-rr", "threshold-rr-split")
+_THRESHOLD = ("threshold-rr", "threshold-rr-split", "threshold-rr-split-exact")
 
 
 def _same_mechanism_over_grid(t):
@@ -271,8 +294,7 @@ def check_instances(t):
     B, eps = float(values["B"]), float(values["eps"])
     tau = float(up.free_parameters.get("tau", 0.0))
     L = B + tau
-    errors = {"zero": _errors_zero, "threshold-rr": _errors_threshold,
-              "threshold-rr-split": _errors_threshold}.get(up.name, _errors_simulated)
+    errors = {"zero": _errors_zero, **{name: _errors_threshold for name in _THRESHOLD}}.get(up.name, _errors_simulated)
     release = _release(up, d, eps)
     for name, theta in (("centre", np.zeros(d)), ("corner", np.full(d, B))):
         yield name, errors(t, theta, L, release), f"θ = {name} of the box"
