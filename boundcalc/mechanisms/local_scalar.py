@@ -117,7 +117,7 @@ MECHANISMS = {"one-bit": onebit, "laplace": laplace}
 
 # ----------------------------------------------------------------------------- threshold scheme: certified worst risk
 
-THRESHOLD_EXACT_MAX_M = 100  # exact certified values only up to this many reports (cost); the closed form above
+THRESHOLD_EXACT_MAX_M = 20000  # exact certified values only up to this many reports (cost); the closed form above
 THRESHOLD_CELLS = 1000
 THRESHOLD_SHRINK = tuple(np.linspace(0.0, 1.0, 21))
 
@@ -137,6 +137,8 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     pmf of the count, p(θ) = (1-q) + (2q-1)Φ(θ) increasing): on a cell [θ_a, θ_b] of a grid of [0, b] (R is even:
     p(-θ) = 1 - p(θ) and g_{m-k} = -g_k), ``w_k(p) <= w_k(clip(k/m, p_a, p_b))`` (w_k is unimodal in p with mode
     k/m) and ``(g_k - θ)² <= max{(g_k-θ_a)², (g_k-θ_b)²}``, so ``sup_cell R <= Σ_k max w_k · max (g_k-θ)²``.
+    The sum runs over a window ``m p_a - W <= k <= m p_b + W`` (W = 7√m + 1) per block of cells; the counts outside
+    have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
     The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
     """
     from scipy import stats
@@ -150,39 +152,54 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     q = 1.0 / (1.0 + math.exp(-eps))
     th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
     p = (1 - q) + (2 * q - 1) * stats.norm.cdf(th)
-    k = np.arange(m + 1)
-    pa, pb = p[:-1, None], p[1:, None]
-    pk = np.clip(k[None, :] / m, pa, pb)
-    wmax = stats.binom.pmf(k[None, :], m, pk)  # (cells, m+1)
-    g1 = threshold_estimate(k, m, eps, 1.0, b)
+    W = 7.0 * math.sqrt(m) + 1.0
+    tail = 4 * b * b * 2 * math.exp(-2 * W * W / m)
+    lams = THRESHOLD_SHRINK if m <= 100 else THRESHOLD_SHRINK[-5:]
+    worst = np.zeros(len(lams))
+    block = 25
+    for c0 in range(0, THRESHOLD_CELLS, block):
+        c1 = min(c0 + block, THRESHOLD_CELLS)
+        k = np.arange(max(0, math.floor(m * p[c0] - W)), min(m, math.ceil(m * p[c1] + W)) + 1)
+        pa, pb = p[c0:c1, None], p[c0 + 1:c1 + 1, None]
+        wmax = stats.binom.pmf(k[None, :], m, np.clip(k[None, :] / m, pa, pb))  # (cells, window)
+        g1 = threshold_estimate(k, m, eps, 1.0, b)
+        ta, tb = th[c0:c1, None], th[c0 + 1:c1 + 1, None]
+        for i, lam in enumerate(lams):
+            g = lam * g1[None, :]
+            e2 = np.maximum((g - ta) ** 2, (g - tb) ** 2)
+            worst[i] = max(worst[i], float(np.max(np.sum(wmax * e2, axis=1))))
+    worst += tail
     best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly
-    for lam in THRESHOLD_SHRINK:
-        g = lam * g1
-        e2 = np.maximum((g[None, :] - th[:-1, None]) ** 2, (g[None, :] - th[1:, None]) ** 2)
-        val = float(np.max(np.sum(wmax * e2, axis=1)))
+    for val, lam in zip(worst, lams):
         if val < best:
-            best, lam_best = val, float(lam)
+            best, lam_best = float(val), float(lam)
     return best, lam_best
 
 
-THRESHOLD_LADDER = tuple(range(1, 11)) + (12, 14, 17, 20, 24, 29, 35, 42, 50, 60, 72, 86, 100)
+def _ladder():
+    out, x = list(range(1, 11)), 10.0
+    while x < THRESHOLD_EXACT_MAX_M:
+        x = min(x * 1.2, THRESHOLD_EXACT_MAX_M)
+        out.append(int(round(x)))
+    return tuple(sorted(set(out)))
+
+
+THRESHOLD_LADDER = _ladder()
 
 
 def threshold_scheme(m: int, eps: float, b: float):
     """The scheme's choice with m available reports per coordinate (σ = 1, b = B/σ): (certified value, λ, m_used).
 
-    Candidates: all m reports with λ = 1 and the closed form; or only the first l reports, l on
-    THRESHOLD_LADDER with l <= m, and the certified exact value of :func:`threshold_worst_risk` (its best λ).
-    The smallest value wins; it is non-increasing in m (more reports only add candidates, and the closed
-    form decreases), and at most b² (m = 0 or λ = 0: θ̂ = 0)."""
+    Candidates: all m reports with λ = 1 and the closed form; or only the first l reports, l among the three largest
+    points of THRESHOLD_LADDER (ratio 1.2) with l <= m, with the certified value of :func:`threshold_worst_risk`
+    (its best λ). The smallest value wins; it is at most b² (m = 0 or λ = 0: θ̂ = 0)."""
     m, eps, b = int(m), float(eps), float(b)
     best = (b * b, 0.0, 0)
     if m <= 0:
         return best
     cands = [(threshold_closed_form(m, eps, b), 1.0, m)]
-    for l in THRESHOLD_LADDER:
-        if l > m:
-            break
+    i = int(np.searchsorted(THRESHOLD_LADDER, m, side="right"))
+    for l in THRESHOLD_LADDER[max(0, i - 3):i]:
         v, lam = threshold_worst_risk(l, eps, b)
         cands.append((v, lam, l))
     for c in cands:
