@@ -129,6 +129,34 @@ def test_threshold_bound_above_exact_risk(m, eps, sg, B):
     assert _worst_exact(m, eps, sg, B) <= bound
 
 
+def _exact_shrunk(m, eps, b, th, lam):
+    q = 1 / (1 + math.exp(-eps))
+    p1 = (1 - q) + (2 * q - 1) * stats.norm.cdf(th)
+    k = np.arange(m + 1)
+    return float(np.sum(stats.binom.pmf(k, m, p1) * (lam * LS.threshold_estimate(k, m, eps, 1.0, b) - th) ** 2))
+
+
+@pytest.mark.parametrize("m,eps,b", [(1, 3.0, 1.0), (2, 0.1, 1.0), (5, 1.0, 0.3), (37, 0.5, 1.0), (100, 8.0, 2.0),
+                                     (316, 1.0, 1.0), (2000, 0.2, 1.0), (5000, 3.0, 1.5)])
+def test_certified_scheme_value_above_exact_risk_off_grid(m, eps, b):
+    """threshold_scheme's certified value against the exact risk (binomial sum) of the scheme it picks (m_used
+    reports, shrink λ), at random θ (off the cell grid) and at the ends; also the value is not loose (<= 1.1×)."""
+    value, lam, m_used = LS.threshold_scheme(m, eps, b)
+    assert 1 <= m_used <= m and 0 <= lam <= 1 and value <= b * b
+    rng = np.random.default_rng(m)
+    ths = np.concatenate([rng.uniform(-b, b, 150), [-b, 0.0, b]])
+    worst = max(_exact_shrunk(m_used, eps, b, th, lam) for th in ths)
+    assert worst <= value
+    fine = max(_exact_shrunk(m_used, eps, b, th, lam) for th in np.linspace(0, b, 801))
+    assert value <= 1.1 * fine or value == pytest.approx(LS.threshold_closed_form(m, eps, b))
+
+
+def test_scheme_value_non_increasing_in_m():
+    for eps, b in [(0.5, 1.0), (3.0, 0.5)]:
+        v = [LS.threshold_scheme(m, eps, b)[0] for m in range(1, 400)]
+        assert np.all(np.diff(v) <= 1e-15)
+
+
 def test_threshold_simulation_matches_exact_risk():
     rng = np.random.default_rng(3)
     m, eps, sg, B, th = 200, 1.0, 1.0, 1.0, 0.7
@@ -151,6 +179,11 @@ def test_lower_below_exact_risk_of_the_threshold_scheme(n, eps, d):
         m = np.bincount(((np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d).ravel(), minlength=d)
         risk = sum(_worst_exact(int(mj), eps / k, sg, B) if mj > 0 else B ** 2 for mj in m)
         assert lo.value <= risk, (k, lo.value, risk)
+        # the shrunk / fewer-reports variant the package certifies (exact risk, not its certified value)
+        _, lam, mu = LS.threshold_scheme(int(m.min()), eps / k, B / sg)
+        if mu > 0:
+            shr = d * max(_exact_shrunk(mu, eps / k, B, th, lam) for th in np.linspace(0, B, 81))
+            assert lo.value <= shr, (k, lo.value, shr)
 
 
 def test_threshold_upper_drops_the_log_factor():
