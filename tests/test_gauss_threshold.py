@@ -141,10 +141,10 @@ def _exact_shrunk(m, eps, b, th, lam):
 def test_certified_scheme_value_above_exact_risk_off_grid(m, eps, b):
     """threshold_scheme's certified value against the exact risk (binomial sum) of the scheme it picks (m_used
     reports, shrink λ), at random θ (off the cell grid) and at the ends; also the value is not loose (<= 1.1×)."""
-    value, lam, m_used = LS.threshold_scheme(m, eps, b)
+    value, lam, m_used, at = LS.threshold_scheme(m, eps, b)
     assert 1 <= m_used <= m and 0 <= lam <= 1 and value <= b * b
     rng = np.random.default_rng(m)
-    ths = np.concatenate([rng.uniform(-b, b, 150), [-b, 0.0, b]])
+    ths = np.concatenate([rng.uniform(-b, b, 150), [-b, 0.0, b, at]])
     worst = max(_exact_shrunk(m_used, eps, b, th, lam) for th in ths)
     assert worst <= value
     fine = max(_exact_shrunk(m_used, eps, b, th, lam) for th in np.linspace(0, b, 801))
@@ -180,7 +180,7 @@ def test_lower_below_exact_risk_of_the_threshold_scheme(n, eps, d):
         risk = sum(_worst_exact(int(mj), eps / k, sg, B) if mj > 0 else B ** 2 for mj in m)
         assert lo.value <= risk, (k, lo.value, risk)
         # the shrunk / fewer-reports variant the package certifies (exact risk, not its certified value)
-        _, lam, mu = LS.threshold_scheme(int(m.min()), eps / k, B / sg)
+        _, lam, mu, _ = LS.threshold_scheme(int(m.min()), eps / k, B / sg)
         if mu > 0:
             shr = d * max(_exact_shrunk(mu, eps / k, B, th, lam) for th in np.linspace(0, B, 81))
             assert lo.value <= shr, (k, lo.value, shr)

@@ -130,13 +130,15 @@ def threshold_closed_form(m, eps, b):
 @lru_cache(maxsize=4096)
 def threshold_worst_risk(m: int, eps: float, b: float):
     """Certified ``sup_{|θ| <= b} E(θ̂_λ - θ)²`` of the threshold scheme with exactly m reports and σ = 1 (scale by
-    σ² for σ != 1, b = B/σ), for the shrunk estimate ``θ̂_λ = λ Φ^{-1}(clip(p̂))``. Returns (value, λ).
+    σ² for σ != 1, b = B/σ), for the shrunk estimate ``θ̂_λ = λ Φ^{-1}(clip(p̂))``. Returns (value, λ, θ*).
 
     m = 0: θ̂ = 0 and the value is b². m > THRESHOLD_EXACT_MAX_M: the closed form (λ = 1). Otherwise, for each λ on a
     grid, an upper bound of the sup over θ of the exact risk ``R(θ) = Σ_k w_k(p(θ)) (g_k - θ)²`` (w_k the binomial
     pmf of the count, p(θ) = (1-q) + (2q-1)Φ(θ) increasing): on a cell [θ_a, θ_b] of a grid of [0, b] (R is even:
     p(-θ) = 1 - p(θ) and g_{m-k} = -g_k), ``w_k(p) <= w_k(clip(k/m, p_a, p_b))`` (w_k is unimodal in p with mode
     k/m) and ``(g_k - θ)² <= max{(g_k-θ_a)², (g_k-θ_b)²}``, so ``sup_cell R <= Σ_k max w_k · max (g_k-θ)²``.
+    Also returned: θ* >= 0, the centre of the cell where that bound is largest (the hard instance of the check;
+    b when the closed form or θ̂ = 0 is used).
     The sum runs over a window ``m p_a - W <= k <= m p_b + W`` (W = 7√m + 1) per block of cells; the counts outside
     have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
     The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
@@ -145,17 +147,17 @@ def threshold_worst_risk(m: int, eps: float, b: float):
 
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0:
-        return b * b, 0.0
+        return b * b, 0.0, b
     closed = threshold_closed_form(m, eps, b)
     if m > THRESHOLD_EXACT_MAX_M:
-        return closed, 1.0
+        return closed, 1.0, b
     q = 1.0 / (1.0 + math.exp(-eps))
     th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
     p = (1 - q) + (2 * q - 1) * stats.norm.cdf(th)
     W = 7.0 * math.sqrt(m) + 1.0
     tail = 4 * b * b * 2 * math.exp(-2 * W * W / m)
     lams = THRESHOLD_SHRINK if m <= 100 else THRESHOLD_SHRINK[-5:]
-    worst = np.zeros(len(lams))
+    worst, where = np.zeros(len(lams)), np.zeros(len(lams))
     block = 25
     for c0 in range(0, THRESHOLD_CELLS, block):
         c1 = min(c0 + block, THRESHOLD_CELLS)
@@ -167,13 +169,17 @@ def threshold_worst_risk(m: int, eps: float, b: float):
         for i, lam in enumerate(lams):
             g = lam * g1[None, :]
             e2 = np.maximum((g - ta) ** 2, (g - tb) ** 2)
-            worst[i] = max(worst[i], float(np.max(np.sum(wmax * e2, axis=1))))
+            sums = np.sum(wmax * e2, axis=1)
+            j = int(np.argmax(sums))
+            if sums[j] > worst[i]:
+                worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
     worst += tail
     best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly
-    for val, lam in zip(worst, lams):
+    theta_best = b
+    for val, lam, at in zip(worst, lams, where):
         if val < best:
-            best, lam_best = float(val), float(lam)
-    return best, lam_best
+            best, lam_best, theta_best = float(val), float(lam), float(at)
+    return best, lam_best, theta_best
 
 
 def _ladder():
@@ -188,20 +194,20 @@ THRESHOLD_LADDER = _ladder()
 
 
 def threshold_scheme(m: int, eps: float, b: float):
-    """The scheme's choice with m available reports per coordinate (σ = 1, b = B/σ): (certified value, λ, m_used).
+    """The scheme's choice with m available reports per coordinate (σ = 1, b = B/σ): (certified value, λ, m_used, θ*).
 
     Candidates: all m reports with λ = 1 and the closed form; or only the first l reports, l among the three largest
     points of THRESHOLD_LADDER (ratio 1.2) with l <= m, with the certified value of :func:`threshold_worst_risk`
     (its best λ). The smallest value wins; it is at most b² (m = 0 or λ = 0: θ̂ = 0)."""
     m, eps, b = int(m), float(eps), float(b)
-    best = (b * b, 0.0, 0)
+    best = (b * b, 0.0, 0, b)
     if m <= 0:
         return best
-    cands = [(threshold_closed_form(m, eps, b), 1.0, m)]
+    cands = [(threshold_closed_form(m, eps, b), 1.0, m, b)]
     i = int(np.searchsorted(THRESHOLD_LADDER, m, side="right"))
     for l in THRESHOLD_LADDER[max(0, i - 3):i]:
-        v, lam = threshold_worst_risk(l, eps, b)
-        cands.append((v, lam, l))
+        v, lam, at = threshold_worst_risk(l, eps, b)
+        cands.append((v, lam, l, at))
     for c in cands:
         if c[0] < best[0]:
             best = c

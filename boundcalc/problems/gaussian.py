@@ -250,7 +250,7 @@ def _errors_threshold(t, theta, L, release):
     if closed:  # all reports, λ = 1
         use, lam = np.ones((n, k), bool), 1.0
     else:  # the scheme's choice: the first m_used reports of each coordinate, shrink λ
-        _, lam, m_used = LS.threshold_scheme(n * k // d, eps / k, B / sg)
+        _, lam, m_used, _ = LS.threshold_scheme(n * k // d, eps / k, B / sg)
         flat = cols.ravel()
         order = np.argsort(flat, kind="stable")
         rank = np.empty(flat.size, np.int64)
@@ -298,6 +298,12 @@ def check_instances(t):
     release = _release(up, d, eps)
     for name, theta in (("centre", np.zeros(d)), ("corner", np.full(d, B))):
         yield name, errors(t, theta, L, release), f"θ = {name} of the box"
+    if up.name in _THRESHOLD and up.name != "threshold-rr-split":
+        k = int(up.free_parameters.get("k_sub", 1)) if d > 1 else 1
+        sg = float(values["sigma"])
+        at = LS.threshold_scheme(t.n * k // d, eps / k, B / sg)[3] * sg
+        if 0 < at < B:  # the θ where the certified per-coordinate risk bound is largest
+            yield "worst", errors(t, np.full(d, at), L, release), f"θ_j = {at:.3g} (worst cell of the certified bound)"
 
 
 CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4],
