@@ -6,8 +6,17 @@ Lower bound (derived, certified): score (X-θ)/σ² has λ_max(I_X) = 1/σ² (ro
 with proxy 1/σ² (row 2), Tr I_X = d/σ²; van Trees with the cos² prior on the whole box (J = dπ²/B²):
 ``sup E‖θ̂-θ‖² >= σ² d² / (n min{d, sinh²(ε/2), 2ε} + σ² d π²/B²)``. Plus the private Le Cam bound on
 θ = ±h e_1: ``h²(1 - min{TVb(n, ε, 2Φ(h/σ)-1), 2Φ(√n h/σ)-1})/2``, h <= B tuned.
+``van-trees-threshold`` (derived, certified; docs/methods/fisher-score-tails.md): for every unit u, σ⟨u,S⟩ is
+standard normal, so ‖E[S|z]‖ <= V_ε/σ with V_ε = sup_t (e^ε-1)φ(t)/(1 + (e^ε-1)(1-Φ(t))) (the likelihood ratio
+r_z ∈ [a, ae^ε] with mean 1 maximises E[G r] as a threshold function): ``σ²d²/(n min{d, V_ε²} + σ²dπ²/B²)``.
 
-Upper bound (derived, certified; a log factor above the lower bound): clip every coordinate to
+Upper bound without a log factor (derived, certified; mechanisms.local_scalar): randomized response of the
+bit 1{X_j > 0}, debiased frequency clipped to [Φ(-B/σ), Φ(B/σ)], θ̂_j = σΦ^{-1}(·). Closed form
+``(π/2)σ²e^{B²/σ²}coth²(ε'/2)/m`` per coordinate with m reports at level ε' (Φ^{-1} is 1/φ(B/σ)-Lipschitz on the
+clip interval), or the certified exact value (binomial sums bounded on θ-cells, with shrinkage and a ladder of
+report counts). In d dimensions user i reports coordinates ik..ik+k-1 (mod d) at level ε/k.
+
+Upper bound by clipping (derived, certified; a log factor above the lower bound): clip every coordinate to
 [-L, L], L = B + τ, and release an unbiased ε-LDP view of the clipped vector (one-bit / Laplace in one
 dimension; coordinate splitting, ℓ∞ sampling, coordinate-wise composition, Laplace composition in d
 dimensions). Bias per coordinate: with ψ(t) = φ(t) - t(1-Φ(t)) = E(G - t)_+ (G standard normal),
@@ -172,7 +181,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
         out.append(Bound(
             "lower", "van-trees-threshold", "van Trees, cos² prior on the box, threshold Fisher bound",
             VT.van_trees(d, n, sp.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
-            F.SOURCE_BCO + " (Lemma 1); docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
+            F.SOURCE_BCO + " (Lemma 1); docs/methods/fisher-score-tails.md, docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
             "Tr I_Z = E_z‖E[S r_z]‖², r_z ∈ [a, ae^ε], E r_z = 1; σ⟨u,S⟩ ~ N(0,1) for every unit u, and E[G r] "
             "over such r is largest for a threshold r (rearrangement): ‖E[S|z]‖ <= V_ε/σ, V_ε = sup_t "
             "(e^ε-1)φ(t)/(1+(e^ε-1)(1-Φ(t))). Tr I_Z <= min{d, V_ε²}/σ²; van Trees with J = dπ²/B²: "
@@ -316,8 +325,11 @@ register_problem("gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d"
 register(Entry(
     problem="gaussian", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
     title="Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source=SOURCE, check=CHECK,
-    notes=("The certified upper bound (clipping at B + τ) is a log factor above the lower bound: about "
-           "(B/σ + sqrt(2 log(nε²/d)))².",)))
+    notes=("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
+           "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
+           "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ.",
+           "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
+           "dB²/π²); the upper bound for large B/σ.")))
 register(Entry(
     problem="gaussian", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
     title="Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source="textbook"))
