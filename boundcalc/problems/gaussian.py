@@ -15,6 +15,10 @@ bit 1{X_j > 0}, debiased frequency clipped to [Φ(-B/σ), Φ(B/σ)], θ̂_j = σ
 ``(π/2)σ²e^{B²/σ²}coth²(ε'/2)/m`` per coordinate with m reports at level ε' (Φ^{-1} is 1/φ(B/σ)-Lipschitz on the
 clip interval), or the certified exact value (binomial sums bounded on θ-cells, with shrinkage and a ladder of
 report counts). In d dimensions user i reports coordinates ik..ik+k-1 (mod d) at level ε/k.
+Two-stage variant (``two-stage-threshold``): a fraction α of the users localises θ by clip + one-bit (Hoeffding:
+P(miss by more than σw) <= δ), the others run the threshold scheme at the projected estimate with window σw:
+per coordinate ``(π/2)σ²e^{w²}coth²(ε'/2)/m2 + 4B²δ``; it does not grow with B/σ and tends to the oracle
+threshold information.
 
 Upper bound by clipping (derived, certified; a log factor above the lower bound): clip every coordinate to
 [-L, L], L = B + τ, and release an unbiased ε-LDP view of the clipped vector (one-bit / Laplace in one
@@ -398,7 +402,8 @@ register(Entry(
     title="Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source=SOURCE, check=CHECK,
     notes=("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
            "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
-           "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ.",
+           "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ; the two-stage bound (localise, then "
+           "threshold at the estimate) removes both for large n.",
            "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
            "dB²/π²); the upper bound for large B/σ.")))
 register(Entry(
