@@ -12,8 +12,22 @@ with ``E[Z | x] = [x]_T`` (unbiased for the truncated value). The statistician a
   ``E[Z|x] = T c_ε (2P(+) - 1) = [x]_T``; ``Z² = T² c_ε²`` always.
 
 Both second moments are checked by simulation and by exact computation in tests/test_local_mechanisms.py.
+
+- **threshold + randomized response** (Gaussian location, docs/problems/gaussian.md): the user releases the
+  bit ``Y = 1{x > 0}`` through randomized response, ``Z = Y`` with probability ``q = e^ε/(e^ε+1)``, else
+  ``1 - Y`` (ε-LDP: the two output probabilities are q and 1-q, ratio e^ε). If X ~ N(θ, σ²) then
+  ``P(Y = 1) = p = Φ(θ/σ)`` and ``P(Z = 1) = (1-q) + (2q-1)p``, 2q - 1 = tanh(ε/2). From m reports with
+  mean Z̄: ``p̂ = (Z̄ - (1-q))/(2q-1)`` (unbiased, ``Var p̂ = P(Z=1)P(Z=0)/(m tanh²(ε/2)) <= 1/(4m tanh²(ε/2))``),
+  clipped to ``[Φ(-B/σ), Φ(B/σ)]`` (which contains p when |θ| <= B, so clipping only moves p̂ towards p),
+  and ``θ̂ = σ Φ^{-1}(p̂_clipped) ∈ [-B, B]``. Φ^{-1} has derivative 1/φ(Φ^{-1}(u)) <= 1/φ(B/σ) on the clip
+  interval, so ``|θ̂ - θ| <= σ|p̂ - p|/φ(B/σ)`` and, exactly for every m >= 1 (no asymptotics, no tail term),
+  ``E(θ̂ - θ)² <= σ² /(4 m tanh²(ε/2) φ(B/σ)²) = (π/2) σ² e^{B²/σ²} coth²(ε/2)/m``.
+  Its exact risk is a sum over the binomial law of the count (:func:`threshold_exact_risk`, tested).
 """
 from __future__ import annotations
+
+import math
+from functools import lru_cache
 
 import numpy as np
 import sympy as sp
@@ -65,4 +79,162 @@ def laplace(x, T, eps, rng: np.random.Generator):
     return xt + rng.laplace(0.0, 2.0 * T / eps, size=xt.shape)
 
 
+def threshold_rr_bits(x, eps, rng: np.random.Generator, c=0.0):
+    """Randomized response (keep with probability e^ε/(e^ε+1)) of the bits 1{x > c} (any array shape)."""
+    y = np.asarray(x, float) > c
+    keep = rng.random(y.shape) < 1.0 / (1.0 + np.exp(-eps))
+    return np.where(keep, y, ~y).astype(np.int64)
+
+
+def threshold_estimate(ones, m, eps, sigma, B):
+    """θ̂ = σ Φ^{-1}(clip(p̂, Φ(-B/σ), Φ(B/σ))), p̂ = (ones/m - (1-q))/(2q-1) (arrays broadcast; m >= 1)."""
+    from scipy import special, stats
+
+    q = 1.0 / (1.0 + np.exp(-eps))
+    p_hat = (np.asarray(ones, float) / np.asarray(m, float) - (1 - q)) / (2 * q - 1)
+    lim = float(special.ndtr(B / sigma))
+    return sigma * stats.norm.ppf(np.clip(p_hat, 1 - lim, lim))
+
+
+def threshold_exact_risk(m: int, eps: float, sigma: float, B: float, theta: float) -> float:
+    """E(θ̂ - θ)² of the threshold scheme with m users at θ, summed over the binomial law of the count."""
+    from scipy import special, stats
+
+    q = 1.0 / (1.0 + math.exp(-eps))
+    p1 = (1 - q) + (2 * q - 1) * float(special.ndtr(theta / sigma))
+    k = np.arange(m + 1)
+    w = stats.binom.pmf(k, m, p1)
+    return float(np.sum(w * (threshold_estimate(k, m, eps, sigma, B) - theta) ** 2))
+
+
+def threshold_risk_bound(m, eps, sigma, B):
+    """Certified E(θ̂-θ)² <= (π/2) σ² e^{B²/σ²} coth²(ε/2)/m of the threshold scheme (sympy or numbers)."""
+    return sp.pi / 2 * sigma ** 2 * sp.exp(B ** 2 / sigma ** 2) * coth_half(eps) ** 2 / m
+
+
 MECHANISMS = {"one-bit": onebit, "laplace": laplace}
+
+
+# ----------------------------------------------------------------------------- threshold scheme: certified worst risk
+
+THRESHOLD_EXACT_MAX_M = 20000  # exact certified values only up to this many reports (cost); the closed form above
+THRESHOLD_CELLS = 1000
+THRESHOLD_SHRINK = tuple(np.linspace(0.0, 1.0, 21))
+
+
+def threshold_closed_form(m, eps, b):
+    """(π/2) e^{b²} coth²(ε/2)/m, σ = 1, b = B/σ (numbers)."""
+    return math.pi / 2 * math.exp(b * b) * float(coth_half_np(eps)) ** 2 / m
+
+
+@lru_cache(maxsize=4096)
+def threshold_worst_risk(m: int, eps: float, b: float):
+    """Certified ``sup_{|θ| <= b} E(θ̂_λ - θ)²`` of the threshold scheme with exactly m reports and σ = 1 (scale by
+    σ² for σ != 1, b = B/σ), for the shrunk estimate ``θ̂_λ = λ Φ^{-1}(clip(p̂))``. Returns (value, λ, θ*).
+
+    m = 0: θ̂ = 0 and the value is b². m > THRESHOLD_EXACT_MAX_M: the closed form (λ = 1). Otherwise, for each λ on a
+    grid, an upper bound of the sup over θ of the exact risk ``R(θ) = Σ_k w_k(p(θ)) (g_k - θ)²`` (w_k the binomial
+    pmf of the count, p(θ) = (1-q) + (2q-1)Φ(θ) increasing): on a cell [θ_a, θ_b] of a grid of [0, b] (R is even:
+    p(-θ) = 1 - p(θ) and g_{m-k} = -g_k), ``w_k(p) <= w_k(clip(k/m, p_a, p_b))`` (w_k is unimodal in p with mode
+    k/m) and ``(g_k - θ)² <= max{(g_k-θ_a)², (g_k-θ_b)²}``, so ``sup_cell R <= Σ_k max w_k · max (g_k-θ)²``.
+    Also returned: θ* >= 0, the centre of the cell where that bound is largest (the hard instance of the check;
+    b when the closed form or θ̂ = 0 is used).
+    The sum runs over a window ``m p_a - W <= k <= m p_b + W`` (W = 7√m + 1) per block of cells; the counts outside
+    have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
+    The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
+    """
+    from scipy import stats
+
+    m, eps, b = int(m), float(eps), float(b)
+    if m <= 0:
+        return b * b, 0.0, b
+    closed = threshold_closed_form(m, eps, b)
+    if m > THRESHOLD_EXACT_MAX_M:
+        return closed, 1.0, b
+    q = 1.0 / (1.0 + math.exp(-eps))
+    th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
+    p = (1 - q) + (2 * q - 1) * stats.norm.cdf(th)
+    W = 7.0 * math.sqrt(m) + 1.0
+    tail = 4 * b * b * 2 * math.exp(-2 * W * W / m)
+    lams = THRESHOLD_SHRINK if m <= 100 else THRESHOLD_SHRINK[-5:]
+    worst, where = np.zeros(len(lams)), np.zeros(len(lams))
+    block = 25
+    for c0 in range(0, THRESHOLD_CELLS, block):
+        c1 = min(c0 + block, THRESHOLD_CELLS)
+        k = np.arange(max(0, math.floor(m * p[c0] - W)), min(m, math.ceil(m * p[c1] + W)) + 1)
+        pa, pb = p[c0:c1, None], p[c0 + 1:c1 + 1, None]
+        wmax = stats.binom.pmf(k[None, :], m, np.clip(k[None, :] / m, pa, pb))  # (cells, window)
+        g1 = threshold_estimate(k, m, eps, 1.0, b)
+        ta, tb = th[c0:c1, None], th[c0 + 1:c1 + 1, None]
+        for i, lam in enumerate(lams):
+            g = lam * g1[None, :]
+            e2 = np.maximum((g - ta) ** 2, (g - tb) ** 2)
+            sums = np.sum(wmax * e2, axis=1)
+            j = int(np.argmax(sums))
+            if sums[j] > worst[i]:
+                worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
+    worst += tail
+    best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly
+    theta_best = b
+    for val, lam, at in zip(worst, lams, where):
+        if val < best:
+            best, lam_best, theta_best = float(val), float(lam), float(at)
+    return best, lam_best, theta_best
+
+
+def _ladder():
+    out, x = list(range(1, 11)), 10.0
+    while x < THRESHOLD_EXACT_MAX_M:
+        x = min(x * 1.2, THRESHOLD_EXACT_MAX_M)
+        out.append(int(round(x)))
+    return tuple(sorted(set(out)))
+
+
+THRESHOLD_LADDER = _ladder()
+
+
+def threshold_scheme(m: int, eps: float, b: float):
+    """The scheme's choice with m available reports per coordinate (σ = 1, b = B/σ): (certified value, λ, m_used, θ*).
+
+    Candidates: all m reports with λ = 1 and the closed form; or only the first l reports, l among the three largest
+    points of THRESHOLD_LADDER (ratio 1.2) with l <= m, with the certified value of :func:`threshold_worst_risk`
+    (its best λ). The smallest value wins; it is at most b² (m = 0 or λ = 0: θ̂ = 0)."""
+    m, eps, b = int(m), float(eps), float(b)
+    best = (b * b, 0.0, 0, b)
+    if m <= 0:
+        return best
+    cands = [(threshold_closed_form(m, eps, b), 1.0, m, b)]
+    i = int(np.searchsorted(THRESHOLD_LADDER, m, side="right"))
+    for l in THRESHOLD_LADDER[max(0, i - 3):i]:
+        v, lam, at = threshold_worst_risk(l, eps, b)
+        cands.append((v, lam, l, at))
+    for c in cands:
+        if c[0] < best[0]:
+            best = c
+    return best
+
+
+def threshold_worst_risk_np(m, eps, b):
+    m, eps, b = np.broadcast_arrays(np.asarray(m, float), np.asarray(eps, float), np.asarray(b, float))
+    out = np.array([threshold_scheme(int(np.floor(mm + 1e-9)), float(ee), float(bb))[0]
+                    for mm, ee, bb in zip(m.ravel(), eps.ravel(), b.ravel())])
+    return out.reshape(m.shape)
+
+
+class ThresholdRisk(sp.Function):
+    """``ThresholdRisk(m, ε, b)``: certified worst risk (σ = 1, θ ∈ [-b, b]) of the threshold + randomized response
+    scheme with m available reports at level ε (see :func:`threshold_scheme`)."""
+
+    nargs = 3
+
+    @staticmethod
+    def _imp_(m, e, b):
+        v = threshold_worst_risk_np(m, e, b)
+        return float(v) if np.ndim(v) == 0 else v
+
+    def _eval_evalf(self, prec):
+        return sp.Float(float(threshold_worst_risk_np(*(float(a) for a in self.args))), prec)
+
+    def _latex(self, printer, exp=None):
+        out = r"R^{\mathrm{thr}}\left(" + ", ".join(printer._print(a) for a in self.args) + r"\right)"
+        return out if exp is None else rf"{out}^{{{exp}}}"
