@@ -42,6 +42,7 @@ from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import local_scalar as LS
+from ..mechanisms import privunit as PU
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
@@ -84,6 +85,13 @@ def _mechanisms(d1: bool, ball: str):
     if ball == "l2":
         out.append(("l2-sampling", "projection on the ℓ2 ball of radius T + ℓ2 sampling", sm["l2-sampling"],
                     "ℓ2 sampling (JASA): unbiased, ‖Z‖ = B = T coth(ε/2) √π Γ((d+1)/2)/Γ(d/2)."))
+        out.append(("privunit", "projection on the ℓ2 ball of radius T + PrivUnit", PU.second_moment(T, e, d),
+                    "PrivUnit (Bhowmick et al. 2018; mechanisms/privunit.py): unbiased, ‖Z‖ = T/m exactly, "
+                    "m = E⟨V,u⟩ from incomplete beta functions at the best grid cap threshold."))
+    else:
+        out.append(("privunit", "clipping at T + PrivUnit on the ℓ2 ball of radius T√d", d * PU.second_moment(T, e, d),
+                    "PrivUnit (mechanisms/privunit.py) on the ℓ2 ball of radius √d T ⊇ [-T,T]^d: unbiased, "
+                    "‖Z‖² = d T²/m²."))
     out += [
         ("linf-sampling", "projection/clipping at T + ℓ∞ sampling", sm["linf-sampling"],
          "ℓ∞ sampling (JASA, even-d privacy fix in mechanisms/sampling.py): unbiased, ‖Z‖² = d B², "
@@ -217,6 +225,27 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
     return out
 
 
+def _cube_van_trees(ball: str) -> Bound:
+    """van Trees on the hypercube family X = c x, x ∈ {±1}^d independent, P(x_j = 1) = (1+u_j)/2."""
+    n, e, r, d, eta = S.n, S.eps, S.r, S.d, ETA
+    trace = sp.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) / (1 - eta ** 2),
+                   2 * e / (1 - eta ** 2) ** 2)
+    scale, cdesc = (r ** 2 / d, "r/√d (‖X‖₂ = r)") if ball == "l2" else (r ** 2, "r (‖X‖_∞ = r)")
+    return Bound(
+        "lower", "van-trees-cube", "van Trees, hypercube family with independent signs, cos² box prior",
+        scale * d ** 2 / (n * trace + d * sp.pi ** 2 / eta ** 2),
+        F.SOURCE_BCO + "; docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+        f"X = c x, c = {cdesc}, x_j = ±1 independent with P(x_j = 1) = (1+u_j)/2, u ∈ [-η,η]^d with the "
+        "product cos² prior (J = dπ²/η²); mean c u. Score S_j = x_j/(1+u_j x_j): I_X = diag(1/(1-u_j²)), "
+        "λ_max <= 1/(1-η²); each S_j has range 2/(1-u_j²) (Hoeffding proxy 1/(1-η²)² for ⟨v,S⟩, ‖v‖ = 1). "
+        "For any ε-LDP channel: Tr I_Z <= sinh²(ε/2)/(1-η²) (Barnes–Chen–Özgür variance bound, independent "
+        "of d), <= 2ε/(1-η²)² (sub-Gaussian row), and <= d τ²/(1-τ²η²) (the channel from x_j alone, the other "
+        "coordinates averaged, is ε-LDP: exact binary bound binary_fisher_sup per coordinate; finite at η = 1). "
+        "Chain rule: n times it. van Trees: E‖û-u‖² >= d²/(n Tr + dπ²/η²), times c².",
+        free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
+        optimum={eta: sp.Rational(1, 2)}, extra={"instance": "cube"})
+
+
 # ------------------------------------------------------------------------------ lower bounds
 
 def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
@@ -273,6 +302,8 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "Tr I_Z <= min{1/(1-w²), sinh²(ε/2)/(d(1-w²)), 2ε/(1-w)²}; van Trees with J = dπ²/w² "
             "gives E‖θ̂-θ‖² >= d²/(nT + dπ²/w²), times (r/d)². (w = 1/2 is the original theorem catalogue's choice.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "axes"}))
+    if not d1:
+        out.append(_cube_van_trees(ball))
     if ball == "l2" and not d1:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
@@ -385,7 +416,8 @@ def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     """Per-user simulation in d dimensions (chunked over repetitions)."""
     est = np.empty((reps, d))
     ksub = kw.get("k", 1)
-    special = {"coordinate-subsampling": lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub)}
+    special = {"coordinate-subsampling": lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub),
+               "privunit": (lambda x, T_, e_, g: PU.privunit(x, T_ * (1 if ball == "l2" else math.sqrt(d)), e_, g))}
     sampler = special.get(mech) or SM.SAMPLERS[mech]
     for i in range(reps):
         x = X_sampler(n)
