@@ -46,6 +46,7 @@ from ..mechanisms import privunit as PU
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
+from ..methods import ldp_mutual_info as MI
 from ..methods import van_trees as VT
 from . import per_user_reps
 from ..params import D, N, R, ParamSpec
@@ -225,6 +226,32 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
     return out
 
 
+P_ERASE = sp.Symbol("p_erase", positive=True)  # probability that a user holds the vertex (not 0)
+
+
+def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
+    """Mutual-information Bayes bound on the erased hypercube vertices (methods.ldp_mutual_info)."""
+    n, e, r, d, p = S.n, S.eps, S.r, S.d, P_ERASE
+    a = _a(k)
+    linf = ball == "linf" and not d1
+    dd = sp.Integer(1) if d1 else d
+    far = "r p^{-1/k}" if not math.isinf(k) else "r"
+    c2 = (r ** 2 * p ** (-2 * (1 - a)) if linf else r ** 2 * p ** (-2 * (1 - a)) / dd)
+    return Bound(
+        "lower", "bayes-vertices", "Bayes risk on erased hypercube vertices, private mutual information",
+        MI.erased_vertex_bound(c2, p, n, e, dd),
+        "docs/methods/ldp-mutual-info.md, docs/problems/mean.md (derived)",
+        f"V uniform on {{±1}}^d; each user holds X = cV with probability p, else 0 (independently), "
+        f"‖X‖ = {far} (c = that/√d for the ℓ2 family, c = that for ℓ∞): E‖X‖^k = r^k; mean θ = c p V. "
+        "Per user, I(V; Z_i | past) <= p κ_ε with κ_ε = y-1-log y, y = ε/(1-e^{-ε}) (erasure indicator "
+        "revealed; an ε-LDP release carries at most κ_ε nats about its input: two-point extremal likelihood "
+        "ratios), and <= the non-private d log 2 (1-(1-p)^n). Bayes risk >= c²p²(d - E‖E[V|Z]‖²) and "
+        "E‖E[V|Z]‖² <= d Ψ(I/d) (subadditivity of entropy, Jensen; Ψ the inverse of s ↦ KL(Bern((1+√s)/2)‖"
+        "Bern(1/2))). Sequential interaction allowed. p tuned: near the no-data risk c²p²d at small n.",
+        free=(FreeParameter(p, lambda v: 1e-9, lambda v: 1.0, doc="probability of the vertex"),),
+        extra={"instance": "vertices"})
+
+
 def _cube_van_trees(ball: str) -> Bound:
     """van Trees on the hypercube family X = c x, x ∈ {±1}^d independent, P(x_j = 1) = (1+u_j)/2."""
     n, e, r, d, eta = S.n, S.eps, S.r, S.d, ETA
@@ -304,6 +331,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "axes"}))
     if not d1:
         out.append(_cube_van_trees(ball))
+    out.append(_erased_vertices(k, d1, ball))
     if ball == "l2" and not d1:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
