@@ -29,6 +29,16 @@ Lower bounds (derived, certified):
   ``>= r² d² / (n min{4d/3, (4/3) sinh²(ε/2), 32ε/9} + 4π²d)``. The solver tunes w.
 - private Assouad (ℓ2, d >= 2): m active axes, gap δ (both tuned):
   ``(r²δ²/(2m)) (1 - min{sqrt(n/2)(e^ε-1)δ/m, ...})``: no prior term, so it covers moderate n.
+
+Sharper bounds (derived, docs/problems/mean.md; tests/test_local_mean_sharp.py):
+- upper ``levels-rr`` (1-D): truncation, unbiased rounding to 2m+1 grid levels, (2m+1)-ary randomized
+  response (:func:`boundcalc.mechanisms.local_scalar.levels_second_moment`); ``privunit`` (d >= 2,
+  :mod:`boundcalc.mechanisms.privunit`), numerically certified E‖Z‖² = T²/m².
+- lower ``van-trees-binary`` (1-D): exact private Fisher information of binary data, τ²/(1-τ²u²)
+  (:func:`binary_fisher_sup`); ``van-trees-mixture`` (1-D, finite k): I_Z <= C_ε (E|S|)² (:func:`c_eps`)
+  on X ∈ {0, ±r p^{-1/k}}; ``van-trees-cube`` (d >= 2): hypercube family with independent signs;
+  ``bayes-vertices`` (every d): mutual-information Bayes bound on erased hypercube vertices
+  (:mod:`boundcalc.methods.ldp_mutual_info`), which approaches the no-data risk when nκ_ε << d.
 """
 from __future__ import annotations
 
