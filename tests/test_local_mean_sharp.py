@@ -431,3 +431,99 @@ def test_best_lower_monotone_in_n_and_eps(kw):
 def test_best_lower_monotone_in_d_l2_ball(n, eps):
     vals = [bc.rate("mean", "local", n=n, eps=eps, d=d, k="inf").lower.value for d in (2, 10, 100, 1000)]
     assert all(a <= b * (1 + 1e-3) for a, b in zip(vals, vals[1:])), vals
+
+
+# ----------------------------------------------------------------------------- cube prior averages, Lemma C
+
+def test_cube_prior_expected_max_by_monte_carlo():
+    from boundcalc.methods import cube_prior as CP
+
+    rng = np.random.default_rng(12)
+    for d, eta in [(1, 0.7), (5, 1.0), (40, 0.9), (200, 1.0)]:
+        # sample the cos² prior on [-η, η] by rejection
+        m = 20000
+        u = np.empty((m, d))
+        filled = 0
+        while filled < m * d:
+            c = rng.uniform(-eta, eta, 4 * m * d)
+            keep = c[rng.random(c.size) < np.cos(np.pi * c / (2 * eta)) ** 2]
+            take = min(keep.size, m * d - filled)
+            u.flat[filled:filled + take] = keep[:take]
+            filled += take
+        a = np.abs(u).max(axis=1)
+        for kind, f in (("var", lambda x: 1 / (1 - x * x)), ("ks", np.vectorize(CP.sigma2_ks))):
+            vals = f(np.minimum(a, 1 - 1e-15))
+            exact = CP.expected_max(kind, d, eta)
+            se = vals.std() / math.sqrt(m)
+            if eta < 1 or kind == "var":
+                assert abs(vals.mean() - exact) < 6 * se + 1e-6 * exact, (kind, d, eta, vals.mean(), exact)
+            assert exact >= 1.0
+
+
+def test_ks_proxy_is_a_subgaussian_proxy_of_the_score_and_increasing():
+    from boundcalc.methods import cube_prior as CP
+
+    grid = np.linspace(0, 0.999, 400)
+    s2 = np.array([CP.sigma2_ks(a) for a in grid])
+    assert np.all(np.diff(s2) >= -1e-12)
+    for u in (0.0, 0.3, -0.6, 0.9, 0.99):
+        s = np.array([1 / (1 + u), -1 / (1 - u)])  # score at x = +1, -1
+        pr = np.array([(1 + u) / 2, (1 - u) / 2])
+        assert float(pr @ s) == pytest.approx(0.0, abs=1e-12)
+        for lam in np.concatenate([-np.logspace(-3, 2, 60), np.logspace(-3, 2, 60)]):
+            log_mgf = float(special.logsumexp(lam * s, b=pr))
+            assert log_mgf <= lam * lam * CP.sigma2_ks(u) / 2 * (1 + 1e-9) + 1e-14
+
+
+def test_cube_fisher_bounds_on_random_channels():
+    """At random u on the 2- and 3-cube, exact Tr I_Z of random ε-LDP channels is below s_ε max 1/(1-u_j²),
+    2κ_ε max σ²(u_j) and Σ τ²/(1-τ²u_j²)."""
+    from boundcalc.methods import cube_prior as CP
+
+    rng = np.random.default_rng(21)
+    best = 0.0
+    for trial in range(1500):
+        d = int(rng.integers(2, 4))
+        X = np.array(list(itertools.product([-1.0, 1.0], repeat=d)))
+        Q, eps = ldp.random_channel(len(X), int(rng.integers(2, 6)), rng, float(rng.choice([0.3, 1.0, 3.0, 6.0])),
+                                    bool(rng.integers(2)))
+        u = rng.uniform(-0.95, 0.95, d) * (rng.random() < 0.7)
+        p = np.prod((1 + u[None, :] * X) / 2, axis=1)
+        dp = np.array([p * X[:, j] / (1 + u[j] * X[:, j]) for j in range(d)])
+        IZ = F.exact_private_fisher(Q, p, dp)
+        tau = math.tanh(eps / 2)
+        b1 = math.sinh(eps / 2) ** 2 * max(1 / (1 - uj * uj) for uj in u)
+        b2 = 2 * MI.kappa_float(eps) * max(CP.sigma2_ks(uj) for uj in u)
+        b3 = sum(tau ** 2 / (1 - tau ** 2 * uj * uj) for uj in u)
+        assert IZ <= min(b1, b2, b3) * (1 + 1e-9) + 1e-15, (IZ, b1, b2, b3)
+        best = max(best, IZ / min(b1, b2, b3))
+    assert best > 0.4
+
+
+def test_erased_information_lemma_on_random_channels():
+    """Lemma C: for the erased family (inputs 0 and the vertices), any posterior π on the vertices and any
+    ε-LDP channel, I(V; Z) <= min{g(p,ε), pκ_ε, c_ε p²} (exact mutual information)."""
+    from boundcalc.methods.chi2_contraction import chi2_factor_float
+
+    rng = np.random.default_rng(31)
+    best = 0.0
+    for trial in range(2500):
+        nv = int(rng.integers(2, 5))
+        Q, eps = ldp.random_channel(nv + 1, int(rng.integers(2, 6)), rng, float(rng.choice([0.3, 1.0, 3.0, 6.0])),
+                                    bool(rng.integers(2)))
+        if trial % 4 == 0:  # randomized response on the nv+1 inputs
+            e = float(rng.choice([0.5, 2.0, 4.0]))
+            Q = np.ones((nv + 1, nv + 1)) + np.eye(nv + 1) * math.expm1(e)
+            Q /= Q.sum(axis=1, keepdims=True)
+            eps = e
+        pi = rng.dirichlet(np.ones(nv) * rng.choice([0.3, 1.0]))
+        p = float(rng.choice([0.05, 0.3, 0.6, 1.0]))
+        M = (1 - p) * Q[0][None, :] + p * Q[1:]
+        Mbar = pi @ M
+        mi = float(np.sum(pi[:, None] * M * np.log(M / Mbar[None, :])))
+        g = MI.erased_info_value(p, eps)
+        bound = min(g, p * MI.kappa_float(eps), chi2_factor_float(eps) * p * p)
+        assert mi <= bound * (1 + 1e-9) + 1e-15, (p, eps, mi, g)
+        best = max(best, mi / bound)
+    assert best > 0.5
+    assert MI.erased_info_value(1.0, 2.0) == pytest.approx(MI.kappa_float(2.0), rel=1e-6)

@@ -15,6 +15,17 @@ the optimal prior attains it.)
 ``ψ̃(s) = ψ(√s) = Σ_{k>=1} s^k/(2k(2k-1))`` (convex, increasing, ψ̃(1) = log 2). Proof: subadditivity of
 entropy gives KL(P‖U) >= Σ_j KL(P_j‖U_j) = Σ_j ψ(μ_j), then Jensen for the convex ψ̃. ∎
 
+**Lemma C (one release, erased family, no genie).** With the past fixed and π the posterior of V, the
+release has law ``M_v = (1-p) q_0 + p q_v`` given V = v (q_x = q(·|x, past)). For an output z put
+``t_v = q_v(z)/q̄(z)`` (q̄ = E_π q_V; E_π t = 1) and ``β = q_0(z)/q̄(z)``; then
+``M_v(z)/M̄(z) = 1 + λ(t_v - 1)``, ``λ = p/((1-p)β + p)``. ε-LDP gives t ∈ [a, a e^ε] for some a and
+``β >= e^{-ε} max_v t_v = a`` if the range is attained (in general a := e^{-ε} max t works), so λ <= p/((1-p)a + p).
+``E_π φ(1 + λ(t-1))`` (φ(x) = x log x) is convex in the law of t and increasing in λ, so it is at most
+``g(p, ε) = sup_{a ∈ [e^{-ε}, 1]} G(a)``, G the value at the two-point law on {a, ae^ε} with the largest λ.
+Averaging over z (weights M̄(z)): ``I(V; Z_i | past) <= g(p, ε)``. g(1, ε) = κ_ε; for small ε, g ≈ p²ε²/8
+(the right d/(nε²) rate). Computed by a grid and a bounded scalar search, enlarged by 1e-9 relatively.
+Also ``I(V; Z_i | past) <= E_v χ²(M_v ‖ M̄) <= c_ε p²`` (χ²–TV contraction, TV <= p).
+
 **Theorem (erased-vertex family).** Let V be uniform on {±1}^d and, independently for each user i,
 ``X_i = c V`` with probability p and ``X_i = 0`` otherwise (B_i the indicator), so θ = E[X|V] = c p V. For
 any sequentially interactive ε-LDP protocol:
@@ -24,7 +35,7 @@ B_i = 1, X_i = cV and Lemma A applies to the conditional channel), and also ``<=
 under the uniform prior is at least ``Σ_j E Var(θ_j | Z) = c² p² (d - E‖E[V|Z]‖²)``, and by Lemma B
 and Jensen ``E‖E[V|Z]‖² <= d Ψ(I/d)``, ``Ψ = ψ̃^{-1}`` (Ψ = 1 beyond log 2). Hence
 
-    sup_θ E‖θ̂ - θ‖² >= c² p² d (1 - Ψ(min{n p κ_ε, d log 2 (1 - (1-p)^n)}/d)),
+    sup_θ E‖θ̂ - θ‖² >= c² p² d (1 - Ψ(min{n p κ_ε, n g(p,ε), n c_ε p², d log 2 (1 - (1-p)^n)}/d)),
 
 the second term of the min being the non-private information (V is revealed exactly once some
 B_i = 1). At small n it tends to the no-data risk c² p² d; for large n its best p makes it of order
@@ -33,6 +44,7 @@ d/(n κ_ε) squared, so it only matters in the saturated and transition regimes 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import sympy as sp
@@ -108,7 +120,66 @@ S.NUMPY_IMPL["PsiTildeInverse"] = psi_tilde_inverse_np
 S.MPMATH_IMPL["PsiTildeInverse"] = _psi_tilde_inverse_mp
 
 
+def _G(a, eps, p):
+    """E φ(1 + λ(t-1)) for the two-point t on {a, a e^ε} with mean 1, λ = p/((1-p)a + p), φ(x) = x log x."""
+    em1 = math.expm1(eps)
+    w = (1 - a) / (a * em1)  # P(t = a e^ε)
+    lam = p / ((1 - p) * a + p)
+    x1, x0 = lam * (a * (em1 + 1) - 1), lam * (a - 1)
+    return w * (1 + x1) * math.log1p(x1) + (1 - w) * (1 + x0) * math.log1p(x0)
+
+
+@lru_cache(maxsize=200000)
+def erased_info_value(p: float, eps: float) -> float:
+    """g(p, ε) = sup_a G(a): bound on the information of one release about V in the erased family
+    (Lemma C). Returns +inf where it is not computed (ε > 30: the bound p κ_ε is used there)."""
+    from scipy import optimize
+
+    if not (0 < p <= 1) or eps <= 0:
+        return math.nan
+    if eps > 30:
+        return math.inf
+    lo = math.exp(-eps)
+    grid = np.linspace(lo, 1.0, 257)[:-1]
+    vals = [_G(a, eps, p) for a in grid]
+    i = int(np.argmax(vals))
+    a0, a1 = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)] if i + 1 < len(grid) else 1.0
+    res = optimize.minimize_scalar(lambda a: -_G(a, eps, p), bounds=(a0, a1), method="bounded",
+                                   options={"xatol": 1e-13})
+    best = max(max(vals), -res.fun)
+    return best * (1 + 1e-9) + 1e-300
+
+
+def _g_np(p, eps):
+    p, eps = np.broadcast_arrays(np.asarray(p, float), np.asarray(eps, float))
+    out = np.empty(p.shape)
+    for ix in np.ndindex(p.shape):
+        out[ix] = erased_info_value(float(p[ix]), float(eps[ix]))
+    return out if out.ndim else float(out)
+
+
+def _g_mp(p, eps):
+    import mpmath
+
+    v = erased_info_value(float(p), float(eps))
+    return mpmath.mpf(v) if not math.isnan(v) else mpmath.mpf("nan")
+
+
+class ErasedInfo(sp.Function):
+    """``ErasedInfo(p, ε) = g(p, ε)``: Lemma C's bound on I(V; Z_i | past) for the erased-vertex family."""
+
+    nargs = 2
+
+
+S.NUMPY_IMPL["ErasedInfo"] = _g_np
+S.MPMATH_IMPL["ErasedInfo"] = _g_mp
+
+
 def erased_vertex_bound(c2, p, n, eps, d):
-    """sympy: c² p² d (1 - Ψ(min{n p κ_ε, d log 2 (1-(1-p)^n)}/d)) (the Theorem above; ``c2`` = c²)."""
-    info = sp.Min(n * p * kappa(eps), d * sp.log(2) * (-S.expm1(n * S.log1p(-p))))
+    """sympy: c² p² d (1 - Ψ(I/d)) with I = min{n p κ_ε, n g(p,ε), n c_ε p², d log 2 (1-(1-p)^n)}
+    (the Theorem above; ``c2`` = c²; c_ε = 2(e^ε-1)²/(e^ε+1) of the χ²–TV contraction)."""
+    from .chi2_contraction import chi2_factor
+
+    info = sp.Min(n * p * kappa(eps), n * ErasedInfo(p, eps), n * chi2_factor(eps) * p ** 2,
+                  d * sp.log(2) * (-S.expm1(n * S.log1p(-p))))
     return c2 * p ** 2 * d * (1 - PsiTildeInverse(info / d))

@@ -56,6 +56,7 @@ from ..mechanisms import privunit as PU
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
+from ..methods import cube_prior as CP
 from ..methods import ldp_mutual_info as MI
 from ..methods import van_trees as VT
 from . import per_user_reps
@@ -265,8 +266,8 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
 def _cube_van_trees(ball: str) -> Bound:
     """van Trees on the hypercube family X = c x, x ∈ {±1}^d independent, P(x_j = 1) = (1+u_j)/2."""
     n, e, r, d, eta = S.n, S.eps, S.r, S.d, ETA
-    trace = sp.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) / (1 - eta ** 2),
-                   2 * e / (1 - eta ** 2) ** 2)
+    trace = sp.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) * CP.CubeMaxInvVar(d, eta),
+                   2 * MI.kappa(e) * CP.CubeMaxSubGauss(d, eta))
     scale, cdesc = (r ** 2 / d, "r/√d (‖X‖₂ = r)") if ball == "l2" else (r ** 2, "r (‖X‖_∞ = r)")
     return Bound(
         "lower", "van-trees-cube", "van Trees, hypercube family with independent signs, cos² box prior",
@@ -275,10 +276,13 @@ def _cube_van_trees(ball: str) -> Bound:
         f"X = c x, c = {cdesc}, x_j = ±1 independent with P(x_j = 1) = (1+u_j)/2, u ∈ [-η,η]^d with the "
         "product cos² prior (J = dπ²/η²); mean c u. Score S_j = x_j/(1+u_j x_j): I_X = diag(1/(1-u_j²)), "
         "λ_max <= 1/(1-η²); each S_j has range 2/(1-u_j²) (Hoeffding proxy 1/(1-η²)² for ⟨v,S⟩, ‖v‖ = 1). "
-        "For any ε-LDP channel: Tr I_Z <= sinh²(ε/2)/(1-η²) (Barnes–Chen–Özgür variance bound, independent "
-        "of d), <= 2ε/(1-η²)² (sub-Gaussian row), and <= d τ²/(1-τ²η²) (the channel from x_j alone, the other "
-        "coordinates averaged, is ε-LDP: exact binary bound binary_fisher_sup per coordinate; finite at η = 1). "
-        "Chain rule: n times it. van Trees: E‖û-u‖² >= d²/(n Tr + dπ²/η²), times c².",
+        "For any ε-LDP channel, at each u: Tr I_Z <= sinh²(ε/2) max_j 1/(1-u_j²) (Barnes–Chen–Özgür variance "
+        "bound, independent of d), <= 2κ_ε max_j σ²(u_j) (Donsker–Varadhan with I(X;Z) <= κ_ε and the "
+        "Kearns–Saul proxy σ²(u) = u/((1-u²)² artanh u) of the score), and <= Σ_j τ²/(1-τ²u_j²) (the channel "
+        "from x_j alone, the other coordinates averaged, is ε-LDP: exact binary bound binary_fisher_sup). "
+        "van Trees needs only ∫ Tr I_Z dμ: the prior averages E max_j f(|u_j|) = f(0) + ∫ f'(a)(1-F(a)^d) da "
+        "(methods.cube_prior, quadrature) are finite even at η = 1. Chain rule: n times it. van Trees: "
+        "E‖û-u‖² >= d²/(n ∫Tr dμ + dπ²/η²), times c².",
         free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
         optimum={eta: sp.Rational(1, 2)}, extra={"instance": "cube"})
 
