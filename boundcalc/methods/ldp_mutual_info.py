@@ -23,7 +23,8 @@ release has law ``M_v = (1-p) q_0 + p q_v`` given V = v (q_x = q(·|x, past)). F
 ``E_π φ(1 + λ(t-1))`` (φ(x) = x log x) is convex in the law of t and increasing in λ, so it is at most
 ``g(p, ε) = sup_{a ∈ [e^{-ε}, 1]} G(a)``, G the value at the two-point law on {a, ae^ε} with the largest λ.
 Averaging over z (weights M̄(z)): ``I(V; Z_i | past) <= g(p, ε)``. g(1, ε) = κ_ε; for small ε, g ≈ p²ε²/8
-(the right d/(nε²) rate). Computed by a grid and a bounded scalar search, enlarged by 1e-9 relatively.
+(the right d/(nε²) rate). Computed by a grid and a bounded scalar search, enlarged by 1e-9 relatively, at p rounded up to the grid
+exp(j/1000) (g is increasing in p because λ is).
 Also ``I(V; Z_i | past) <= E_v χ²(M_v ‖ M̄) <= c_ε p²`` (χ²–TV contraction, TV <= p).
 
 **Theorem (erased-vertex family).** Let V be uniform on {±1}^d and, independently for each user i,
@@ -121,32 +122,44 @@ S.MPMATH_IMPL["PsiTildeInverse"] = _psi_tilde_inverse_mp
 
 
 def _G(a, eps, p):
-    """E φ(1 + λ(t-1)) for the two-point t on {a, a e^ε} with mean 1, λ = p/((1-p)a + p), φ(x) = x log x."""
+    """E φ(1 + λ(t-1)) for the two-point t on {a, a e^ε} with mean 1, λ = p/((1-p)a + p), φ(x) = x log x
+    (numpy-vectorised in a)."""
+    a = np.asarray(a, float)
     em1 = math.expm1(eps)
     w = (1 - a) / (a * em1)  # P(t = a e^ε)
     lam = p / ((1 - p) * a + p)
     x1, x0 = lam * (a * (em1 + 1) - 1), lam * (a - 1)
-    return w * (1 + x1) * math.log1p(x1) + (1 - w) * (1 + x0) * math.log1p(x0)
+    return w * (1 + x1) * np.log1p(x1) + (1 - w) * (1 + x0) * np.log1p(x0)
 
 
-@lru_cache(maxsize=200000)
+def _p_grid_up(p: float) -> float:
+    """p rounded up to the grid exp(j/1000): g is increasing in p (λ is), so g at the rounded p is still an
+    upper bound, and the cache is shared by nearby p."""
+    return min(1.0, math.exp(math.ceil(math.log(p) * 1000 - 1e-9) / 1000))
+
+
 def erased_info_value(p: float, eps: float) -> float:
     """g(p, ε) = sup_a G(a): bound on the information of one release about V in the erased family
-    (Lemma C). Returns +inf where it is not computed (ε > 30: the bound p κ_ε is used there)."""
-    from scipy import optimize
-
-    if not (0 < p <= 1) or eps <= 0:
+    (Lemma C), evaluated at p rounded up (see _p_grid_up). +inf for ε > 30 (p κ_ε is used there)."""
+    if not (0 < p <= 1) or not (eps > 0):
         return math.nan
     if eps > 30:
         return math.inf
+    return _erased_info_exact(_p_grid_up(p), float(eps))
+
+
+@lru_cache(maxsize=200000)
+def _erased_info_exact(p: float, eps: float) -> float:
+    from scipy import optimize
+
     lo = math.exp(-eps)
     grid = np.linspace(lo, 1.0, 257)[:-1]
-    vals = [_G(a, eps, p) for a in grid]
+    vals = _G(grid, eps, p)
     i = int(np.argmax(vals))
-    a0, a1 = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)] if i + 1 < len(grid) else 1.0
-    res = optimize.minimize_scalar(lambda a: -_G(a, eps, p), bounds=(a0, a1), method="bounded",
+    a0, a1 = grid[max(i - 1, 0)], (grid[i + 1] if i + 1 < len(grid) else 1.0)
+    res = optimize.minimize_scalar(lambda a: -float(_G(a, eps, p)), bounds=(a0, a1), method="bounded",
                                    options={"xatol": 1e-13})
-    best = max(max(vals), -res.fun)
+    best = max(float(vals.max()), -res.fun)
     return best * (1 + 1e-9) + 1e-300
 
 
