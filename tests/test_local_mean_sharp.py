@@ -527,3 +527,20 @@ def test_erased_information_lemma_on_random_channels():
         best = max(best, mi / bound)
     assert best > 0.5
     assert MI.erased_info_value(1.0, 2.0) == pytest.approx(MI.kappa_float(2.0), rel=1e-6)
+
+
+def test_rounding_up_is_conservative():
+    """The caches evaluate g(p, ε) at p rounded up and E max at η rounded up: both are increasing, so the
+    rounded values bound the exact ones from above."""
+    from boundcalc.methods import cube_prior as CP
+
+    for eps in (0.05, 1.0, 3.0, 10.0):
+        ps = np.linspace(0.01, 1.0, 60)
+        g = [MI._erased_info_exact(float(p), eps) for p in ps]
+        assert np.all(np.diff(g) >= 0)
+        for p in (0.0123, 0.4, 0.999):
+            assert MI.erased_info_value(p, eps) >= MI._erased_info_exact(p, eps) * (1 - 1e-12)
+    for kind in ("var", "ks"):
+        vals = [CP.expected_max(kind, 50, float(e)) for e in np.linspace(0.05, 1.0, 40)]
+        assert np.all(np.diff(vals) >= 0)
+        assert CP._eta_up(0.3001) >= 0.3001 and CP._eta_up(1.0) == 1.0
