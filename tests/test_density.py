@@ -262,7 +262,7 @@ def test_central_upper_finite_and_not_above_trivial(n, e, d, L):
 def test_local_output_lists_laplace_series_and_nonprivate():
     d = bc.rate("density", "local", n=10 ** 6, eps=0.5).to_dict()
     names = {u["name"]: u for u in d["uppers"]}
-    assert set(names) == {"hist-laplace", "hist-rr", "series-linf", "series-laplace", "uniform"}
+    assert set(names) == {"hist-laplace", "hist-rr", "hist-subset", "series-linf", "series-laplace", "uniform"}
     assert names["series-laplace"]["value"] > names["series-linf"]["value"]
     assert d["lower"]["certified"] and d["lower"]["value"] <= d["upper"]["value"]
     assert any(b["name"] == "order" and b["certified"] is False for b in d["lowers"])

@@ -562,3 +562,86 @@ def test_bernoulli_one_minus_bc_is_cancellation_free():
     val = float(ldp.bernoulli_one_minus_bc(sp.Float(q1, 30), sp.Float(q2, 30)))
     # 1 - BC ≈ (q1-q2)²/(8 q(1-q)) = 1e-18/2
     assert val == pytest.approx(1e-18 / 2, rel=1e-6)
+
+
+# ---------------------------------------------------------------------- posterior-mean Assouad (lemma)
+def test_posterior_sign_information_bound_sequential_channels():
+    """E[(E[v_j|Z])²] <= min{1, 2(1 - e^{-K/2})}, K = n min{c_ε τ², KL_1}, for v uniform on {±1}², random
+    data laws P_v = P̄ + Σ_j v_j D_j, and two users with a sequentially interactive ε-LDP protocol (the
+    second channel depends on the first output); exact enumeration (methods.posterior_assouad)."""
+    from boundcalc.methods import posterior_assouad as PA
+
+    rng = np.random.default_rng(21)
+    worst = worst_budget = 0.0
+    for _ in range(300):
+        nx, nz = int(rng.integers(3, 6)), int(rng.integers(2, 4))
+        spread = float(rng.choice([0.2, 1.0, 3.0]))
+        Q1, e1 = ldp.random_channel(nx, nz, rng, spread, bool(rng.integers(2)))
+        Q2s, e2s = zip(*[ldp.random_channel(nx, nz, rng, spread, bool(rng.integers(2))) for _ in range(nz)])
+        eps = max(e1, *e2s)
+        base = _rand_pmf(rng, nx)
+        D = []
+        for _j in range(2):
+            g = rng.normal(size=nx)
+            g -= g.mean()
+            D.append(g / np.abs(g).sum() * float(rng.uniform(0.01, 1.0)) * base.min())
+        V = list(itertools.product([-1, 1], repeat=2))
+        P = {v: base + v[0] * D[0] + v[1] * D[1] for v in V}
+        M = {v: _joint_sequential(P[v], Q1, Q2s) for v in V}
+        total = 0.0
+        for j in range(2):
+            mp = np.mean([M[v] for v in V if v[j] == 1], axis=0)
+            mm = np.mean([M[v] for v in V if v[j] == -1], axis=0)
+            info = float(np.sum((mp - mm) ** 2 / (2 * (mp + mm))))  # E[(E[v_j|Z])²]
+            flips = [(v, tuple(-x if i == j else x for i, x in enumerate(v))) for v in V if v[j] == 1]
+            tau = max(_tv(P[a], P[b]) for a, b in flips)
+            kl1 = max(ldp.kl(P[a], P[b]) for a, b in flips)
+            for K in (PA.kl_bound_float(2, eps, tau), PA.kl_bound_float(2, None, tau, kl1),
+                      PA.kl_bound_float(2, eps, tau, kl1)):
+                bound = PA.sign_information_float(K)
+                assert info <= bound * (1 + 1e-10) + 1e-14, (info, bound, K)
+            worst = max(worst, info / PA.sign_information_float(PA.kl_bound_float(2, eps, tau, kl1)))
+            total += info
+        # the information budget: Σ_j E[(E[v_j|Z])²] <= 2 I(V; Z) <= 2 n ε tanh(ε/2)
+        mbar = np.mean([M[v] for v in V], axis=0)
+        mi = float(np.mean([ldp.kl(M[v], mbar) for v in V]))
+        assert total <= 2 * mi * (1 + 1e-10) + 1e-14
+        assert mi <= 2 * PA.mi_per_report_float(eps) * (1 + 1e-10)
+        worst_budget = max(worst_budget, total / (4 * PA.mi_per_report_float(eps)))
+    assert worst > 0.05  # not vacuous
+    assert worst_budget > 0.01
+
+
+def test_mi_per_report_is_the_largest_ldp_mutual_information():
+    """I(X; Z) <= ε tanh(ε/2) on random ε-LDP channels and input laws, and for binary randomized response
+    (log 2 - h(e^ε/(1+e^ε)) at the uniform input; the bound is within a factor 5 of it for ε <= 1)."""
+    from boundcalc.methods import posterior_assouad as PA
+
+    rng = np.random.default_rng(22)
+    for _ in range(400):
+        nx, nz = int(rng.integers(2, 6)), int(rng.integers(2, 5))
+        Q, eps = ldp.random_channel(nx, nz, rng, float(rng.choice([0.2, 1.0, 4.0])), bool(rng.integers(2)))
+        p = _rand_pmf(rng, nx)
+        m = p @ Q
+        mi = sum(p[x] * ldp.kl(Q[x], m) for x in range(nx))
+        assert mi <= PA.mi_per_report_float(eps) * (1 + 1e-12)
+    for eps in (0.1, 1.0, 5.0):
+        q = 1 / (1 + math.exp(-eps))
+        Q = np.array([[q, 1 - q], [1 - q, q]])
+        mi = 0.5 * ldp.kl(Q[0], Q.mean(axis=0)) + 0.5 * ldp.kl(Q[1], Q.mean(axis=0))
+        assert mi <= PA.mi_per_report_float(eps)
+        if eps <= 1:
+            assert mi >= 0.2 * PA.mi_per_report_float(eps)
+
+
+def test_posterior_sign_information_sympy_matches_float():
+    from boundcalc.methods import posterior_assouad as PA
+
+    n, e, t, k = sp.symbols("n e t k", positive=True)
+    f = sp.lambdify((n, e, t, k), PA.sign_information(PA.kl_bound_expr(n, e, t, k)), "math")
+    for args in [(10, 0.5, 0.01, 1e-3), (3, 2.0, 0.3, 0.05), (1000, 0.1, 0.2, 0.08)]:
+        want = PA.sign_information_float(PA.kl_bound_float(args[0], args[1], args[2], args[3]))
+        assert f(*args) == pytest.approx(want, rel=1e-12)
+    # the Bernoulli KL and the sign KL in closed form
+    assert float(PA.sign_kl(sp.Rational(1, 3))) == pytest.approx(ldp.kl([2 / 3, 1 / 3], [1 / 3, 2 / 3]), rel=1e-12)
+    assert float(PA.bernoulli_kl(sp.Float(0.2), sp.Float(0.05))) == pytest.approx(ldp.kl([0.2, 0.8], [0.05, 0.95]))

@@ -23,6 +23,30 @@ of E∫(f̂ - f)² are orthogonal (E f̂ = Σ f̄_j 1_{B_j} is the L² projectio
   e^{ε/2}/(e^{ε/2}-1)², so the noise term is m² e^{ε/2}/(n (e^{ε/2}-1)²)
   (≈ 4m²/(nε²): half the Laplace term for small ε).
 
+* **local subset selection** (ε-LDP; Ye & Barg): each user releases an s-subset S of the m bins with
+  ``P(S|x) ∝ e^ε`` if its bin x ∈ S, else 1 (likelihood ratio <= e^ε); with p* = P(x ∈ S | x) =
+  s e^ε/(s e^ε + m - s), q* = P(i ∈ S | x ≠ i) = (s - p*)/(m - 1), the estimate
+  ``p̂_i = (1/n) Σ_users (1{i ∈ S} - q*)/(p* - q*)`` is unbiased and E‖p̂ - p‖² = C_s/n - ‖p‖²/n with C_s
+  independent of p (docs/problems/multinomial.md; :mod:`boundcalc.mechanisms.discrete`). The
+  histogram's whole variance term is E∫(f̂ - f̄)² = m E‖p̂ - p‖² (f̂_j = m p̂_j on bin j), and ‖p‖² >= 1/m,
+  so it is at most ``(m-1)²(s + (m-s)e^{-ε})²/(n s (m-s)(1 - e^{-ε})²)`` (sampling included; for
+  s = m/(e^ε+1) about 4m² e^ε/(n(e^ε-1)²): for large ε well below randomized response's
+  m² e^{ε/2}/(n(e^{ε/2}-1)²)). :func:`subset_noise_term`; s is taken as ⌊m/(e^ε+1)⌋ or ⌈m/(e^ε+1)⌉
+  clipped to [1, m-1], whichever is smaller.
+
+**Shrinkage toward the uniform density** (derived). With g the (unbiased-for-f̄) private histogram,
+``f̂ = 1 + λ(g - 1)``, λ ∈ [0, 1]: ``f̂ - f = λ(g - f̄) + (f̄ - f) - (1-λ)(f̄ - 1)``; the first is
+mean-zero, the second orthogonal to the bin-constant functions, the others bin-constant, so
+
+    E∫(f̂-f)² = ∫(f - f̄)² + (1-λ)² ∫(f̄ - 1)² + λ² E∫(g - f̄)².
+
+With ``∫(f - f̄)² <= A = α h²`` (the bias bound of this module, α = dL²/12 or L²/π^{2β}) and
+``∫(f - f̄)² + ∫(f̄ - 1)² = ∫(f - 1)² <= α`` (the one-bin bias), the first two terms are at most
+``A + (1-λ)²(α - A)`` (maximise X + (1-λ)²(α' - X) over X <= A, α' <= α); with V the variance bound,
+λ = B/(B + V), B = α - A gives ``E∫(f̂-f)² <= A + BV/(B + V)`` (:func:`shrunk_risk`), never above α
+(the uniform estimator) nor above the unshrunk A + V. A linear density attains both bias terms at
+once (∫(f-f̄)² = L²h²/12 and ∫(f-1)² = L²/12).
+
 **Bias constants** (derived; the original theorem catalogue has d L² h², §2.6 leaves it open):
 
 * *coordinate-wise L-Lipschitz* f (|f(x + t e_j) - f(x)| <= L|t| for every j: this holds for f
@@ -85,7 +109,54 @@ def local_rr_term(m, n, eps):
     return m ** 2 * rr_variance_factor(eps) / n
 
 
+def subset_size_choices(m, eps):
+    """The two integer subset sizes ⌊m/(e^ε+1)⌋ and ⌈m/(e^ε+1)⌉, clipped to [1, m-1] (sympy)."""
+    x = m / (sp.exp(eps) + 1)
+    return (sp.Max(1, sp.Min(m - 1, sp.floor(x))), sp.Max(1, sp.Min(m - 1, sp.ceiling(x))))
+
+
+def subset_variance(m, n, eps, s):
+    """(m-1)²(s + (m-s)e^{-ε})²/(n s (m-s)(1-e^{-ε})²) = m · sup_p E‖p̂ - p‖² of subset selection with
+    subset size s (the same as (m-1)²(s e^ε + m - s)²/(n s (m-s)(e^ε-1)²), overflow-free)."""
+    return (m - 1) ** 2 * (s + (m - s) * sp.exp(-eps)) ** 2 / (n * s * (m - s) * S.expm1(-eps) ** 2)
+
+
+def subset_noise_term(m, n, eps):
+    """The histogram variance term with subset selection, at the better of the two subset sizes (m >= 2)."""
+    s1, s2 = subset_size_choices(m, eps)
+    return sp.Min(subset_variance(m, n, eps, s1), subset_variance(m, n, eps, s2))
+
+
+def shrunk_risk(alpha, h, V):
+    """A + BV/(B+V), A = α h², B = α(1 - h²): the histogram shrunk toward 1 with λ = B/(B+V)."""
+    A = alpha * h ** 2
+    B = alpha * (1 - h ** 2)
+    return A + B * V / (B + V)
+
+
 # --------------------------------------------------------------------------- exact numerics
+
+def subset_second_moment(m: int, eps: float, s: int) -> float:
+    """C_s = E‖a(Z)‖² of subset selection on m symbols (p-free): E‖p̂ - p‖² = (C_s - ‖p‖²)/n.
+    C_s = (m-1)²(s e^ε + m - s)²/(m s (m-s)(e^ε-1)²) + 1/m (the multinomial page's risk constant)."""
+    return (m - 1) ** 2 * (s + (m - s) * math.exp(-eps)) ** 2 / (m * s * (m - s) * math.expm1(-eps) ** 2) + 1 / m
+
+
+def best_subset_size(m: int, eps: float) -> int:
+    """The subset size the bound uses: ⌊m/(e^ε+1)⌋ or ⌈m/(e^ε+1)⌉ in [1, m-1], whichever has the smaller C_s."""
+    x = m / (math.exp(min(eps, 700.0)) + 1)
+    cands = {min(max(1, k), m - 1) for k in (math.floor(x), math.ceil(x))}
+    return min(sorted(cands), key=lambda k: subset_second_moment(m, eps, k))
+
+
+def exact_risk_shrunk(p, int_f2, n, lam, var_p):
+    """Exact E∫(f̂-f)² of f̂ = 1 + λ(g - 1), g = m p̂ on the m bins of [0,1], for an unbiased p̂ of the bin
+    probabilities p with E‖p̂ - p‖² = var_p: ∫(f-f̄)² + (1-λ)²∫(f̄-1)² + λ² m var_p."""
+    p = np.asarray(p, float)
+    m = p.size
+    fbar2 = m * np.sum(p ** 2)
+    return (int_f2 - fbar2) + (1 - lam) ** 2 * (fbar2 - 1) + lam ** 2 * m * var_p
+
 
 def rr_flip_probability(eps: float) -> float:
     return 1.0 / (1.0 + math.exp(eps / 2))

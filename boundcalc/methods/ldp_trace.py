@@ -12,6 +12,9 @@ minimises Σ_x (r_{zx} - a)², Σ_x (r_{zx} - r̄_z)² <= Σ_x (r_{zx} - 1)² <=
 Bhatia–Davis gives Var_p(r_z) <= (M - 1)(1 - m) <= max_m (e^ε m - 1)(1 - m) = (e^ε-1)²/(4e^ε)
 = sinh²(ε/2). Finally Σ_z c_z = 1.
 
+Used by :mod:`.dirichlet_van_trees` (in a version for p near the simplex boundary) for the multinomial's
+full-simplex van Trees bound.
+
 Tests: tests/test_ldp_trace.py (exact Fisher trace of random and near-extreme channels at random p;
 subset selection attains equality at the uniform p for (d, s) = (4, 1), (6, 2)).
 """

@@ -9,7 +9,10 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 
     E∫(f̂-f)² <= d L² h²/12 + (m - 1)/n + 8 m²/(nε)²,
 
-b chosen by the integer solver. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
+b chosen by the integer solver; ``shrunk-histogram``: the same histogram shrunk toward f ≡ 1,
+f̂ = 1 + λ(g - 1), bounded by A + BV/(B+V) with A = dL²h²/12, B = dL²(1-h²)/12, V the variance and noise
+terms (λ = B/(B+V); see :mod:`boundcalc.mechanisms.histogram`): never above the uniform estimator and better
+at small n. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
 12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
 variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
 ``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
@@ -24,13 +27,15 @@ is lipschitz when β = 1, else sobolev. Certified upper bounds (``--mechanism`` 
 * ``hist-laplace``: each user adds Laplace(2/ε) to its one-hot bin vector:
   bias + (m-1)/n + 8m²/(nε²), bias = L²/(12m²) (lipschitz) or L²/(π^{2β} m²) (sobolev, β >= 1);
 * ``hist-rr``: randomized response on each bit of the one-hot vector: bias + (m-1)/n + m² e^{ε/2}/(n(e^{ε/2}-1)²);
+* ``hist-subset``: subset selection (Ye–Barg) on the m bins, the histogram shrunk toward f ≡ 1:
+  A + BV/(B+V), A = bias, B = α - A (α the uniform bound below), V = (m-1)²(s + (m-s)e^{-ε})²/(n s (m-s)(1-e^{-ε})²);
 * ``series-linf``: K cosine coefficients privatised by ℓ∞ sampling: L²(π(K+1))^{-2β} + 2K coth²(ε/2) C_K(ε)²/n,
   rate (nε²)^{-2β/(2β+2)};
 * ``series-laplace``: Laplace on the K coefficients: L²(π(K+1))^{-2β} + (2K + 16K³/ε²)/n,
   rate (nε²)^{-2β/(2β+3)} — slower, shown for comparison (see :mod:`boundcalc.mechanisms.series`);
 * ``uniform``: f̂ ≡ 1 (no data): L²/12 (lipschitz) or L²/π^{2β} (sobolev).
-m and K are integers chosen by the solver. Lower bounds: certified for β = 1 (``assouad-bumps`` with the χ²
-contraction of ε-LDP channels, ``two-point-linear``: see :func:`assouad_lower`); otherwise order only,
+m and K are integers chosen by the solver. Lower bounds: certified for β = 1 (``assouad-bumps`` with the
+Hellinger and χ² contractions of ε-LDP channels, ``two-point-linear``: see :func:`assouad_lower`); otherwise order only,
 n^{-2β/(2β+1)} + (nε²)^{-2β/(2β+2)}.
 """
 from __future__ import annotations
@@ -59,7 +64,7 @@ BETA = ParamSpec("beta", "float", 1.0, "smoothness β of the local family (cosin
                  low=0, low_open=True, high=50)
 FAMILY = ParamSpec("family", "choice", "auto", "local family: lipschitz (β = 1), sobolev, or auto "
                    "(lipschitz if β = 1 else sobolev)", choices=("auto", "lipschitz", "sobolev"), structural=True)
-MECHANISMS_LOCAL = ("hist-laplace", "hist-rr", "series-linf", "series-laplace", "uniform")
+MECHANISMS_LOCAL = ("hist-laplace", "hist-rr", "hist-subset", "series-linf", "series-laplace", "uniform")
 MECH = ParamSpec("mechanism", "choice", "all", "restrict the local upper bounds to one mechanism",
                  choices=("all",) + MECHANISMS_LOCAL, structural=True)
 PARAMS_CENTRAL = (N, D_DENS, LIP)
@@ -113,8 +118,18 @@ def linear_pieces():
 
 
 def _assouad_stat_factor(hel):
-    """2(1 - H²)^n - 1 <= 1 - 2H²(Pⁿ, Qⁿ) <= 1 - Δ/2 (product Hellinger; Δ <= 4H²); in stable form."""
-    return 2 * sp.exp(S.n * S.log1p(-hel)) - 1
+    """(1 - H²)^{2n} = ρ(Pⁿ, Qⁿ)² <= 1 - Δ/2 (product Hellinger affinity ρ; Cauchy–Schwarz, see
+    :mod:`boundcalc.methods.hellinger_contraction`); in stable form."""
+    return sp.exp(2 * S.n * S.log1p(-hel))
+
+
+#: integer search ranges are capped here (int64-safe grids); any value in range gives a valid bound, and
+#: every optimum is far below it (n <= 1e18 and the optima grow like n^(1/2) at most)
+RANGE_CAP = 10 ** 15
+
+
+def _cap(k: int) -> int:
+    return int(min(k, RANGE_CAP))
 
 
 def _m_bump_range(local: bool):
@@ -122,10 +137,15 @@ def _m_bump_range(local: bool):
         return max(1, math.ceil(v["L"] / 4))
 
     def hi(v):
-        n, e, Lv = float(v["n"]), float(v.get("eps") or 1.0), max(float(v["L"]), 1e-12)
-        a = math.expm1(e) * math.sqrt(n / (math.exp(min(e, 700)) + 1)) if local else e * n
-        return max(lo(v) + 1, math.ceil(4 * max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0)) + 2)
+        n, e, Lv = float(v["n"]), min(float(v.get("eps") or 1.0), 700.0), max(float(v["L"]), 1e-12)
+        a = math.expm1(e) * math.sqrt(n / (math.exp(e) + 1)) if local else e * n
+        return _cap(max(lo(v) + 1, math.ceil(4 * min(max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0), 1e300)) + 2))
     return lo, hi
+
+
+#: c_sech >= max_{u>0} tanh²(u)/u = 0.582582908... (attained at u = 1.08866, the root of sinh 2u = 4u), so
+#: 1/cosh²(u) = 1 - tanh²(u) >= 1 - c_sech u for every u >= 0 (tests/test_density_sharper.py)
+SECH2_SLOPE = sp.Rational(5826, 10000)
 
 
 def _privacy_factor(kind, tv, hel):
@@ -133,11 +153,18 @@ def _privacy_factor(kind, tv, hel):
     if kind == "none":
         return stat
     if kind == "pure":
-        return sp.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)))
+        # E[1/cosh²(εK/2)], K ~ Bin(n, t): >= 2/(1 + e^{εnt}) (convexity, Jensen) and
+        # >= 1 - (ε²/4) E K² (1/cosh² = 1 - tanh², tanh u <= u), E K² = nt(1-t) + n²t²
+        # and >= 1 - c_sech (ε/2) E K = 1 - c_sech εnt/2 (tanh²(u) <= c_sech u for u >= 0, affine in K)
+        second = 1 - S.eps ** 2 * (S.n * tv * (1 - tv) + (S.n * tv) ** 2) / 4
+        affine = 1 - SECH2_SLOPE * S.eps * S.n * tv / 2
+        return sp.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)), second, affine)
     from ..methods.chi2_contraction import kl_bound_expr
+    from ..methods.hellinger_contraction import affinity_lower_expr
 
     kl = kl_bound_expr(S.n, S.eps, tv)  # = 2a²t², a = (e^ε-1)sqrt(n/(e^ε+1)): Pinsker gives TV <= a t
-    return sp.Max(stat, 1 - sp.sqrt(kl / 2), 1 - kl)
+    # per-sample H² <= min(H²_stat, h_ε t²), tensorised over sequential rounds: (1 - h)^(2n)
+    return sp.Max(affinity_lower_expr(S.n, S.eps, tv, hel), 1 - sp.sqrt(kl / 2))
 
 
 def two_point_linear_lower(kind: str) -> Bound:
@@ -161,14 +188,23 @@ def assouad_lower(kind: str) -> Bound:
     contributes inf_c ½[E₊(c - 1)² + E₋(c + 1)²] = ∫ 2 p₊p₋/(p₊ + p₋) = 1 - Δ/2 (Δ the triangular
     discrimination of the two laws of what the statistician sees). So sup_v risk >= (L²h²/48) · F with F a
     lower bound on 1 - Δ/2 valid for every pair:
-    * statistical (any privacy): Δ <= 4H²(Pⁿ, Qⁿ), H²(Pⁿ,Qⁿ) = 1 - (1 - H²)ⁿ, so F >= 2(1 - H²)ⁿ - 1;
+    * statistical (any privacy): 1 - Δ/2 >= ρ² with ρ = 1 - H² the Hellinger affinity (Cauchy–Schwarz:
+      ρ = ∫√(2pq/(p+q))·√((p+q)/2) <= √(1 - Δ/2)), ρ(Pⁿ, Qⁿ) = (1 - H²)ⁿ, so F >= (1 - H²)^{2n}
+      (>= 2(1 - H²)ⁿ - 1, the form from Δ <= 4H²);
     * central ε-DP: couple the samples entry by entry (maximal coupling, Bin(n, t) changed entries,
       t = Lh²/8); for two fixed samples at distance k the outputs' density ratio is within e^{±εk}, so
       2pq/(p+q) >= (p+q)·2e^{εk}/(1+e^{εk})², integrating to 1/cosh²(εk/2) >= 2/(1 + e^{εk}) (convex in k),
-      and Jensen gives F >= 2/(1 + e^{εnt});
-    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= 1 - TV and >= 1 - 2H² >= 1 - KL; the χ²
-      contraction of an ε-LDP channel, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², with the chain rule gives
-      KL <= 2a²t² and (Pinsker) TV <= a t, a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max(1 - at, 1 - 2a²t²).
+      and Jensen gives F >= 2/(1 + e^{εnt}); also 1/cosh²(u) = 1 - tanh²(u) >= 1 - u², so
+      F >= 1 - (ε²/4) E K² = 1 - (ε²/4)(nt(1-t) + n²t²), K ~ Bin(n, t); and tanh²(u) <= c u with
+      c = max_u tanh²(u)/u = 0.58258... (at u = 1.0887, sinh 2u = 4u; 0.5826 is used), so
+      F >= 1 - c ε E K/2 = 1 - 0.5826 εnt/2 (this affine branch gives the best bound when εnt ≈ 1.7);
+    * ε-LDP (sequential interaction allowed): 1 - Δ/2 >= ρ²(transcripts) and >= 1 - TV. The Hellinger
+      contraction of an ε-LDP channel, H²(PK, QK) <= h_ε TV(P,Q)², h_ε = (e^ε-1)²/(4(e^ε+1))
+      (:mod:`boundcalc.methods.hellinger_contraction`), and data processing bound every round's H² by
+      h = min(H²_stat, h_ε t²) whatever the history; the affinity of the transcripts is then >= (1 - h)ⁿ,
+      so F >= (1 - h)^{2n} (≈ 1 - 2n h_ε t², against 1 - 2a²t² = 1 - 8n h_ε t² through KL). With the χ²
+      contraction, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², the chain rule and Pinsker, TV <= a t,
+      a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max((1 - h)^{2n}, 1 - at).
     Mixtures over v_{-j} are handled by joint convexity (every pair has the same t and H²). The free
     parameter is the integer number of bumps m >= max(1, L/4). d = 1 only: a product construction for
     d > 1 is not derived here.
@@ -177,13 +213,14 @@ def assouad_lower(kind: str) -> Bound:
     factor = _privacy_factor(kind, tv, hel)
     label = {"none": "Assouad, triangle-wave bumps (Hellinger)",
              "pure": "Assouad, triangle-wave bumps, coupled DP test per flip",
-             "local": "Assouad, triangle-wave bumps, χ² contraction under ε-LDP"}[kind]
+             "local": "Assouad, triangle-wave bumps, Hellinger contraction under ε-LDP"}[kind]
     lo, hi = _m_bump_range(kind == "local")
     return Bound(
         "lower", "assouad-bumps", label, sep * sp.Max(0, factor),
         "Assouad's lemma (Yu 1997) with triangle-wave bumps; " + (
             "Barber & Duchi (2014) Prop 1 with group privacy (central)" if kind == "pure" else
-            "χ²-contraction of ε-LDP channels, Duchi, Jordan & Wainwright (2018) Thm 1 sharpened (local)"
+            "Hellinger and χ² contractions of ε-LDP channels (docs/methods/hellinger-contraction.md), Duchi, Jordan & "
+            "Wainwright (2018) Thm 1 sharpened (local)"
             if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
         assouad_lower.__doc__.split("\n\n", 1)[1].strip(),
         free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),))
@@ -200,11 +237,22 @@ def central_expr(private: bool):
     return expr
 
 
+def central_variance(private: bool):
+    mm = b ** S.d
+    V = H.variance_term(mm, S.n)
+    return V + H.central_laplace_term(mm, S.n, S.eps) if private else V
+
+
+def central_shrunk_expr(private: bool):
+    """A + BV/(B+V): the (private) histogram shrunk toward f ≡ 1 (see :func:`H.shrunk_risk`), α = dL²/12."""
+    return H.shrunk_risk(H.bias_lipschitz(L, S.d, 1), sp.Integer(1) / b, central_variance(private))
+
+
 def b_max(v: dict) -> float:
     """Any b with (b^d - 1)/n above the b = 1 risk is worse than b = 1: the optimum is <= this."""
     e = v.get("eps")
     r1 = v["d"] * v["L"] ** 2 / 12 + (8 / (v["n"] * e) ** 2 if e is not None and v["privacy"] != "none" else 0.0)
-    return math.floor((1 + v["n"] * r1) ** (1 / v["d"])) + 1
+    return _cap(math.floor(min((1 + v["n"] * r1) ** (1 / v["d"]), 1e300)) + 1)
 
 
 def _round_pos(x):
@@ -242,7 +290,18 @@ def _central_bounds(private: bool) -> tuple:
     cond = Condition("d = 1 (the bump family is derived for d = 1 only)", lambda v: int(v["d"]) == 1)
     cert = tuple(Bound(c.side, c.name, c.label, c.expr, c.source, c.derivation, free=c.free, conditions=(cond,))
                  for c in cert)
-    return ((up, uni, lo) if private else (up, lo)) + cert
+    shr = Bound(
+        "upper", "shrunk-histogram",
+        "histogram shrunk toward f ≡ 1" + (", Laplace(2/ε) on each bin count" if private else " (no privacy)"),
+        central_shrunk_expr(private), SOURCE_C + "; shrinkage derived (boundcalc.mechanisms.histogram)",
+        "f̂ = 1 + λ(g - 1), g the histogram above: E∫(f̂-f)² = ∫(f-f̄)² + (1-λ)²∫(f̄-1)² + λ²E∫(g-f̄)² "
+        "(orthogonal terms). ∫(f-f̄)² <= A = dL²h²/12 and ∫(f-f̄)² + ∫(f̄-1)² = ∫(f-1)² <= dL²/12, so the bias "
+        "part is <= A + (1-λ)²B, B = dL²(1-h²)/12; with V = (m-1)/n" + (" + 8m²/(nε)²" if private else "")
+        + " and λ = B/(B+V): A + BV/(B+V). Never above the uniform estimator's dL²/12 nor the unshrunk bound; "
+          "the linear density attains both bias terms.",
+        free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
+        optimum=up.optimum, extra={"kind": "central-histogram-shrunk"})
+    return ((up, uni, lo) if private else (up, lo)) + cert + (shr,)
 
 
 def _central_rate(values):
@@ -276,13 +335,13 @@ def _uniform_bias_value(v, fam):
 def _m_max(fam, private):
     def f(v):
         extra = 8 / v["eps"] ** 2 if private else 0.0
-        return math.floor(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, 1e300)) + 1
+        return _cap(math.floor(min(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, 1e300), 1e300)) + 1)
     return f
 
 
 def _k_max(fam):
     def f(v):
-        return math.floor(v["n"] * _uniform_bias_value(v, fam) / 2) + 1
+        return _cap(math.floor(min(v["n"] * _uniform_bias_value(v, fam) / 2, 1e300)) + 1)
     return f
 
 
@@ -319,6 +378,8 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
                              ** (1 / (2 * beta_s + 2))) if private else {K: _round_pos(k_stat)},
         "series-laplace": k_opt((beta_s * L ** 2 * S.eps ** 2 * S.n / (24 * sp.pi ** (2 * beta_s)))
                                 ** (1 / (2 * beta_s + 3))),
+        "hist-subset": {m: sp.Max(2, _round_pos(sp.Min(m_stat, (cb * L ** 2 * S.n / (
+            4 * sp.exp(-S.eps) / S.expm1(-S.eps) ** 2)) ** sp.Rational(1, 4))))},
         "uniform": None,
     }
     cands = []
@@ -335,6 +396,15 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
              "(two bits differ: ratio ((1-q)/q)² = e^ε), debiased (Y-q)/(1-2q) has noise variance "
              "q(1-q)/(1-2q)² = e^(ε/2)/(e^(ε/2)-1)² per bin and user: m² e^(ε/2)/(n(e^(ε/2)-1)²).",
              hist_free, conds),
+            ("hist-subset", "histogram, subset selection on the bins, shrunk toward f ≡ 1",
+             H.shrunk_risk(_uniform_bias(fam), 1 / m, H.subset_noise_term(m, S.n, S.eps)),
+             f"f̂ = 1 + λ(g - 1), g = m p̂ on the bins, p̂ the subset-selection estimate of the bin probabilities "
+             f"(Ye–Barg; s = ⌊m/(e^ε+1)⌋ or ⌈m/(e^ε+1)⌉ in [1, m-1]). Orthogonal terms: ∫(f-f̄)² + (1-λ)²∫(f̄-1)² "
+             f"+ λ² m E‖p̂-p‖²; bias {hist_bias_txt} = A, ∫(f-1)² <= α (the one-bin bias), so the first two are "
+             "<= A + (1-λ)²B, B = α - A; m E‖p̂-p‖² <= V = (m-1)²(s + (m-s)e^(-ε))²/(n s (m-s)(1-e^(-ε))²) "
+             "(subset selection's p-free second moment minus ‖p‖² >= 1/m); λ = B/(B+V) gives A + BV/(B+V).",
+             (FreeParameter(m, lambda v: 2, lambda v: max(3, _m_max(fam, True)(v)), integer=True,
+                            doc="number of bins"),), conds),
             ("series-linf", "cosine series, coefficients privatised by ℓ∞ sampling",
              SER.tail_bias(L, beta_s, K) + SER.linf_variance(K, S.n, S.eps),
              f"bias {series_bias_txt}; variance (E||Z||² - ||c||²)/n <= K B²/n, B = √2 coth(ε/2) C_K(ε) "
@@ -438,9 +508,25 @@ def sawtooth_instance(slope, bins):
     return np.zeros(bins), slope ** 2 * h ** 2 / 12
 
 
+def linear_instance(slope, bins):
+    """g = slope (x - 1/2): 1-D bin integrals on `bins` equal bins and ∫g² = slope²/12 (attains both bias
+    terms of the shrunk histogram: ∫(f - f̄)² = slope² h²/12 and ∫(f - 1)² = slope²/12)."""
+    h = 1.0 / bins
+    centres = (np.arange(bins) + 0.5) * h
+    return slope * h * (centres - 0.5), slope ** 2 / 12
+
+
+def shrink_factor(alpha: float, h: float, V: float) -> float:
+    """λ = B/(B+V), B = α(1 - h²): the shrinkage weight behind :func:`H.shrunk_risk` (float)."""
+    B = alpha * (1 - h * h)
+    return B / (B + V) if B + V > 0 else 0.0
+
+
 def check_central_instances(t):
-    """ISE of the (private) histogram at the solver's b on a smooth density (additive cosine) and on the
-    extremal sawtooth of the bin width (linear with slope ±L on every bin: attains the bias bound)."""
+    """ISE of the (private) histogram — shrunk toward f ≡ 1 when the best bound is ``shrunk-histogram`` —
+    at the solver's b on a smooth density (additive cosine), on the extremal sawtooth of the bin width
+    (linear with slope ±L on every bin: attains the bias bound) and on a linear density (attains both bias
+    terms of the shrunk bound)."""
     values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
     d, Lv, priv = int(values["d"]), float(values["L"]), values["privacy"]
     bins = int(res.upper.free_parameters.get("b", 1))
@@ -448,20 +534,30 @@ def check_central_instances(t):
         t.notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
         return
     h = 1.0 / bins
+    mm = bins ** d
     eps = float(values["eps"]) if priv != "none" and res.upper.name != "uniform" else None
+    lam = 1.0
+    if res.upper.name == "shrunk-histogram":
+        V = (mm - 1) / n + (8 * mm ** 2 / (n * eps) ** 2 if eps else 0.0)
+        lam = shrink_factor(d * Lv ** 2 / 12, h, V)
     amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
     slope = min(Lv, 1.0 / (d * h))
+    lin = min(Lv, 1.8 / d)
     for name, (gb, ig2), desc in (
             ("smooth", cos_instance(amp, 1, bins), f"1 + Σ_j {amp * math.sqrt(2):.3g} cos(π x_j)"),
             ("sawtooth", sawtooth_instance(slope, bins),
-             f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias")):
+             f"1 + {slope:.3g} Σ_j (dist(x_j, 2hℤ) - h/2), h = 1/{bins}: the extremal bias"),
+            ("linear", linear_instance(lin, bins), f"1 + {lin:.3g} Σ_j (x_j - 1/2)")):
         p, if2 = _additive_instance(gb, ig2, d, h)
         p = np.clip(p, 0, None)
         p = p / p.sum()
         c = H.central_counts(rng, n, p, reps, eps)
+        if lam != 1.0:  # f̂ = 1 + λ(g - 1) on every bin, as equivalent counts n h^d f̂_j
+            c = n * h ** d * (1 + lam * (c / (n * h ** d) - 1))
         err = H.ise(c, p, if2, n, h ** d)
-        exact = H.exact_risk(p, if2, n, 8 / eps ** 2 if eps else 0.0, h ** d)
-        yield name, err, desc, exact
+        var_p = float(np.sum(p * (1 - p)) / n + (mm * 8 / (eps ** 2 * n ** 2) if eps else 0.0))
+        exact = H.exact_risk_shrunk(p, if2, n, lam, var_p)
+        yield name, err, desc + (f" (λ = {lam:.3g})" if lam != 1.0 else ""), exact
 
 
 CHECK_CENTRAL = CheckSpec(check_central_instances, DEFAULT_NS_CENTRAL)
@@ -483,7 +579,7 @@ def sample_cos_density(rng, amp, freq, size):
 #: bound name -> (estimator shape, privatising channel) of each local mechanism simulated
 LOCAL_MECHANISMS = {"hist-laplace": ("histogram", "laplace"), "hist-rr": ("histogram", "rr"),
                     "uniform": ("histogram", None), "series-linf": ("series", "linf"),
-                    "series-laplace": ("series", "laplace")}
+                    "series-laplace": ("series", "laplace"), "hist-subset": ("histogram", "subset")}
 
 
 def _rr_count_variance(eps):
@@ -514,11 +610,26 @@ def check_local_instances(t):
         else:
             a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
             hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
-        for name, (gb, ig2), desc in (("smooth", cos_instance(smooth_amp, 1, bins),
-                                       f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard):
+        insts = [("smooth", cos_instance(smooth_amp, 1, bins), f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard]
+        if channel == "subset":
+            lin = min(Lv, 1.8)
+            if fam == "lipschitz":
+                insts.append(("linear", linear_instance(lin, bins), f"1 + {lin:.3g}(x - 1/2): both bias terms"))
+            s_sub = H.best_subset_size(bins, eps)
+            c_s = H.subset_second_moment(bins, eps, s_sub)
+            lam = shrink_factor(_uniform_bias_value(values, fam), h, bins * (c_s - 1 / bins) / n)
+        for name, (gb, ig2), desc in insts:
             p, if2 = _additive_instance(gb, ig2, 1, h)
             p = np.clip(p, 0, None)
             p = p / p.sum()
+            if channel == "subset":  # f̂ = 1 + λ(m p̂ - 1), p̂ from n users' subsets (simulated user by user)
+                from ..mechanisms import discrete as DM
+
+                ph = DM.estimate("subset", p, n, eps, reps, rng, s_sub)
+                err = H.ise(n * h * (1 + lam * (bins * ph - 1)), p, if2, n, h)
+                exact = H.exact_risk_shrunk(p, if2, n, lam, (c_s - float(np.sum(p ** 2))) / n)
+                yield name, err, desc + f" (s = {s_sub}, λ = {lam:.3g})", exact
+                continue
             if channel is None:  # f̂ ≡ 1: the ISE is ∫f² - 1 exactly
                 err = np.full(reps, if2 - 1.0)
                 nv = 0.0
@@ -564,7 +675,7 @@ register(Entry(
     problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
     title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
     source=SOURCE_L, derived=derived, validate=_validate_local, check=CHECK_LOCAL,
-    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the χ² contraction of ε-LDP "
+    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
            "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
            "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
            "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))

@@ -23,6 +23,21 @@ Certified lower bounds (ours, from the local-privacy machinery of :mod:`boundcal
   Hamming separation with 2s = δMr/(2d^{3/2}) for the sign map sign_j(θ̂) = -sign(θ̂_j). Flipping v_j
   changes P_v by TV δ/d; private Assouad (ldp item 5): risk >= s d (1 - TVbound(δ/d)) =
   (δMr/(4√d))(1 - TVbound(δ/d)); free δ. Order rM √(d/(nε²)) when n(e^ε-1)² >~ d².
+* ``posterior-le-cam`` (both geometries, d-free) and ``posterior-assouad`` (l2): v uniform on {±1}^a,
+  X = M σ e_J with J uniform on a <= d coordinates and P(σ = + | J = j) = (1 + δv_j)/2 (a = 1 is the two-point
+  family). μ_v = (δM/a)v and min_Θ⟨θ, μ_v⟩ = -rδM/√a, so for any θ̂(Z) in the ball the Bayes excess is
+  (δM/a)(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) (Cauchy–Schwarz, Jensen),
+  where E[(E[v_j|Z])²] <= k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a}
+  (:mod:`boundcalc.methods.posterior_assouad`: triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2},
+  joint convexity of KL, chain rule with the χ²–TV contraction or data processing; a flip of v_j moves
+  P_v by TV δ/a and KL (δ/a) log((1+δ)/(1-δ))). δ and a tuned: order rM √(a/(n c_ε)) with
+  a = min{d, 3√(n c_ε)}. About 2√2 times ``assouad``.
+* ``posterior-budget`` (l2, local): v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) =
+  (1+δ)/2; μ_v = (δM/√d)v, Bayes excess >= δMr(1 - sqrt(Σ_j E[(E[v_j|Z])²]/d)) and the sum is at most
+  min{d k, 2nε tanh(ε/2)} (per-coordinate lemma with TV δ per flip, or the information budget of
+  :mod:`boundcalc.methods.posterior_assouad`). Tends to rM when d >> nε tanh(ε/2).
+* ``fano-kl`` (l1): the ``fano`` construction with I(Z_{1:n}; V) <= n min{c_ε δ², δ log((1+δ)/(1-δ))}
+  (the second term by data processing: the largest data KL between two hypotheses, attained at v' = -v).
 * ``fano`` (l1, local): v ∈ {±e_j}, X ∈ {±M}^d with P(X_i = M) = (1 + δv_i)/2; at most one v can have
   excess < δMr/2 (||θ̂||₁ <= r), private Fano with I <= n(e^ε-1)²δ² and log|V| = log(2d): order
   rM √(log(2d)/(nε²)). The rate's √(d log d) needs the variational bound, certified only for
@@ -40,6 +55,7 @@ from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
+from ..methods import posterior_assouad as PA
 from ..params import N, ParamSpec
 
 SOURCE = "Duchi, Jordan & Wainwright (FOCS 2013), Props 2-3 and Lemma 1"
@@ -53,6 +69,7 @@ PARAMS = (N, D_LIN, R_THETA, M_DATA, GEOM)
 
 Msym = sp.Symbol("M", positive=True)
 dlt = sp.Symbol("delta_LC", positive=True)  # signal strength δ of the lower-bound constructions
+A_ACT = sp.Symbol("a", positive=True, integer=True)  # active coordinates of the posterior Assouad family
 
 
 def _g(geometry, private):
@@ -117,6 +134,53 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
             free=(d_free,), optimum={dlt: sp.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
+    # posterior-mean Assouad (methods.posterior_assouad): a = 1 (both geometries, d-free) and, for l2,
+    # a free number a <= d of active coordinates
+    for A in ((sp.Integer(1), A_ACT) if geometry == "l2" else (sp.Integer(1),)):
+        k_sign = PA.sign_information(PA.kl_bound_expr(S.n, S.eps if private else None, dlt / A, PA.sign_kl(dlt) / A))
+        pa_free = (FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)
+        if A == A_ACT:
+            pa_free += (FreeParameter(A_ACT, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a"),)
+        out.append(Bound(
+            "lower", "posterior-assouad" if A == A_ACT else "posterior-le-cam",
+            ("posterior-mean Assouad, X = ±M e_J, J uniform on a <= d coordinates" if A == A_ACT
+             else "posterior-mean two-point bound, X = ±M e_1 (d-free)"),
+            sp.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
+            SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+            "v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
+            "min_Θ⟨θ,μ_v⟩ = -rδM/√a (ℓ2 ball; for a = 1 the ℓ1 ball gives the same). Bayes excess = (δM/a)"
+            "(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) with E[(E[v_j|Z])²] <= "
+            "k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a} (a flip of v_j moves P_v by TV δ/a and "
+            "KL (1/a)δ log((1+δ)/(1-δ)); triangular discrimination <= 4(1 - BC), BC >= e^{-KL/2}; χ²–TV contraction "
+            "or data processing). " + ("δ and a tuned." if A == A_ACT else "a = 1, δ tuned."),
+            free=pa_free, optimum=_posterior_optimum(A, private)))
+    if private and geometry == "l2":
+        k_dense = PA.sign_information(PA.kl_bound_expr(S.n, S.eps, dlt, PA.sign_kl(dlt)))
+        budget = 2 * S.n * PA.mi_per_report(S.eps) / S.d
+        out.append(Bound(
+            "lower", "posterior-budget", "posterior-mean bound, dense data X = (M/√d)ξ, information budget",
+            sp.Max(0, dlt * Msym * S.r * (1 - sp.sqrt(sp.Min(k_dense, budget)))),
+            SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+            "v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) = (1+δ)/2 (‖X‖₂ = M): μ_v = (δM/√d)v, "
+            "‖μ_v‖ = δM. Bayes excess >= (δMr/√d)(√d - E‖E[v|Z]‖₂) >= δMr(1 - sqrt(Σ_j E[(E[v_j|Z])²]/d)), and "
+            "Σ_j E[(E[v_j|Z])²] <= min{d k, 2nε tanh(ε/2)}: k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε δ², 2δ artanh δ} "
+            "per coordinate (a flip changes one ξ_j: TV δ), and the information budget 2 Σ_j I(v_j; Z) <= 2 I(V; Z) "
+            "<= 2n ε tanh(ε/2) (I(v_j;Z) >= E[(E[v_j|Z])²]/2; each ε-LDP report carries at most ε tanh(ε/2) nats). "
+            "Approaches rM when d >> nε tanh(ε/2) (saturated regime). δ tuned.",
+            free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),),
+            optimum={dlt: 1 - sp.Float(1e-12)}))
+    if private and geometry == "l1":
+        fano_mi = sp.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
+        out.append(Bound(
+            "lower", "fano-kl", "private Fano over the 2d signed coordinates, MI also capped by the data KL",
+            dlt * Msym * S.r / 2 * sp.Max(0, 1 - (fano_mi + sp.log(2)) / sp.log(2 * S.d)),
+            SOURCE + "; constant derived (boundcalc)",
+            "The 'fano' construction (v ∈ {±e_j}, X ∈ {±M}^d, P(X_i = M) = (1 + δv_i)/2, loss δMr/2 on an error) "
+            "with I(Z_{1:n};V) <= n min{c_ε max TV², max KL(P_v‖P_v')}: the chain rule of KL bounds each step by "
+            "the χ²–TV contraction (c_ε = 2(e^ε-1)²/(e^ε+1), max TV <= δ) or, by data processing, by the data KL; "
+            "max KL = KL(Bern((1+δ)/2)‖Bern((1-δ)/2)) = δ log((1+δ)/(1-δ)) (v = ±e_j; for v, v' on different "
+            "coordinates it is (δ/2)log((1+δ)/(1-δ))).",
+            free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)))
     if private and geometry == "l1":
         out.append(Bound(
             "lower", "fano", "private Fano over the 2d signed coordinates (x ∈ {±M}^d)",
@@ -133,6 +197,20 @@ def _bounds(geometry: str, private: bool) -> tuple:
                      SOURCE, "DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
                      certified=False))
     return tuple(out)
+
+
+def _posterior_optimum(A, private):
+    """A valid closed-form choice of (δ, a) for the posterior-mean bounds (used by vectorised curves): with
+    K ≈ (βδ)², β = sqrt(n min{c_ε, 2a})/a, δ(1 - βδ) is largest at δ = 1/(2β); a = min{d, 3 sqrt(n c_ε)}."""
+    c = PA.chi2_factor(S.eps) if private else None
+    a = A
+    if A == A_ACT:
+        a = sp.Max(1, sp.Min(S.d, sp.floor(3 * sp.sqrt(S.n * c)))) if private else sp.Integer(1)
+    beta = sp.sqrt(S.n * (sp.Min(c, 2 * a) if private else 2 * a)) / a
+    opt = {dlt: sp.Min(1 - sp.Float(1e-12), 1 / (2 * beta))}
+    if A == A_ACT:
+        opt = {dlt: opt[dlt].subs(A_ACT, a), A_ACT: a}
+    return opt
 
 
 def _rate_expr(geometry, private):
@@ -226,5 +304,11 @@ for _priv in ("none", "local"):
         problem="linear", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
         title="linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk",
         source=SOURCE, check=CHECK,
-        notes=("Lower bounds: certified Le Cam (d-free) and, for l2, private Assouad (order √(d/(nε²)) once "
-               "n(e^ε-1)² >~ d²); for l1 the √(d log d) rate is order only.",)))
+        notes=("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
+               "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
+               "order only.",
+               "Which side is loose: l2, both by constants (largest at ε >= 2, where the lower family's "
+               "information grows like e^ε and ℓ2 sampling gains nothing from ε); l1, the lower bound, which "
+               "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
+               "that rate at ε <= 1): the variational bound needed for it is certified only for "
+               "non-interactive protocols (docs/problems/linear.md).")))

@@ -19,6 +19,11 @@ Lower bounds (derived, certified):
   (θ̂_j = (d/2)(p̂_{2j-1} - p̂_{2j}) and (a-b)² <= 2a² + 2b²):
   ``sup E‖p̂-p‖² >= (2/d²) m² / (n min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} + mπ²/w²)``
   (at w = 1/2 and even d this is the original theorem catalogue's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
+- van Trees on the whole simplex of k <= d symbols with a Dirichlet(α) prior
+  (:mod:`boundcalc.methods.dirichlet_van_trees`; docs/methods/ldp-trace.md): the trace lemma extended to
+  priors reaching the boundary, ``tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)² #{x: p_x < τ}``, averaged under
+  the prior (Beta marginals), J = (k-1)(kα-1)(kα-2)/(α-2):
+  ``sup E‖p̂-p‖² >= (k-1)²/(n T + J)``; asymptotically equal to subset selection's risk.
 - private Assouad (coordinate-wise private Le Cam, :mod:`boundcalc.methods.ldp`) on
   ``p(2j-1) = (1+δv_j)/(2m')``, ``p(2j) = (1-δv_j)/(2m')`` for j <= m' (other symbols 0): flipping v_j
   moves TV by δ/m'; a wrong sign costs ``(δ/m')²/2`` in ℓ2² and ``δ/m'`` in ℓ1. Gives
@@ -39,6 +44,7 @@ from ..mechanisms import discrete as DM
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
+from ..methods import dirichlet_van_trees as DVT
 from ..params import N, ParamSpec
 
 SOURCE = ("Duchi, Jordan & Wainwright (NeurIPS 2013); Barnes, Chen & Özgür (2020), Cor 2; Ye & Barg (2018); "
@@ -53,6 +59,34 @@ M_PAIRS = sp.Symbol("m", positive=True, integer=True)
 DELTA_GAP = sp.Symbol("delta_gap", positive=True)
 MPAIRS = sp.Symbol("m_pairs", positive=True, integer=True)  # ⌊d/2⌋ (a derived value)
 SUB_PAIRS = sp.Symbol("q", positive=True, integer=True)  # pairs of active symbols of the sub-alphabet family
+K_ACTIVE = sp.Symbol("k_act", positive=True, integer=True)  # active symbols of the Dirichlet family
+ALPHA_DIR = sp.Symbol("alpha_dir", positive=True, integer=True)  # Dirichlet concentration
+ETA_DIR = sp.Symbol("eta_dir", positive=True)  # threshold τ = (1-η)/k of the trace bound
+GAMMA_MIX = sp.Symbol("gamma_mix", positive=True)  # weight of the point mass in the saturated-regime family
+
+
+def point_mass_bayes(loss: str, n=S.n, eps=S.eps, d=S.d, g=GAMMA_MIX):
+    """sympy: the saturated-regime Bayes bound (docs/problems/multinomial.md, "point-mass-bayes").
+
+    Family θ_j = (1-γ)u + γ e_j (u uniform), j uniform on the d symbols. For any estimator and any
+    (sequentially interactive) ε-LDP protocol, with π(Z) the posterior of j:
+    ℓ2²: E‖p̂ - θ_J‖² >= E Σ_j π_j ‖θ_j - θ̄‖² = γ² (1 - E‖π‖²) (θ̄ the posterior mean);
+    ℓ1: per coordinate the posterior loss is at least the weighted-median value γ min(π_i, 1-π_i) >=
+    γ π_i(1-π_i), so E‖p̂ - θ_J‖₁ >= γ (1 - E‖π‖²).
+    E‖π‖² = (1/d²) Σ_j (1 + χ²(M_j‖M̄)) (M_j the law of Z_{1:n} under θ_j, M̄ their average), χ² is convex in
+    its second argument, so χ²(M_j‖M̄) <= (1/d) Σ_k χ²(M_j‖M_k), and 1 + χ² tensorises along the sequential
+    protocol (each conditional channel is ε-LDP and X_i is independent of Z_{1:i-1}):
+    1 + χ²(M_j‖M_k) <= (1 + c)^n, c = 2(e^ε-1)²/(e^ε+1) · TV(θ_j,θ_k)² (the χ²–TV contraction,
+    TV = γ), also <= the non-private χ²(θ_j‖θ_k) = γ²(d/(1-γ) + 1/((1-γ)/d + γ)) (data processing).
+    Hence E‖π‖² <= 1/d + ((d-1)/d²)((1+c)^n - 1) and the bound
+    ``γ^a (1 - 1/d) max{0, 1 - ((1+c)^n - 1)/d}``, a = 2 (ℓ2²) or 1 (ℓ1).
+    """
+    from ..methods.chi2_contraction import chi2_factor
+
+    c = sp.Min(chi2_factor(eps) * g ** 2, g ** 2 * (d / (1 - g) + 1 / ((1 - g) / d + g)))
+    growth = S.expm1(n * S.log1p(c))
+    power = 2 if loss == "l2sq" else 1
+    return g ** power * (1 - 1 / d) * sp.Max(0, 1 - growth / d)
 
 
 def derived(values: dict) -> dict:
@@ -145,7 +179,35 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
                   FreeParameter(q, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
                                 doc="pairs of active symbols q")),
             extra={"instance": "paired-sub"}))
+    if loss == "l2sq":
+        k, a, et = K_ACTIVE, ALPHA_DIR, ETA_DIR
+        out.append(Bound(
+            "lower", "van-trees-dirichlet", "van Trees on the full simplex of k symbols, Dirichlet prior",
+            DVT.dirichlet_van_trees(n, e, k, a, (1 - et) / k, private=private),
+            F.SOURCE_BCO + "; Gill & Levit (1995); docs/methods/ldp-trace.md, docs/problems/multinomial.md (derived)",
+            "Family: every p on the face of the first k <= d symbols (a sub-family for every d), orthonormal "
+            "tangent coordinates; projecting p̂ onto the face's affine hull only lowers the loss. Prior "
+            "Dirichlet(α) (α >= 3 an integer): J = (k-1)(kα-1)(kα-2)/(α-2). One sample, any ε-LDP channel: "
+            "tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)²·#{x: p_x < τ} (trace lemma: tr I_Z = Σ_z c_z Σ_x (r_zx - r̄_z)², "
+            "Bhatia–Davis on the symbols with p_x >= τ, r_zx ∈ [e^-ε, e^ε] on the others) and <= tr I_X = "
+            "(1-1/k)Σ1/p_x; under the prior E#{p_x < τ} = k P(Bin(kα-1, τ) >= α) (Beta marginals) and "
+            "E Σ 1/p_x = k(kα-1)/(α-1). van Trees: (k-1)²/(n E tr + J). τ = (1-η)/k.",
+            free=(FreeParameter(k, lambda v: 2, lambda v: max(2, v["d"]), integer=True, doc="active symbols k"),
+                  FreeParameter(a, lambda v: 3, lambda v: 1e10, integer=True, doc="Dirichlet concentration α"),
+                  FreeParameter(et, lambda v: 1e-3, lambda v: 0.999, log=False, doc="threshold τ = (1-η)/k")),
+            extra={"instance": "dirichlet"}))
     if private:
+        out.append(Bound(
+            "lower", "point-mass-bayes", "Bayes risk of d mixtures with point masses (saturated regime)",
+            point_mass_bayes(loss), ldp.SOURCE_DJW + "; docs/problems/multinomial.md (derived)",
+            "θ_j = (1-γ)u + γe_j, j uniform. Posterior π(Z) of j: the Bayes ℓ2² risk is γ²(1 - E‖π‖²) "
+            "(ℓ1: >= γ(1 - E‖π‖²), weighted medians per coordinate). E‖π‖² = (1/d²)Σ_j(1 + χ²(M_j‖M̄)) <= "
+            "1/d + ((d-1)/d²)((1+c)^n - 1): convexity of χ² in its second argument, tensorisation of 1 + χ² "
+            "along a sequential protocol, and the χ²–TV contraction c = 2(e^ε-1)²γ²/(e^ε+1) (or the "
+            "non-private χ², data processing). Tends to the no-data risk (1-1/d) as nε² -> 0.",
+            free=(FreeParameter(GAMMA_MIX, lambda v: 1e-6, lambda v: 1.0 - 1e-9, log=False,
+                                doc="weight γ of the point mass"),),
+            extra={"instance": "point-mass-bayes"}))
         mp, dl = M_PAIRS, DELTA_GAP
         # 1 - BC of one flip: the two changed masses (1±δ)/(2m') swap: BC = 1 - (1 - sqrt(1-δ²))/m'
         prod = ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / mp)

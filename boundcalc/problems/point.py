@@ -48,7 +48,12 @@ Lower bounds (certified, for R_h):
   the coupled DP test bound with TV(P_a, P_b) <= K|b - a| (K = sup half mean absolute score, per model:
   :func:`tv_slope_bound`); see docs/methods/threshold-bayes.md.
 
-More upper bounds: ``local-clip-laplace`` (the block estimates clipped to N ± 4 block s.d. instead of Θ: N is
+* ``van-trees-chord``: the cos² prior anywhere in N (free position) and ∫ I dμ bounded by chords of the
+  convex I (see :func:`_van_trees_chord`).
+
+More upper bounds: ``clip-stat-laplace`` (pure, approx; the average of a clipped statistic + Laplace,
+inverted through its mean: :mod:`boundcalc.mechanisms.clipped_statistic`, docs/methods/clipped-statistic.md),
+``local-clip-laplace`` (the block estimates clipped to N ± 4 block s.d. instead of Θ: N is
 public in the local minimax problem) and ``constant-neighbourhood`` (θ̂ ≡ midpoint of N, the trivial risk).
 
 Non-private benchmark (``--privacy none``): the clipped full-sample unbiased MLE, whose MSE is at
@@ -67,6 +72,7 @@ import sympy as sp
 from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
+from ..mechanisms import clipped_statistic as cstat
 from ..mechanisms import subsample_aggregate as sa
 from ..methods import threshold_bayes, uniformity
 from ..models import ALIASES, MODELS, get_model
@@ -326,6 +332,74 @@ def noise_terms(privacy: str):
     return []
 
 
+ALPHA_CLIP = sp.Symbol("alpha_clip", real=True)
+BETA_CLIP = sp.Symbol("beta_clip", positive=True)
+
+
+def _clip_stat_impl(model_name):
+    def impl(n, eps, lo, hi, sigma, alpha, beta):
+        n, eps, lo, hi, sigma = (np.asarray(x, float) for x in (n, eps, lo, hi, sigma))
+        alpha, beta = np.asarray(alpha, float), np.asarray(beta, float)
+        if n.size == eps.size == lo.size == hi.size == sigma.size == 1:
+            return cstat.certified_risk(model_name, float(n.reshape(-1)[0]), float(eps.reshape(-1)[0]),
+                                        float(lo.reshape(-1)[0]), float(hi.reshape(-1)[0]), alpha, beta,
+                                        float(sigma.reshape(-1)[0]))
+        arrs = np.broadcast_arrays(n, eps, lo, hi, sigma, alpha, beta)
+        out = np.empty(arrs[0].shape)
+        for ix in np.ndindex(out.shape):
+            nn, ee, ll, hh, ss, aa, bb = (float(a[ix]) for a in arrs)
+            out[ix] = float(cstat.certified_risk(model_name, nn, ee, ll, hh, aa, bb, ss))
+        return out
+
+    def mp(*args):
+        if any(hasattr(a, "_mpf_") for a in args):
+            import mpmath
+
+            return mpmath.mpf(float(impl(*[float(a) for a in args])))
+        return impl(*args)
+    return mp
+
+
+@lru_cache(maxsize=None)
+def _clip_stat_function(model_name: str):
+    ident = _ident(model_name)
+
+    def latex(self, printer, exp=None):
+        tex = rf"R^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}(\alpha, \beta)"
+        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+    return type(f"ClipStatRisk_{ident}", (sp.Function,),
+                {"nargs": 7, "_imp_": staticmethod(_clip_stat_impl(model_name)), "_latex": latex,
+                 "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"})
+
+
+def _clip_stat_bound(model_name: str) -> Bound:
+    """``clip-stat-laplace``: clipped sufficient statistic + Laplace + inversion (docs/methods/clipped-statistic.md).
+
+    Y = mean of ψ(X_i) = clip(T(X_i), l, u) plus Laplace((u-l)/(nε)) (ε-DP, sensitivity (u-l)/n);
+    θ̂ = m^{-1}(Y) projected onto N, m(θ) = E_θ ψ. By the mean value theorem and the projection,
+    |θ̂ - θ| <= |Y - m(θ)|/inf_N|m'|, so sup_N risk <= (sup_N Var ψ/n + 2(u-l)²/(nε)²)/inf_N|m'|²;
+    inf_N |m'| is at an end point of N for every model (monotone or log-concave / unimodal slope), and
+    sup_N Var ψ is bounded by its maximum over a grid plus a Lipschitz correction 3R²K h/2
+    (boundcalc.mechanisms.clipped_statistic). Free: the interval l = c + αs, u = l + βs (c, s the mean and
+    standard deviation of T at the centre of N).
+    """
+    fn = _clip_stat_function(model_name)
+    expr = fn(S.n, S.eps, LO, HI, SIG, ALPHA_CLIP, BETA_CLIP)
+    stat = {"exponential": "X", "poisson": "X", "normal-mean": "X", "normal-var": "(X-μ0)²"}[model_name]
+    return Bound(
+        "upper", "clip-stat-laplace",
+        f"clipped statistic clip({stat}, l, u) averaged + Laplace, inverted through its mean (ours)",
+        expr, "boundcalc (ours, derived); docs/methods/clipped-statistic.md",
+        _clip_stat_bound.__doc__.split("\n\n", 1)[1].strip(),
+        free=(FreeParameter(ALPHA_CLIP, lambda v: -4.0, lambda v: 3.0, log=False,
+                            doc="lower clipping end l = c + α s"),
+              FreeParameter(BETA_CLIP, lambda v: 1e-3, lambda v: 15.0, doc="clipping width (u - l)/s")),
+        conditions=(Condition("N has positive length",
+                              lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),),
+        extra={"model": model_name, "mechanism": "clip-stat-laplace"})
+
+
 def _upper_bounds(model_name: str, privacy: str) -> list:
     m = get_model(model_name)
     bias_cls, exact_cls = _functions(m.name)
@@ -356,6 +430,8 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
             "boundcalc.mechanisms.subsample_aggregate). Pointwise at θ only, so certified: false as a bound "
             "on the local minimax risk; checked against simulation.",
             certified=False, free=(_blocks_free(),), extra={"model": m.name, "noise": nname}))
+    if privacy in ("pure", "approx") and m.name in cstat.MODELS and m.name != "bernoulli":
+        out.append(_clip_stat_bound(m.name))
     if privacy in ("pure", "approx"):
         # the same estimator clipped to N widened by Z_CLIP block standard deviations (N is public)
         sd = sp.sqrt(variance_max_expr(m.name, t))
@@ -445,6 +521,38 @@ def _threshold_lower(model_name: str) -> Bound:
                               lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
 
 
+POS = sp.Symbol("f_pos", nonnegative=True)
+#: E|θ - c|/w under the cos² prior on [c - w, c + w]
+KAPPA_COS2 = sp.Rational(1, 2) - 2 / sp.pi ** 2
+
+
+def _van_trees_chord(model_name: str) -> Bound:
+    """``van-trees-chord``: van Trees with the cos² prior placed anywhere in N and ∫ I dμ bounded by chords.
+
+    Prior μ = cos²(π(θ'-c)/(2w))/w on [c - w, c + w] ⊂ N, c = θ_lo + w + f(θ_hi - θ_lo - 2w), f ∈ [0, 1]
+    (J = π²/w²). I is convex for every built-in model, so on each half I(c ± x) <= I(c) + (x/w)(I(c ± w) - I(c))
+    (chord), and with E_μ|θ' - c| = w(1/2 - 2/π²) =: κ w (∫_0^w x cos²(πx/(2w)) dx = w²/4 - w²/π²) and the
+    symmetry of μ: ∫ I dμ <= I(c) + κ((I(c - w) + I(c + w))/2 - I(c)). Van Trees (Gill & Levit 1995):
+    sup_{θ'∈N} E(θ̂ - θ')² >= 1/(n ∫ I dμ + J). Never below ``van-trees`` at f = 1/2 (the chord value
+    is at most the larger end value).
+    """
+    info = fisher_expr(get_model(model_name).name)
+    cen = LO + W + POS * (HI - LO - 2 * W)
+    i_c, i_m, i_p = info.subs(TH, cen), info.subs(TH, cen - W), info.subs(TH, cen + W)
+    avg = i_c + KAPPA_COS2 * ((i_m + i_p) / 2 - i_c)
+    return Bound(
+        "lower", "van-trees-chord", "van Trees, cos² prior anywhere in N, chord bound on the mean information",
+        1 / (S.n * avg + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
+        _van_trees_chord.__doc__.split("\n\n", 1)[1].strip(),
+        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+                            doc="half-width of the prior's support"),
+              FreeParameter(POS, lambda v: 0.0, lambda v: 1.0, log=False,
+                            doc="position of the prior in N (0: at θ_lo, 1: at θ_hi)")),
+        conditions=(Condition("N has positive length",
+                              lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
+
+
 def _lower_bounds(model_name: str, privacy: str) -> list:
     m = get_model(model_name)
     info = fisher_expr(m.name)
@@ -459,7 +567,7 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
                             doc="half-width of the prior's support"),),
         conditions=(Condition("N has positive length", lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
-    out = [vt]
+    out = [vt, _van_trees_chord(m.name)]
     if privacy == "pure":
         out.append(_threshold_lower(m.name))
     if privacy in ("pure", "approx"):

@@ -1,0 +1,226 @@
+"""Clipped sufficient statistic + Laplace noise + inversion, for a one-parameter model (ours, derived).
+
+Docs: ``docs/methods/clipped-statistic.md``. Used by the ``point`` problem (local minimax risk over a
+public neighbourhood N = [θ_lo, θ_hi]).
+
+**Mechanism.** A public statistic T(x) (exponential, poisson, normal-mean: T = x; normal-var:
+T = (x - μ0)²) and a public clipping interval [l, u] (l < u; l >= 0 where T >= 0). Release
+
+    Y = (1/n) Σ_i ψ(X_i) + W,   ψ = clip(T, l, u),   W ~ Laplace(R/(nε)),   R = u - l,
+
+and estimate θ̂ = the point of N where m(θ) = E_θ ψ(X) equals Y (m is strictly monotone on N: see
+below), projected onto N (θ̂ = θ_lo or θ_hi when Y lies beyond m(N)). Replacing one X_i changes the
+average by at most R/n, so Y is ε-DP (Laplace mechanism); θ̂ is post-processing.
+
+**Certified risk.** Let s_N = inf_{θ∈N} |m'(θ)| > 0. If Y ∈ m(N), the mean value theorem gives
+|θ̂ - θ| = |m^{-1}(Y) - m^{-1}(m(θ))| <= |Y - m(θ)|/s_N; if Y lies beyond m(θ_hi) (m increasing), then
+|θ̂ - θ| = θ_hi - θ <= (m(θ_hi) - m(θ))/s_N <= |Y - m(θ)|/s_N (similarly at the other end and for a
+decreasing m). Hence for every θ ∈ N
+
+    E_θ(θ̂ - θ)² <= E_θ(Y - m(θ))²/s_N² = (Var_θ ψ/n + 2R²/(nε)²)/s_N²,
+
+and sup_N risk <= (V_N/n + 2R²/(nε)²)/s_N² with V_N >= sup_{θ∈N} Var_θ ψ.
+
+**The slope m'.** With ψ = l + ∫_l^u 1{T > s} ds, m(θ) = l + ∫_l^u P_θ(T > s) ds:
+
+* exponential (rate λ, T = X): m'(λ) = -∫_l^u s e^{-λs} ds; |m'| decreases in λ (s > 0), so s_N = |m'(θ_hi)|;
+  |m'| = e^{-λl}(l/λ + 1/λ²) - e^{-λu}(u/λ + 1/λ²).
+* normal-mean N(θ, σ²): m'(θ) = Φ((u-θ)/σ) - Φ((l-θ)/σ), the probability of a fixed interval under a
+  log-concave location family: log-concave in θ, so its minimum over N is at an end point.
+* normal-var (v, T = vZ²): m'(v) = ∫_l^u f_{χ²_1}(s/v) s/v² ds = P(χ²_3 ∈ [l/v, u/v]) (y f_{χ²_1}(y) =
+  f_{χ²_3}(y)); in the variable log v this is the probability of a sliding window under the law of log χ²_3,
+  whose density e^{3r/2 - e^r/2}/√(2π) is log-concave, so again log-concave: minimum at an end point.
+* poisson (λ, T = X): m'(λ) = Σ_j w_j p(j; λ) with w_j = |[l, u] ∩ [j, j+1)| (d/dλ P(X > j) = p(j; λ)),
+  and m''(λ) = Σ_j (w_{j+1} - w_j) p(j; λ) (with w_{-1} = 0); the sequence w_{j+1} - w_j changes sign at most
+  once (+ to -), and the Poisson kernel p(j; λ) is totally positive, so m'' changes sign at most once
+  (variation diminishing; Karlin, Total Positivity): m' is unimodal and its minimum over N is at an end point.
+* bernoulli (T = X ∈ {0, 1}): ψ = l + (u - l)X is affine, m' = u - l.
+
+**The variance.** V_N = max over a grid θ_0 < ... < θ_G of N (spacing h) of the exact Var_θ ψ plus
+3R²K h/2, where K >= sup_N (1/2)E_θ|∂_θ log p_θ| (the same constant as the threshold Bayes bound's
+TV slope): for bounded g, |d/dθ E_θ g| = |E_θ[(g - c) S_θ]| <= sup|g - c| E_θ|S_θ|, so with g = (ψ - l)² ∈ [0, R²]
+and ψ - l ∈ [0, R], |d/dθ Var_θ ψ| <= (R²/2)(2K) + 2R·(R/2)(2K) = 3R²K, and the function deviates from
+its largest grid value by at most 3R²K h/2 between grid points.
+
+Exact clipped moments E_θ ψ, E_θ ψ² (closed forms; ``clip_moments``): exponential
+E ψ = l + (e^{-λl} - e^{-λu})/λ, E ψ² = l² + 2[e^{-λl}(l/λ + 1/λ²) - e^{-λu}(u/λ + 1/λ²)]; normal
+(z = (s - θ)/σ) E ψ = l + σ[G(z)]_{z_l}^{z_u}, E ψ² = l² + 2θσ[G] + 2σ²[H], G(z) = zQ(z) - φ(z),
+H(z) = ((z² - 1)Q(z) - zφ(z))/2 (G' = Q, H' = zQ); normal-var with the size-biased χ² identities
+E[T; T < c] = v P(χ²_3 < c/v), E[T²; T < c] = 3v² P(χ²_5 < c/v); poisson E ψ = l + Σ_j w_j P(X > j),
+E ψ² = l² + Σ_j (b_j² - a_j²) P(X > j) over the pieces [a_j, b_j] = [l, u] ∩ [j, j+1).
+Checked against simulation and numerical quadrature in tests/test_point_clipped.py.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+MODELS = ("poisson", "exponential", "normal-mean", "normal-var", "bernoulli")
+GRID = 48  # grid points for the variance supremum over N
+
+
+def reference(model, theta_c, sigma=1.0):
+    """(centre, scale) of T at θ_c: the clipping interval is l = centre + α·scale, u = l + β·scale."""
+    if model == "exponential":
+        return 1.0 / theta_c, 1.0 / theta_c
+    if model == "poisson":
+        return theta_c, math.sqrt(theta_c)
+    if model == "normal-mean":
+        return theta_c, sigma
+    if model == "normal-var":
+        return theta_c, math.sqrt(2.0) * theta_c
+    if model == "bernoulli":
+        return 0.0, 1.0
+    raise KeyError(model)
+
+
+def interval(model, theta_c, alpha, beta, sigma=1.0):
+    """The clipping interval (l, u) for the free parameters α, β (arrays broadcast)."""
+    c, s = reference(model, float(theta_c), sigma)
+    alpha, beta = np.asarray(alpha, float), np.asarray(beta, float)
+    if model == "bernoulli":
+        return np.zeros_like(alpha + beta), np.ones_like(alpha + beta)
+    l = c + alpha * s
+    if model in ("exponential", "normal-var", "poisson"):
+        l = np.maximum(l, 0.0)
+    return l, l + beta * s
+
+
+def _pois_pieces(l, u):
+    """Integer j-grid and piece ends [a_j, b_j] = [l, u] ∩ [j, j+1) (arrays [..., J])."""
+    jmax = int(np.ceil(np.max(u))) + 1
+    j = np.arange(jmax + 1, dtype=float)
+    a = np.clip(j, l[..., None], u[..., None])
+    b = np.clip(j + 1.0, l[..., None], u[..., None])
+    return j, a, b
+
+
+def clip_moments(model, theta, l, u, sigma=1.0):
+    """Exact (E_θ ψ, E_θ ψ²) for ψ = clip(T, l, u) (arrays broadcast over θ, l, u)."""
+    th, l, u = np.broadcast_arrays(np.asarray(theta, float), np.asarray(l, float), np.asarray(u, float))
+    with np.errstate(all="ignore"):
+        if model == "exponential":
+            el, eu = np.exp(-th * l), np.exp(-th * u)
+            m1 = l + (el - eu) / th
+            m2 = l * l + 2 * (el * (l / th + 1 / th ** 2) - eu * (u / th + 1 / th ** 2))
+            return m1, m2
+        if model == "normal-mean":
+            zl, zu = (l - th) / sigma, (u - th) / sigma
+
+            def G(z):
+                return z * special.ndtr(-z) - np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+            def H(z):
+                return 0.5 * ((z * z - 1) * special.ndtr(-z) - z * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
+
+            g = G(zu) - G(zl)
+            m1 = l + sigma * g
+            m2 = l * l + 2 * th * sigma * g + 2 * sigma ** 2 * (H(zu) - H(zl))
+            return m1, m2
+        if model == "normal-var":
+            v = th
+
+            def P(df, c):  # P(χ²_df < c)
+                return special.gammainc(df / 2.0, np.maximum(c, 0.0) / 2.0)
+
+            pl, pu = P(1, l / v), P(1, u / v)
+            e1 = v * (P(3, u / v) - P(3, l / v))
+            e2 = 3 * v * v * (P(5, u / v) - P(5, l / v))
+            m1 = l * pl + e1 + u * (1 - pu)
+            m2 = l * l * pl + e2 + u * u * (1 - pu)
+            return m1, m2
+        if model == "poisson":
+            j, a, b = _pois_pieces(l, u)
+            sf = special.pdtrc(j, th[..., None])  # P(X > j)
+            m1 = l + np.sum((b - a) * sf, axis=-1)
+            m2 = l * l + np.sum((b * b - a * a) * sf, axis=-1)
+            return m1, m2
+        if model == "bernoulli":
+            return l + (u - l) * th, l * l + (u * u - l * l) * th
+    raise KeyError(model)
+
+
+def slope(model, theta, l, u, sigma=1.0):
+    """|m'(θ)| = |d/dθ E_θ clip(T, l, u)| (exact; arrays broadcast)."""
+    th, l, u = np.broadcast_arrays(np.asarray(theta, float), np.asarray(l, float), np.asarray(u, float))
+    with np.errstate(all="ignore"):
+        if model == "exponential":
+            return (np.exp(-th * l) * (l / th + 1 / th ** 2) - np.exp(-th * u) * (u / th + 1 / th ** 2))
+        if model == "normal-mean":
+            return special.ndtr((u - th) / sigma) - special.ndtr((l - th) / sigma)
+        if model == "normal-var":
+            return (special.gammainc(1.5, np.maximum(u / th, 0) / 2) - special.gammainc(1.5, np.maximum(l / th, 0) / 2))
+        if model == "poisson":
+            j, a, b = _pois_pieces(l, u)
+            pmf = np.exp(-th[..., None] + j * np.log(th[..., None]) - special.gammaln(j + 1))
+            return np.sum((b - a) * pmf, axis=-1)
+        if model == "bernoulli":
+            return u - l
+    raise KeyError(model)
+
+
+def tv_slope(model, low, sigma=1.0):
+    """K >= sup_{θ >= low} (1/2) E_θ|∂_θ log p_θ| (the constants of boundcalc.problems.point.tv_slope_bound)."""
+    if model == "bernoulli":
+        return 1.0
+    if model == "poisson":
+        k = math.floor(low)
+        return math.exp(-low + (k * math.log(low) if k else 0.0) - math.lgamma(k + 1))
+    if model == "exponential":
+        return 1.0 / (math.e * low)
+    if model == "normal-mean":
+        return 1.0 / (sigma * math.sqrt(2 * math.pi))
+    if model == "normal-var":
+        return math.exp(-0.5) / (math.sqrt(2 * math.pi) * low)
+    raise KeyError(model)
+
+
+def certified_risk(model, n, eps, lo, hi, alpha, beta, sigma=1.0, grid=GRID):
+    """(V_N/n + 2R²/(nε)²)/s_N²: certified sup over N = [lo, hi] of the risk (see the module docstring)."""
+    l, u = interval(model, 0.5 * (lo + hi), alpha, beta, sigma)
+    R = u - l
+    s_n = np.minimum(slope(model, lo, l, u, sigma), slope(model, hi, l, u, sigma))
+    if model == "bernoulli":
+        p = min(max(0.5, lo), hi)
+        vmax = R * R * p * (1 - p)
+    else:
+        th = np.linspace(lo, hi, grid)
+        m1, m2 = clip_moments(model, th, l[..., None], u[..., None], sigma)
+        h = (hi - lo) / (grid - 1)
+        vmax = np.max(m2 - m1 * m1, axis=-1) + 1.5 * R * R * tv_slope(model, lo, sigma) * h
+    out = (vmax / n + 2 * R * R / (n * eps) ** 2) / (s_n * s_n)
+    return np.where((R > 0) & (s_n > 0), out, np.inf)
+
+
+def estimate(model, y, lo, hi, l, u, sigma=1.0, iters=60):
+    """θ̂ = m^{-1}(y) on N = [lo, hi], projected (bisection on the monotone m; vectorised over y)."""
+    y = np.asarray(y, float)
+    mlo = clip_moments(model, lo, l, u, sigma)[0]
+    mhi = clip_moments(model, hi, l, u, sigma)[0]
+    incr = mhi > mlo
+    a = np.full(y.shape, float(lo))
+    b = np.full(y.shape, float(hi))
+    for _ in range(iters):
+        mid = 0.5 * (a + b)
+        mm = clip_moments(model, mid, l, u, sigma)[0]
+        go_right = (mm < y) if incr else (mm > y)
+        a = np.where(go_right, mid, a)
+        b = np.where(go_right, b, mid)
+    return 0.5 * (a + b)
+
+
+def simulate(model, n, eps, theta, lo, hi, alpha, beta, reps=2000, seed=0, sigma=1.0, mu0=0.0):
+    """Run the mechanism ``reps`` times on raw data from p_θ; returns the estimates."""
+    from ..models import get_model
+
+    rng = np.random.default_rng(seed)
+    l, u = interval(model, 0.5 * (lo + hi), alpha, beta, sigma)
+    l, u = float(l), float(u)
+    m = get_model(model)
+    extra = {"sigma": sigma} if model == "normal-mean" else ({"mu0": mu0} if model == "normal-var" else {})
+    x = m.sampler(rng, theta, (reps, n), **extra)
+    t = (x - mu0) ** 2 if model == "normal-var" else x
+    y = np.clip(t, l, u).mean(axis=1) + rng.laplace(0.0, (u - l) / (n * eps), reps)
+    return estimate(model, y, lo, hi, l, u, sigma)
