@@ -29,6 +29,16 @@ Lower bounds (derived, certified):
   ``>= r² d² / (n min{4d/3, (4/3) sinh²(ε/2), 32ε/9} + 4π²d)``. The solver tunes w.
 - private Assouad (ℓ2, d >= 2): m active axes, gap δ (both tuned):
   ``(r²δ²/(2m)) (1 - min{sqrt(n/2)(e^ε-1)δ/m, ...})``: no prior term, so it covers moderate n.
+
+Sharper bounds (derived, docs/problems/mean.md; tests/test_local_mean_sharp.py):
+- upper ``levels-rr`` (1-D): truncation, unbiased rounding to 2m+1 grid levels, (2m+1)-ary randomized
+  response (:func:`boundcalc.mechanisms.local_scalar.levels_second_moment`); ``privunit`` (d >= 2,
+  :mod:`boundcalc.mechanisms.privunit`), numerically certified E‖Z‖² = T²/m².
+- lower ``van-trees-binary`` (1-D): exact private Fisher information of binary data, τ²/(1-τ²u²)
+  (:func:`binary_fisher_sup`); ``van-trees-mixture`` (1-D, finite k): I_Z <= C_ε (E|S|)² (:func:`c_eps`)
+  on X ∈ {0, ±r p^{-1/k}}; ``van-trees-cube`` (d >= 2): hypercube family with independent signs;
+  ``bayes-vertices`` (every d): mutual-information Bayes bound on erased hypercube vertices
+  (:mod:`boundcalc.methods.ldp_mutual_info`), which approaches the no-data risk when nκ_ε << d.
 """
 from __future__ import annotations
 
@@ -42,9 +52,12 @@ from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
 from ..errors import InputError
 from ..mechanisms import local_scalar as LS
+from ..mechanisms import privunit as PU
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
+from ..methods import cube_prior as CP
+from ..methods import ldp_mutual_info as MI
 from ..methods import van_trees as VT
 from . import per_user_reps
 from ..params import D, N, R, ParamSpec
@@ -84,6 +97,13 @@ def _mechanisms(d1: bool, ball: str):
     if ball == "l2":
         out.append(("l2-sampling", "projection on the ℓ2 ball of radius T + ℓ2 sampling", sm["l2-sampling"],
                     "ℓ2 sampling (JASA): unbiased, ‖Z‖ = B = T coth(ε/2) √π Γ((d+1)/2)/Γ(d/2)."))
+        out.append(("privunit", "projection on the ℓ2 ball of radius T + PrivUnit", PU.second_moment(T, e, d),
+                    "PrivUnit (Bhowmick et al. 2018; mechanisms/privunit.py): unbiased, ‖Z‖ = T/m exactly, "
+                    "m = E⟨V,u⟩ from incomplete beta functions at the best grid cap threshold."))
+    else:
+        out.append(("privunit", "clipping at T + PrivUnit on the ℓ2 ball of radius T√d", d * PU.second_moment(T, e, d),
+                    "PrivUnit (mechanisms/privunit.py) on the ℓ2 ball of radius √d T ⊇ [-T,T]^d: unbiased, "
+                    "‖Z‖² = d T²/m²."))
     out += [
         ("linf-sampling", "projection/clipping at T + ℓ∞ sampling", sm["linf-sampling"],
          "ℓ∞ sampling (JASA, even-d privacy fix in mechanisms/sampling.py): unbiased, ‖Z‖² = d B², "
@@ -125,11 +145,146 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "independent users). Bias of the projection: E(‖X‖-T)_+ <= c_k r^k/T^{k-1} (mean_central.bias_constant; "
             "k = ∞: (r-T)_+), per coordinate for ℓ∞. " + why,
             free=free, optimum=opt, extra={"mechanism": name}))
+    if d1:
+        out.append(_levels_upper(k))
     trivial = S.r ** 2 * (S.d if (ball == "linf" and not d1) else 1)
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", trivial, "trivial",
                      "‖E X‖² <= (E‖X‖₂)² <= r² (ℓ2 family; Jensen and the moment bound) or d r² (ℓ∞ family: "
                      "‖EX‖₂² <= d ‖EX‖_∞² <= d r²).", extra={"mechanism": "zero"}))
     return out
+
+
+M_LEVELS = sp.Symbol("m_levels", positive=True, integer=True)  # grid levels per side of quantised RR
+ETA = sp.Symbol("eta", positive=True)  # half-width of the cos² prior in the sharp van Trees bounds
+P_MIX = sp.Symbol("p_mix", positive=True)  # weight of the far atoms in the van Trees mixture family
+
+
+def _levels_upper(k: float) -> Bound:
+    """Truncation at T + unbiased rounding to 2m+1 grid levels + (2m+1)-ary randomized response."""
+    T, m = S.T, M_LEVELS
+    second = LS.levels_second_moment(T, S.eps, m, S.r)
+    expr = bias_bound(k) ** 2 + second / S.n
+    lo = (lambda v: v["r"] * 1e-9) if math.isinf(k) else (lambda v: v["r"] * 1e-6)
+    hi = (lambda v: v["r"]) if math.isinf(k) else (lambda v: v["r"] * 1e12)
+    # a valid closed-form choice: m = 1, T from the T² part of the second moment
+    c1 = (3 / (S.expm1(S.eps) + 3)) * sp.Rational(2, 3) / LS.levels_keep_probability(S.eps, 1) ** 2 / S.n
+    return Bound(
+        "upper", "levels-rr", "truncation at T + rounding to 2m+1 levels + (2m+1)-ary randomized response",
+        expr, SOURCE + "; docs/problems/mean.md (derived)",
+        "MSE = bias² + Var(Ẑ̄) <= bias² + E Ẑ²/n. Bias of truncation: sup |E X - E[X]_T| = c_k r^k/T^{k-1} "
+        "(k = ∞: (r-T)_+). Y = unbiased rounding of [X]_T to the grid jT/m, |j| <= m: E Y² <= "
+        "min{min(r²,T²) + min(hr, h²/4), T min(r,T)}, h = T/m (chord bounds of the interpolated x²; "
+        "Lyapunov, k >= 2). Z = (2m+1)-RR of Y (keep with probability λ = (e^ε-1)/(e^ε+2m), else a uniform "
+        "level; ε-LDP), Ẑ = v(Z)/λ unbiased: E Ẑ² = E Y²/λ + (1-λ) T²(m+1)/(3mλ²). m = 1 at large ε: "
+        "E Ẑ² ≈ T E|X| + (4/3) T² e^{-ε}, far below one-bit's T² coth²(ε/2) (see mechanisms.local_scalar).",
+        free=(FreeParameter(T, lo, hi, doc="truncation radius"),
+              FreeParameter(m, lambda v: 1, lambda v: 64, integer=True, doc="grid levels per side")),
+        optimum={T: truncation_optimum(k, c1), m: 1}, extra={"mechanism": "levels-rr"})
+
+
+def binary_fisher_sup(eps, eta):
+    """sup over ε-LDP channels K and |u| <= η of I_Z(u) for X = ±1 with P(X=1) = (1+u)/2 (sympy):
+    τ²/(1 - τ²η²), τ = tanh(ε/2), written (1-η²) + η² sech²(ε/2) in the denominator (stable).
+
+    Derivation: I_Z(u) = Σ_z (q_+ - q_-)²/(2((1+u)q_+ + (1-u)q_-)), q_± = K(z|±1). Each term is q_- φ(t_z)
+    with t_z = q_+/q_- ∈ [e^{-ε}, e^ε] and φ(t) = (t-1)²/(2((1+u)t + 1-u)) convex; Σ q_- = Σ q_- t = 1, so
+    the sum is at most max E_w φ(t) over laws w on [e^{-ε}, e^ε] with mean 1, attained on the two endpoints
+    (weights 1/(e^ε+1), e^ε/(e^ε+1)): binary randomized response. Its information is τ²/(1 - τ²u²),
+    increasing in |u|. At η = 1 it is sinh²(ε/2) (finite)."""
+    tau = sp.tanh(eps / 2)
+    return tau ** 2 / ((1 - eta ** 2) + eta ** 2 / sp.cosh(eps / 2) ** 2)
+
+
+def c_eps(eps):
+    """C_ε = (e^ε-1)²/(2(e^ε+1)) = expm1(ε) tanh(ε/2)/2 (sympy): the first-absolute-moment Fisher constant."""
+    return S.expm1(eps) * sp.tanh(eps / 2) / 2
+
+
+def _sharp_van_trees_1d(k: float) -> list[Bound]:
+    n, e, r = S.n, S.eps, S.r
+    eta = ETA
+    out = [Bound(
+        "lower", "van-trees-binary", "van Trees, X = ±r, exact binary private Fisher information",
+        r ** 2 / (n * binary_fisher_sup(e, eta) + sp.pi ** 2 / eta ** 2),
+        "Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+        "P(X = ±r) = (1±u)/2, u ∈ [-η, η] with the cos² prior (J = π²/η²), mean r u, |X| = r (every k). "
+        "For any ε-LDP channel the information about u is at most sup_{|u|<=η} τ²/(1-τ²u²) = τ²/(1-τ²η²), "
+        "τ = tanh(ε/2) (convexity: binary randomized response is the worst channel; binary_fisher_sup); "
+        "chain rule over sequentially interactive users: n times it. van Trees: E(û-u)² >= 1/(nI + π²/η²), "
+        "times r². As n → ∞ (η → 1 slowly) it tends to r² coth²(ε/2)/n, the one-bit risk.",
+        free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
+        optimum={eta: sp.Min(1, (sp.pi ** 2 / (n * sp.tanh(e / 2) ** 2)) ** sp.Rational(1, 4))},
+        extra={"instance": "two-point"})]
+    if not math.isinf(k):
+        a = _a(k)
+        p = P_MIX
+        info = sp.Min(c_eps(e) * p ** 2, p * sp.Min(1, F.sinh2_half(e)) / (1 - eta ** 2))
+        kk = _knum(k)
+        out.append(Bound(
+            "lower", "van-trees-mixture", "van Trees, X ∈ {0, ±r p^(-1/k)}, first-absolute-moment Fisher bound",
+            r ** 2 * p ** (2 * a) / (n * info + sp.pi ** 2 / eta ** 2),
+            "Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+            "P(X = ±R) = p(1±u)/2, P(X = 0) = 1-p, R = r p^{-1/k}: E|X|^k = r^k, mean R p u = r p^{(k-1)/k} u; "
+            "u ∈ [-η, η], cos² prior (J = π²/η²). Score in u: ±1/(1±u) on ±R, 0 at 0, so E|S| = p and "
+            "Var S = p/(1-u²). Any ε-LDP channel: I_Z <= C_ε (E|S|)² = C_ε p², C_ε = (e^ε-1)²/(2(e^ε+1)) "
+            "(the two-point limit of the χ²–TV contraction), and I_Z <= min{1, sinh²(ε/2)} Var S "
+            "(data processing; Barnes–Chen–Özgür's variance bound) <= p min{1, sinh²(ε/2)}/(1-η²). Chain rule: "
+            "n times it. van Trees, times (r p^{(k-1)/k})². p and η are tuned; p* ≈ π sqrt((k-1)/(nC_ε)).",
+            free=(FreeParameter(p, lambda v: 1e-15, lambda v: 1.0, doc="mixture weight"),
+                  FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0 - 1e-9, log=False, doc="prior half-width")),
+            optimum={p: sp.Min(1, sp.pi * sp.sqrt((kk - 1) / (n * c_eps(e)))), eta: 1 - sp.Rational(1, 10 ** 6)},
+            extra={"instance": "mixture"}))
+    return out
+
+
+P_ERASE = sp.Symbol("p_erase", positive=True)  # probability that a user holds the vertex (not 0)
+
+
+def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
+    """Mutual-information Bayes bound on the erased hypercube vertices (methods.ldp_mutual_info)."""
+    n, e, r, d, p = S.n, S.eps, S.r, S.d, P_ERASE
+    a = _a(k)
+    linf = ball == "linf" and not d1
+    dd = sp.Integer(1) if d1 else d
+    far = "r p^{-1/k}" if not math.isinf(k) else "r"
+    c2 = (r ** 2 * p ** (-2 * (1 - a)) if linf else r ** 2 * p ** (-2 * (1 - a)) / dd)
+    return Bound(
+        "lower", "bayes-vertices", "Bayes risk on erased hypercube vertices, private mutual information",
+        MI.erased_vertex_bound(c2, p, n, e, dd),
+        "docs/methods/ldp-mutual-info.md, docs/problems/mean.md (derived)",
+        f"V uniform on {{±1}}^d; each user holds X = cV with probability p, else 0 (independently), "
+        f"‖X‖ = {far} (c = that/√d for the ℓ2 family, c = that for ℓ∞): E‖X‖^k = r^k; mean θ = c p V. "
+        "Per user, I(V; Z_i | past) <= p κ_ε with κ_ε = y-1-log y, y = ε/(1-e^{-ε}) (erasure indicator "
+        "revealed; an ε-LDP release carries at most κ_ε nats about its input: two-point extremal likelihood "
+        "ratios), and <= the non-private d log 2 (1-(1-p)^n). Bayes risk >= c²p²(d - E‖E[V|Z]‖²) and "
+        "E‖E[V|Z]‖² <= d Ψ(I/d) (subadditivity of entropy, Jensen; Ψ the inverse of s ↦ KL(Bern((1+√s)/2)‖"
+        "Bern(1/2))). Sequential interaction allowed. p tuned: near the no-data risk c²p²d at small n.",
+        free=(FreeParameter(p, lambda v: 1e-9, lambda v: 1.0, doc="probability of the vertex"),),
+        extra={"instance": "vertices"})
+
+
+def _cube_van_trees(ball: str) -> Bound:
+    """van Trees on the hypercube family X = c x, x ∈ {±1}^d independent, P(x_j = 1) = (1+u_j)/2."""
+    n, e, r, d, eta = S.n, S.eps, S.r, S.d, ETA
+    trace = sp.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) * CP.CubeMaxInvVar(d, eta),
+                   2 * MI.kappa(e) * CP.CubeMaxSubGauss(d, eta))
+    scale, cdesc = (r ** 2 / d, "r/√d (‖X‖₂ = r)") if ball == "l2" else (r ** 2, "r (‖X‖_∞ = r)")
+    return Bound(
+        "lower", "van-trees-cube", "van Trees, hypercube family with independent signs, cos² box prior",
+        scale * d ** 2 / (n * trace + d * sp.pi ** 2 / eta ** 2),
+        F.SOURCE_BCO + "; docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+        f"X = c x, c = {cdesc}, x_j = ±1 independent with P(x_j = 1) = (1+u_j)/2, u ∈ [-η,η]^d with the "
+        "product cos² prior (J = dπ²/η²); mean c u. Score S_j = x_j/(1+u_j x_j): I_X = diag(1/(1-u_j²)), "
+        "λ_max <= 1/(1-η²); each S_j has range 2/(1-u_j²) (Hoeffding proxy 1/(1-η²)² for ⟨v,S⟩, ‖v‖ = 1). "
+        "For any ε-LDP channel, at each u: Tr I_Z <= sinh²(ε/2) max_j 1/(1-u_j²) (Barnes–Chen–Özgür variance "
+        "bound, independent of d), <= 2κ_ε max_j σ²(u_j) (Donsker–Varadhan with I(X;Z) <= κ_ε and the "
+        "Kearns–Saul proxy σ²(u) = u/((1-u²)² artanh u) of the score), and <= Σ_j τ²/(1-τ²u_j²) (the channel "
+        "from x_j alone, the other coordinates averaged, is ε-LDP: exact binary bound binary_fisher_sup). "
+        "van Trees needs only ∫ Tr I_Z dμ: the prior averages E max_j f(|u_j|) = f(0) + ∫ f'(a)(1-F(a)^d) da "
+        "(methods.cube_prior, quadrature) are finite even at η = 1. Chain rule: n times it. van Trees: "
+        "E‖û-u‖² >= d²/(n ∫Tr dμ + dπ²/η²), times c².",
+        free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
+        optimum={eta: sp.Rational(1, 2)}, extra={"instance": "cube"})
 
 
 # ------------------------------------------------------------------------------ lower bounds
@@ -158,6 +313,8 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         free=(FreeParameter(h, lambda v: 1e-9, lambda v: 1.0 - 1e-9, doc="probability gap"),),
         extra={"instance": "two-point"})
     out = [mixture, two_point]
+    if d1:
+        out += _sharp_van_trees_1d(k)
     w = W_BOX
     wfree = FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="half-width of the box prior")
     if ball == "linf" and not d1:
@@ -186,6 +343,9 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "Tr I_Z <= min{1/(1-w²), sinh²(ε/2)/(d(1-w²)), 2ε/(1-w)²}; van Trees with J = dπ²/w² "
             "gives E‖θ̂-θ‖² >= d²/(nT + dπ²/w²), times (r/d)². (w = 1/2 is the original theorem catalogue's choice.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "axes"}))
+    if not d1:
+        out.append(_cube_van_trees(ball))
+    out.append(_erased_vertices(k, d1, ball))
     if ball == "l2" and not d1:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
@@ -267,22 +427,39 @@ def _laplace_1d(counts, xt, T, n, eps, reps, rng):
     return (counts @ xt + noise) / n
 
 
+def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
+    """Truncation + unbiased rounding to the grid jT/m + (2m+1)-RR, from the atom counts (exact law)."""
+    h = T / m
+    lo = np.floor(xt / h)
+    frac = xt / h - lo
+    lam = float(np.expm1(eps) / (np.expm1(eps) + 2 * m + 1))
+    ups = rng.binomial(counts, frac[None, :])  # users of each atom rounded up
+    kept_lo = rng.binomial(counts - ups, lam)
+    kept_up = rng.binomial(ups, lam)
+    jsum = (kept_lo * lo[None, :] + kept_up * np.minimum(lo + 1, m)[None, :]).sum(axis=1)
+    n_unif = n - (kept_lo + kept_up).sum(axis=1)
+    unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
+    jsum = jsum + unif @ np.arange(-m, m + 1)
+    return jsum * h / lam / n
+
+
 #: one-dimensional mechanisms on discrete data, from the counts of each (truncated) atom
-SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d}
+SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d, "levels-rr": _levels_1d}
 
 
-def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng):
+def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng, **kw):
     """Exact fast simulation for discrete data in one dimension: θ̂ for ``reps`` repetitions."""
     counts = rng.multinomial(n, probs, size=reps)  # (reps, m)
     xt = np.clip(atoms, -T, T)
-    return SIM_1D[mech](counts, xt, T, n, eps, reps, rng)
+    return SIM_1D[mech](counts, xt, T, n, eps, reps, rng, **kw)
 
 
 def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     """Per-user simulation in d dimensions (chunked over repetitions)."""
     est = np.empty((reps, d))
     ksub = kw.get("k", 1)
-    special = {"coordinate-subsampling": lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub)}
+    special = {"coordinate-subsampling": lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub),
+               "privunit": (lambda x, T_, e_, g: PU.privunit(x, T_ * (1 if ball == "l2" else math.sqrt(d)), e_, g))}
     sampler = special.get(mech) or SM.SAMPLERS[mech]
     for i in range(reps):
         x = X_sampler(n)
@@ -320,13 +497,14 @@ def check_instances(t):
     if mech in EXACT:
         yield EXACT[mech](r, h)
     elif d == 1:
+        kw1 = {"m": int(up.free_parameters.get("m_levels", 1))} if mech == "levels-rr" else {}
         for sgn in (1, -1):
             atoms = np.array([0.0, sgn * far])
-            est = _sim_1d(mech, atoms, np.array([1 - p, p]), T, n, eps, reps, rng)
+            est = _sim_1d(mech, atoms, np.array([1 - p, p]), T, n, eps, reps, rng, **kw1)
             yield record(f"mixture{'+' if sgn > 0 else '-'}(p={p:.3g})", est, sgn * far * p,
                          "(1-p)δ_0 + p δ_(±r p^(-1/k))")
         atoms = np.array([-r, r])
-        est = _sim_1d(mech, atoms, np.array([(1 - h) / 2, (1 + h) / 2]), T, n, eps, reps, rng)
+        est = _sim_1d(mech, atoms, np.array([(1 - h) / 2, (1 + h) / 2]), T, n, eps, reps, rng, **kw1)
         yield record(f"two-point(h={h:.3g})", est, r * h, "P(X = ±r) = (1±h)/2")
     else:
         def axes_sampler(m):
