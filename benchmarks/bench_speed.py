@@ -15,12 +15,16 @@ check  every ``boundcalc check --problem P --privacy Q`` at its defaults and ``b
 
 The CLI is run as ``python -c "from boundcalc.cli import main; main()" ...`` with this checkout on
 PYTHONPATH, so the code measured is the code next to this script. Machines are shared and noisy:
-quote the medians and ratios, not single times.
+quote the medians and ratios, not single times. Each process is timed twice: wall clock and CPU time
+(user + sys of the child, from the kernel's accounting). On a loaded machine (more runnable processes
+than cores) wall time mostly measures waiting; the CPU ratio is then the figure to quote. The in-process
+parts print wall and CPU (process_time) seconds likewise.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,31 +36,38 @@ SYMPY = [sys.executable, "-c", "import sympy"]
 CLI = [sys.executable, "-c", "import sys; from boundcalc.cli import main; sys.exit(main())"]
 
 
-def _run(cmd) -> tuple[float, int]:
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _run(cmd) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the child, exit code)."""
+    c = _cpu_children()
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    return time.perf_counter() - t, proc.returncode
+    return time.perf_counter() - t, _cpu_children() - c, proc.returncode
 
 
-def paired(cmd, runs: int) -> tuple[float, float, float, int]:
-    """Median wall of ``cmd``, median wall of ``import sympy``, median ratio of the pairs, last exit code.
-
-    One warm-up of each, then ``runs`` pairs, the order alternating (A B, B A, ...) so drift is shared.
-    """
+def paired(cmd, runs: int) -> dict:
+    """Medians of ``cmd`` and of ``import sympy`` (wall and CPU) and the medians of the pair-by-pair
+    ratios, plus the last exit code. One warm-up of each, then ``runs`` pairs, the order alternating
+    (A B, B A, ...) so drift is shared."""
     _run(cmd)
     _run(SYMPY)
-    ta, tb, ratios, rc = [], [], [], 0
+    rows, rc = [], 0
     for i in range(runs):
         if i % 2 == 0:
-            a, rc = _run(cmd)
-            b, _ = _run(SYMPY)
+            a = _run(cmd)
+            b = _run(SYMPY)
         else:
-            b, _ = _run(SYMPY)
-            a, rc = _run(cmd)
-        ta.append(a)
-        tb.append(b)
-        ratios.append(a / b)
-    return statistics.median(ta), statistics.median(tb), statistics.median(ratios), rc
+            b = _run(SYMPY)
+            a = _run(cmd)
+        rc = a[2]
+        rows.append((a[0], b[0], a[0] / b[0], a[1], b[1], a[1] / max(b[1], 1e-9)))
+    med = [statistics.median(col) for col in zip(*rows)]
+    return {"wall": med[0], "wall_sympy": med[1], "wall_ratio": med[2], "cpu": med[3], "cpu_sympy": med[4],
+            "cpu_ratio": med[5], "rc": rc}
 
 
 def pairs() -> list[tuple[str, str, bool]]:
@@ -65,23 +76,28 @@ def pairs() -> list[tuple[str, str, bool]]:
     return [(d["problem"], d["privacy"], d["check"]) for d in api.list_problems()]
 
 
+HEAD = (f"  {'command':<40s} {'cpu s':>7s} {'sympy':>6s} {'ratio':>7s}   {'wall s':>7s} {'sympy':>6s} "
+        f"{'ratio':>7s}")
+
+
 def _row(label, cmd, runs):
-    a, b, r, rc = paired(cmd, runs)
-    flag = "" if rc == 0 else f"  (exit {rc})"
-    print(f"  {label:<44s} {a:8.3f} s  {b:8.3f} s  {r:7.2f}x{flag}", flush=True)
-    return r
+    r = paired(cmd, runs)
+    flag = "" if r["rc"] == 0 else f"  (exit {r['rc']})"
+    print(f"  {label:<40s} {r['cpu']:7.3f} {r['cpu_sympy']:6.3f} {r['cpu_ratio']:6.2f}x   {r['wall']:7.3f} "
+          f"{r['wall_sympy']:6.3f} {r['wall_ratio']:6.2f}x{flag}", flush=True)
+    return r["cpu_ratio"]
 
 
 def part_rate(runs):
-    print(f"rate: fresh process vs python -c 'import sympy' (median of {runs} pairs)")
-    print(f"  {'command':<44s} {'rate':>10s}  {'sympy':>10s}  {'ratio':>8s}")
+    print(f"rate: fresh process vs python -c 'import sympy' (median of {runs} pairs; CPU = user + sys)")
+    print(HEAD)
     ratios = []
     ratios.append(_row("rate mean approx --k 4", CLI + ["rate", "--problem", "mean", "--privacy", "approx", "--k", "4"],
                        runs))
     for problem, privacy, _ in pairs():
         ratios.append(_row(f"rate {problem} {privacy}", CLI + ["rate", "--problem", problem, "--privacy", privacy],
                            runs))
-    print(f"  worst ratio {max(ratios):.2f}x, median {statistics.median(ratios):.2f}x\n", flush=True)
+    print(f"  CPU ratio: worst {max(ratios):.2f}x, median {statistics.median(ratios):.2f}x\n", flush=True)
 
 
 def _curve_args(privacy, size, rng):
@@ -110,16 +126,17 @@ def part_curve(runs):
         except Exception as exc:  # noqa: BLE001 - a pair without a closed form is reported, not timed
             print(f"  {problem + ' ' + privacy:<28s} n/a ({type(exc).__name__}: {str(exc)[:70]})", flush=True)
             continue
-        times = []
+        times, cpus = [], []
         for _ in range(runs):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             vals = bc.evaluate_curve(problem, privacy, **kw)
             times.append(time.perf_counter() - t)
-        med = statistics.median(times)
-        worst = max(worst, med)
+            cpus.append(time.process_time() - c)
+        med, cmed = statistics.median(times), statistics.median(cpus)
+        worst = max(worst, cmed)
         fin = float(np.mean(np.isfinite(vals)))
-        print(f"  {problem + ' ' + privacy:<28s} {med:8.3f} s   (finite {fin:.3f})", flush=True)
-    print(f"  worst {worst:.3f} s\n", flush=True)
+        print(f"  {problem + ' ' + privacy:<28s} cpu {cmed:7.3f} s  wall {med:7.3f} s   (finite {fin:.3f})", flush=True)
+    print(f"  worst cpu {worst:.3f} s\n", flush=True)
 
 
 def part_warm(runs):
@@ -129,20 +146,21 @@ def part_warm(runs):
     worst = 0.0
     for problem, privacy, _ in pairs():
         bc.rate(problem, privacy)
-        times = []
+        times, cpus = [], []
         for _ in range(runs):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             bc.rate(problem, privacy)
             times.append(time.perf_counter() - t)
-        med = 1e3 * statistics.median(times)
-        worst = max(worst, med)
-        print(f"  {problem + ' ' + privacy:<28s} {med:9.2f} ms", flush=True)
-    print(f"  worst {worst:.2f} ms\n", flush=True)
+            cpus.append(time.process_time() - c)
+        med, cmed = 1e3 * statistics.median(times), 1e3 * statistics.median(cpus)
+        worst = max(worst, cmed)
+        print(f"  {problem + ' ' + privacy:<28s} cpu {cmed:9.2f} ms  wall {med:9.2f} ms", flush=True)
+    print(f"  worst cpu {worst:.2f} ms\n", flush=True)
 
 
 def part_check(runs):
-    print(f"check/table: fresh process vs python -c 'import sympy' (median of {runs} pairs)")
-    print(f"  {'command':<44s} {'cmd':>10s}  {'sympy':>10s}  {'ratio':>8s}")
+    print(f"check/table: fresh process vs python -c 'import sympy' (median of {runs} pairs; CPU = user + sys)")
+    print(HEAD)
     _row("table --problem all", CLI + ["table", "--problem", "all"], runs)
     for problem, privacy, has_check in pairs():
         if has_check:
@@ -163,12 +181,12 @@ def main(argv=None):
     import platform
 
     print(f"boundcalc at {ROOT}; python {platform.python_version()}; {os.cpu_count()} cpus; "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n", flush=True)
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}\n", flush=True)
     t0 = time.perf_counter()
     for p in ["rate", "curve", "warm", "check"]:
         if p in parts:
             {"rate": part_rate, "curve": part_curve, "warm": part_warm, "check": part_check}[p](runs[p])
-    print(f"total {time.perf_counter() - t0:.0f} s")
+    print(f"total {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
