@@ -231,15 +231,11 @@ def smallest_members(keys, m):
     m = np.broadcast_to(np.asarray(m), keys.shape[:-1])
     k = keys.shape[-1]
     kth = sorted({int(v) - 1 for v in np.unique(m) if 0 < v <= k})
-    out = np.zeros(keys.shape, dtype=bool)
     if not kth:
-        return out
-    part = np.partition(keys, kth, axis=-1)
-    for v in kth:
-        sel = m == v + 1
-        if sel.any():
-            out[sel] = keys[sel] <= part[sel][..., v:v + 1]
-    return out
+        return np.zeros(keys.shape, dtype=bool)
+    part = np.partition(keys, kth, axis=-1)  # part[..., v] is the (v+1)-th smallest key for v in kth
+    thr = np.take_along_axis(part, np.clip(m - 1, 0, k - 1)[..., None].astype(np.intp), axis=-1)
+    return (keys <= thr) & (m > 0)[..., None]
 
 
 def subset_counts(theta, n: int, eps: float, s: int, reps: int, rng: np.random.Generator):
