@@ -161,3 +161,29 @@ def test_estimate_moments_match_exact(mech, d, s, eps):
     risk = float(np.mean(np.sum((est - theta) ** 2, axis=1)))
     exact, _ = DM.exact_risk_linear(Q, A, theta, n)
     assert abs(risk / exact - 1) < 0.06
+
+
+def test_sampling_subsets_equal_double_argsort():
+    """coordinate_subsampling and truncate_ones pick their subsets with one partition: the same
+    subsets (same draws, same seed) as ranks from a double argsort."""
+    from boundcalc.mechanisms import sampling as SM
+
+    for seed in range(3):
+        v = np.random.default_rng(seed).uniform(-1, 1, (200, 7))
+        for k in (1, 3, 7):
+            rng = np.random.default_rng(seed)
+            rank = np.argsort(np.argsort(rng.random((200, 7)), axis=1), axis=1)
+            c = float(SM.coth_half_np(1.0 / k))
+            y = np.where(rng.random((200, 7)) < 0.5 + v / (2 * c), c, -c)
+            ref = np.where(rank < k, (7 / k) * y, 0.0)
+            assert np.array_equal(SM.coordinate_subsampling(v, 1.0, 1.0, np.random.default_rng(seed), k), ref)
+        X = np.random.default_rng(seed).random((300, 12)) < 0.4
+        for K in (1, 2, 5):
+            rng = np.random.default_rng(seed)
+            ref = X.copy()
+            over = np.flatnonzero(ref.sum(axis=1) > K)
+            sub = ref[over]
+            keys = np.where(sub, rng.random(sub.shape), np.inf)
+            ref[over] = sub & (np.argsort(np.argsort(keys, axis=1), axis=1) < K)
+            out = SM.truncate_ones(X, K, np.random.default_rng(seed))
+            assert np.array_equal(out, ref) and np.all(out.sum(axis=1) <= K)
