@@ -4,7 +4,10 @@ One path from a problem to its numbers: registry entry -> validated values -> bo
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+from collections import OrderedDict
 
 import numpy as np
 import sympy as sp
@@ -99,6 +102,65 @@ def rate(problem, privacy="pure", **params) -> RateResult:
     documented defaults.
     """
     entry, values = resolve(problem, privacy, params)
+    key = _memo_key(values)
+    if key is not None:
+        hit = _RATE_MEMO.get(key)
+        if hit is not None:
+            _RATE_MEMO.move_to_end(key)
+            return _clone(hit)
+    result = _rate(entry, values)
+    if key is not None:
+        _RATE_MEMO[key] = result
+        while len(_RATE_MEMO) > RATE_MEMO_SIZE:
+            _RATE_MEMO.popitem(last=False)
+        return _clone(result)
+    return result
+
+
+#: how many distinct :func:`rate` results are kept (least recently used dropped first)
+RATE_MEMO_SIZE = 256
+_RATE_MEMO: OrderedDict = OrderedDict()
+
+
+def clear_rate_cache() -> None:
+    """Forget every memoised :func:`rate` result (the next calls compute afresh)."""
+    _RATE_MEMO.clear()
+
+
+def _memo_key(values: dict):
+    """The memo key of validated ``values`` (problem, privacy and every parsed parameter, with its
+    type so that 1 and 1.0 stay apart), or None when a value is not a plain hashable scalar."""
+    items = []
+    for k in sorted(values):
+        val = values[k]
+        if not isinstance(val, (str, int, float, bool, type(None))):
+            return None
+        items.append((k, type(val).__name__, val))
+    return tuple(items)
+
+
+def _clone(obj):
+    """A copy of a result that shares only immutable parts (sympy expressions, strings, numbers):
+    a caller mutating what it was given cannot change the memoised original."""
+    if isinstance(obj, (str, int, float, bool, complex, type(None), sp.Basic)):
+        return obj
+    if isinstance(obj, list):
+        return [_clone(x) for x in obj]
+    if isinstance(obj, tuple):
+        return tuple(_clone(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _clone(x) for k, x in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        new = copy.copy(obj)
+        for k, x in vars(obj).items():
+            object.__setattr__(new, k, _clone(x))
+        return new
+    return copy.deepcopy(obj)
+
+
+def _rate(entry, values) -> RateResult:
     v = entry.with_derived(values)
     evaluated = [evaluate_bound(b, v) for b in entry.bounds(v)]
     lowers = [b for b in evaluated if b.side == "lower"]

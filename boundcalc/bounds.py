@@ -142,7 +142,9 @@ class Bound:
             return self.expr
         if self.optimum is None:
             return None
-        return self.expr.subs(self.optimum)
+        if "_closed_expr" not in self.__dict__:  # substituted once per bound (expr and optimum are fixed)
+            self.__dict__["_closed_expr"] = self.expr.subs(self.optimum)
+        return self.__dict__["_closed_expr"]
 
 
 def _symbol_values(values: dict, free: dict | None) -> dict:

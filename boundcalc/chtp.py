@@ -29,10 +29,25 @@ def _pos(x, name):
 
 # ------------------------------------------------------------------ CHTP (Theorem 1, derived forms)
 
-CHTP_FORWARD_EXPR = 1 - (gamma - delta) / (sp.exp(2 * eps) * gamma + sp.exp(eps) * delta)
-CHTP_PURE_EXPR = sp.tanh(eps / 2)
-CHTP_CONVERSE_EXPR = sp.log((1 + 2 * alpha) / (1 - 2 * alpha))
-CHTP_CONVERSE_SHARP_EXPR = 4 * sp.atanh(alpha)
+#: the Theorem 1 expressions, built on first use (``CHTP_FORWARD_EXPR`` etc. are module attributes
+#: through :func:`__getattr__`: importing this module builds no sympy expression)
+_EXPRS = {
+    "CHTP_FORWARD_EXPR": lambda: 1 - (gamma - delta) / (sp.exp(2 * eps) * gamma + sp.exp(eps) * delta),
+    "CHTP_PURE_EXPR": lambda: sp.tanh(eps / 2),
+    "CHTP_CONVERSE_EXPR": lambda: sp.log((1 + 2 * alpha) / (1 - 2 * alpha)),
+    "CHTP_CONVERSE_SHARP_EXPR": lambda: 4 * sp.atanh(alpha),
+}
+
+
+def __getattr__(name):
+    if name in _EXPRS:
+        value = globals()[name] = _EXPRS[name]()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _expr(name):
+    return globals()[name] if name in globals() else __getattr__(name)
 
 
 @lru_cache(maxsize=None)
@@ -97,7 +112,7 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
         "alpha": 1.0 - best, "min_error_sum": best, "gamma": g, "eps": e, "delta": d,
         "form": "lp" if err_lp >= err_t1 else "theorem1",
         "alpha_theorem1": 1.0 - err_t1, "alpha_lp": 1.0 - err_lp,
-        "expr": _printed(CHTP_FORWARD_EXPR)[0], "latex": _printed(CHTP_FORWARD_EXPR)[1],
+        "expr": _printed(_expr("CHTP_FORWARD_EXPR"))[0], "latex": _printed(_expr("CHTP_FORWARD_EXPR"))[1],
         "status": "derived",
         "source": "Barber–Duchi Theorem 1 (forward); alpha_theorem1 = docs/methods/relations.md, alpha_lp derived by "
                   "boundcalc (LP over the DP constraints of the conditional test)",
@@ -106,7 +121,7 @@ def chtp_from_dp(eps: float, delta: float, gamma: float) -> dict:
     if d == 0.0:
         out["alpha_pure"] = math.tanh(e / 2)
         out["min_error_sum_pure"] = 2 * em / (1 + em)
-        out["expr_pure"] = _printed(CHTP_PURE_EXPR)[0]
+        out["expr_pure"] = _printed(_expr("CHTP_PURE_EXPR"))[0]
     return out
 
 
@@ -137,8 +152,9 @@ def dp_from_chtp(alpha: float, gamma: float) -> dict:
         raise InputError("gamma", "must be in (0, 1)", gamma)
     return {
         "eps": 2.0 * math.atanh(2.0 * a) if a < 0.5 else None, "eps_sharp": 4.0 * math.atanh(a),
-        "delta": g, "expr": _printed(CHTP_CONVERSE_EXPR)[0], "latex": _printed(CHTP_CONVERSE_EXPR)[1],
-        "expr_sharp": _printed(CHTP_CONVERSE_SHARP_EXPR)[0],
+        "delta": g, "expr": _printed(_expr("CHTP_CONVERSE_EXPR"))[0],
+        "latex": _printed(_expr("CHTP_CONVERSE_EXPR"))[1],
+        "expr_sharp": _printed(_expr("CHTP_CONVERSE_SHARP_EXPR"))[0],
         "status": "derived",
         "source": "Barber–Duchi Theorem 1 (converse); eps = docs/methods/relations.md form (α < 1/2), eps_sharp "
                   "derived by boundcalc",

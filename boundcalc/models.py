@@ -133,7 +133,9 @@ class Model:
         """Numeric ``θ -> I(θ)`` (numpy-vectorised) with the extra parameters substituted."""
         vals = {**self.extra_defaults, **extra}
         expr = self.fisher_information().subs({s: vals[str(s)] for s, _ in self.extra})
-        return sp.lambdify(self.theta, expr, "numpy")
+        from .symbolic import numpy_lambdify  # numpy namespace without ``from numpy import *`` (start-up)
+
+        return numpy_lambdify([self.theta], expr)
 
     def kl_divergence(self) -> tuple:
         """``(expr, theta1)``: ``KL(P_θ ‖ P_θ1)`` as a sympy expression (cached)."""

@@ -31,8 +31,8 @@ import numpy as np
 import sympy as sp
 
 from .errors import InputError
-from .chtp import (CHTP_CONVERSE_EXPR, CHTP_CONVERSE_SHARP_EXPR, CHTP_FORWARD_EXPR,  # noqa: F401 (re-exported)
-                   CHTP_PURE_EXPR, _pos, _printed, chtp_from_dp, dp_from_chtp, gamma)
+from .chtp import _expr as _chtp_expr
+from .chtp import _pos, _printed, chtp_from_dp, dp_from_chtp, gamma  # noqa: F401 (re-exported)
 from .privacy import MODELS
 from .symbolic import alpha, delta, eps
 
@@ -92,7 +92,7 @@ class Relation:
     key: str
     src: str
     dst: str
-    out: dict
+    out_spec: object  # the dict below, or a function returning it (built on first use: no sympy at import)
     fn: Callable
     title: str
     source: str
@@ -101,7 +101,23 @@ class Relation:
     tight: bool | None
     tight_note: str = ""
     kind: str = "pair"
-    paper_form: dict = field(default_factory=dict)
+    paper_form_spec: object = None  # dict, or a function returning it (see ``out_spec``)
+
+    def _resolved(self, name, spec):
+        cache = self.__dict__.setdefault("_resolved_cache", {})
+        if name not in cache:
+            cache[name] = (spec() if callable(spec) else spec) or {}
+        return cache[name]
+
+    @property
+    def out(self) -> dict:
+        """Each level variable of ``dst`` as a sympy expression in the level symbols of ``src`` (and m)."""
+        return self._resolved("out", self.out_spec)
+
+    @property
+    def paper_form(self) -> dict:
+        """The paper's own form of ``out`` where it differs in appearance (tested equal)."""
+        return self._resolved("paper_form", self.paper_form_spec)
 
     def apply_sym(self, state: dict) -> dict:
         rep = {_SYM[k]: v for k, v in state.items()}
@@ -157,14 +173,14 @@ def _exp_neg(x):
 
 RELATIONS: list[Relation] = [
     Relation(
-        "smooth_pure", "smooth", "pure", {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
+        "smooth_pure", "smooth", "pure", lambda: {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
         "ε-smooth DP ⇒ ε-DP",
         "Barber–Duchi Def. 2 (ρ ≤ 1 so ρ_n ≤ d_ham)",
         "ρ(a,b) ≤ 1 gives ρ_n(x,x') ≤ d_ham(x,x') = 1 for neighbours, so exp(ε ρ_n) ≤ e^ε.",
         "paper", True, "equality for the discrete metric ρ(a,b) = 1{a≠b}",
     ),
     Relation(
-        "local_pure", "local", "pure", {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
+        "local_pure", "local", "pure", lambda: {"eps": eps}, lambda s, mm: {"eps": _f(s["eps"])},
         "ε-LDP (sequentially interactive) ⇒ central ε-DP (replace-one)",
         "Duchi–Jordan–Wainwright (local privacy definition); docs/methods/relations.md",
         "The central channel is q(z_{1:n}|x) = Π_i q_i(z_i | x_i, z_{1:i-1}); replacing x_i changes one "
@@ -172,23 +188,23 @@ RELATIONS: list[Relation] = [
         "paper", True, "n = 1 (or any protocol where one factor attains e^ε)",
     ),
     Relation(
-        "pure_approx", "pure", "approx", {"eps": eps, "delta": sp.Integer(0)},
+        "pure_approx", "pure", "approx", lambda: {"eps": eps, "delta": sp.Integer(0)},
         lambda s, mm: {"eps": _f(s["eps"]), "delta": np.zeros_like(_f(s["eps"]))},
         "ε-DP ⇒ (ε, 0)-DP", "definition (Barber–Duchi Defs. 1, 3)", "δ = 0 in Def. 3.",
         "definition", True, "",
     ),
     Relation(
-        "pure_tv", "pure", "tv", {"alpha": sp.tanh(eps / 2)},
+        "pure_tv", "pure", "tv", lambda: {"alpha": sp.tanh(eps / 2)},
         lambda s, mm: {"alpha": np.tanh(_f(s["eps"]) / 2)},
         "ε-DP ⇒ α-TV with α = (e^ε − 1)/(e^ε + 1) = tanh(ε/2)",
         "Barber–Duchi Prop. 1, inequality (3), with Le Cam (4)",
         "Prop. 1: every test has P_0(ψ=1) + e^ε P_1(ψ=0) ≥ 1 and P_1(ψ=0) + e^ε P_0(ψ=1) ≥ 1; adding, "
         "type I + type II ≥ 2/(1+e^ε); Le Cam: the minimum is 1 − TV; so TV ≤ 1 − 2/(1+e^ε) = tanh(ε/2).",
         "paper", True, "randomized response on one bit has TV exactly tanh(ε/2)",
-        paper_form={"alpha": (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
+        paper_form_spec=lambda: {"alpha": (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
     ),
     Relation(
-        "approx_tv", "approx", "tv", {"alpha": sp.Min(1, sp.tanh(eps / 2) + delta * (1 - sp.tanh(eps / 2)))},
+        "approx_tv", "approx", "tv", lambda: {"alpha": sp.Min(1, sp.tanh(eps / 2) + delta * (1 - sp.tanh(eps / 2)))},
         lambda s, mm: {"alpha": _clip01(np.tanh(_f(s["eps"]) / 2)
                                         + _f(s["delta"]) * 2 / (1 + np.exp(np.minimum(_f(s["eps"]), 700))))},
         "(ε,δ)-DP ⇒ α-TV with α = (e^ε − 1 + 2δ)/(e^ε + 1)",
@@ -197,10 +213,10 @@ RELATIONS: list[Relation] = [
         "2(1−δ)/(1+e^ε); so TV ≤ 1 − 2(1−δ)/(1+e^ε) = tanh(ε/2) + δ(1 − tanh(ε/2)).",
         "paper", True,
         "P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0) and its mirror image are (ε,δ)-DP with exactly this TV",
-        paper_form={"alpha": (sp.exp(eps) - 1 + 2 * delta) / (sp.exp(eps) + 1)},
+        paper_form_spec=lambda: {"alpha": (sp.exp(eps) - 1 + 2 * delta) / (sp.exp(eps) + 1)},
     ),
     Relation(
-        "pure_kl", "pure", "kl", {"alpha": eps * sp.tanh(eps / 2)},
+        "pure_kl", "pure", "kl", lambda: {"alpha": eps * sp.tanh(eps / 2)},
         lambda s, mm: {"alpha": _f(s["eps"]) * np.tanh(_f(s["eps"]) / 2)},
         "ε-DP ⇒ α-KL with α = ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)",
         "docs/methods/relations.md (derived; cf. Dwork–Rothblum–Vadhan's ε(e^ε − 1))",
@@ -210,10 +226,10 @@ RELATIONS: list[Relation] = [
         "randomized response P = (e^ε, 1)/(1+e^ε), Q = (1, e^ε)/(1+e^ε), where "
         "KL = ε (e^ε − 1)/(e^ε + 1).",
         "derived", True, "randomized response on one bit: KL = ε tanh(ε/2) exactly",
-        paper_form={"alpha": eps * (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
+        paper_form_spec=lambda: {"alpha": eps * (sp.exp(eps) - 1) / (sp.exp(eps) + 1)},
     ),
     Relation(
-        "kl_tv_pinsker", "kl", "tv", {"alpha": sp.Min(1, sp.sqrt(alpha / 2))},
+        "kl_tv_pinsker", "kl", "tv", lambda: {"alpha": sp.Min(1, sp.sqrt(alpha / 2))},
         lambda s, mm: {"alpha": _clip01(np.sqrt(_f(s["alpha"]) / 2))},
         "α-KL ⇒ α'-TV with α' = sqrt(α/2) (Pinsker)",
         "Barber–Duchi Section 4 (Pinsker's inequality)",
@@ -221,7 +237,7 @@ RELATIONS: list[Relation] = [
         "paper", False, "approached only as α → 0 (Pinsker is not attained)",
     ),
     Relation(
-        "kl_tv_bh", "kl", "tv", {"alpha": sp.sqrt(1 - sp.exp(-alpha))},
+        "kl_tv_bh", "kl", "tv", lambda: {"alpha": sp.sqrt(1 - sp.exp(-alpha))},
         lambda s, mm: {"alpha": np.sqrt(-np.expm1(-_f(s["alpha"])))},
         "α-KL ⇒ α'-TV with α' = sqrt(1 − e^{−α}) (Bretagnolle–Huber)",
         "Bretagnolle–Huber (1979); Tsybakov (2009) Lemma 2.6 — standard, not in Barber–Duchi",
@@ -229,7 +245,7 @@ RELATIONS: list[Relation] = [
         "derived", False, "",
     ),
     Relation(
-        "tv_approx", "tv", "approx", {"eps": sp.Integer(0), "delta": alpha},
+        "tv_approx", "tv", "approx", lambda: {"eps": sp.Integer(0), "delta": alpha},
         lambda s, mm: {"eps": np.zeros_like(_f(s["alpha"])), "delta": _f(s["alpha"])},
         "α-TV ⇒ (0, α)-DP (hence (ε, α)-DP for every ε ≥ 0)",
         "definition: TV = sup_A |Q(A|x) − Q(A|x')|",
@@ -239,7 +255,7 @@ RELATIONS: list[Relation] = [
     ),
     # ---- group privacy (neighbours → samples differing in up to m entries)
     Relation(
-        "group_pure", "pure", "pure", {"eps": m * eps}, lambda s, mm: {"eps": mm * _f(s["eps"])},
+        "group_pure", "pure", "pure", lambda: {"eps": m * eps}, lambda s, mm: {"eps": mm * _f(s["eps"])},
         "ε-DP ⇒ mε-DP for groups of m",
         "Dwork–Roth (2014) Thm 2.2; Barber–Duchi §3.2",
         "Chain x = x^0, x^1, ..., x^m = x' of neighbours: Q(A|x) ≤ e^ε Q(A|x^1) ≤ ... ≤ e^{mε} Q(A|x').",
@@ -247,7 +263,7 @@ RELATIONS: list[Relation] = [
     ),
     Relation(
         "group_approx", "approx", "approx",
-        {"eps": m * eps, "delta": sp.Min(1, delta * (sp.exp(m * eps) - 1) / (sp.exp(eps) - 1))},
+        lambda: {"eps": m * eps, "delta": sp.Min(1, delta * (sp.exp(m * eps) - 1) / (sp.exp(eps) - 1))},
         lambda s, mm: {"eps": mm * _f(s["eps"]), "delta": _group_delta(s["eps"], s["delta"], mm)},
         "(ε,δ)-DP ⇒ (mε, δ (e^{mε} − 1)/(e^ε − 1))-DP for groups of m",
         "Dwork–Roth (2014) §2.3; docs/methods/uniformity-of-mass.md",
@@ -256,7 +272,7 @@ RELATIONS: list[Relation] = [
         "derived", None, "not known to be tight", kind="group",
     ),
     Relation(
-        "group_tv", "tv", "tv", {"alpha": sp.Min(1, m * alpha)},
+        "group_tv", "tv", "tv", lambda: {"alpha": sp.Min(1, m * alpha)},
         lambda s, mm: {"alpha": _clip01(mm * _f(s["alpha"]))},
         "α-TV ⇒ mα-TV for groups of m",
         "triangle inequality for TV",
@@ -265,7 +281,7 @@ RELATIONS: list[Relation] = [
     ),
     # ---- the testing view: minimal type I + type II error (larger is stronger)
     Relation(
-        "tv_testing", "tv", "testing", {"error_sum": 1 - alpha},
+        "tv_testing", "tv", "testing", lambda: {"error_sum": 1 - alpha},
         lambda s, mm: {"error_sum": 1 - _f(s["alpha"])},
         "α-TV ⇒ type I + type II ≥ 1 − α",
         "Barber–Duchi Def. 4, inequality (5); Le Cam (4)",
@@ -273,7 +289,7 @@ RELATIONS: list[Relation] = [
         "paper", True, "attained by the likelihood-ratio test",
     ),
     Relation(
-        "pure_testing", "pure", "testing", {"error_sum": 2 / (1 + sp.exp(eps))},
+        "pure_testing", "pure", "testing", lambda: {"error_sum": 2 / (1 + sp.exp(eps))},
         lambda s, mm: {"error_sum": 2 * np.exp(-_f(s["eps"])) / (1 + np.exp(-_f(s["eps"])))},
         "ε-DP ⇒ type I + type II ≥ 2/(1 + e^ε)",
         "Barber–Duchi Prop. 1, inequality (3)",
@@ -281,7 +297,7 @@ RELATIONS: list[Relation] = [
         "paper", True, "randomized response on one bit",
     ),
     Relation(
-        "approx_testing", "approx", "testing", {"error_sum": 2 * (1 - delta) / (1 + sp.exp(eps))},
+        "approx_testing", "approx", "testing", lambda: {"error_sum": 2 * (1 - delta) / (1 + sp.exp(eps))},
         lambda s, mm: {"error_sum": 2 * (1 - _f(s["delta"])) * np.exp(-_f(s["eps"]))
                        / (1 + np.exp(-_f(s["eps"])))},
         "(ε,δ)-DP ⇒ type I + type II ≥ 2(1 − δ)/(1 + e^ε)",
@@ -291,7 +307,7 @@ RELATIONS: list[Relation] = [
     ),
     Relation(
         "kl_testing_bh", "kl", "testing",
-        {"error_sum": sp.exp(-alpha) / (1 + sp.sqrt(1 - sp.exp(-alpha)))},
+        lambda: {"error_sum": sp.exp(-alpha) / (1 + sp.sqrt(1 - sp.exp(-alpha)))},
         lambda s, mm: {"error_sum": np.exp(-_f(s["alpha"])) / (1 + np.sqrt(-np.expm1(-_f(s["alpha"]))))},
         "α-KL ⇒ type I + type II ≥ 1 − sqrt(1 − e^{−α}) (≥ e^{−α}/2)",
         "Bretagnolle–Huber; Tsybakov (2009) Lemma 2.6 and Thm 2.2(iii)",
@@ -848,7 +864,16 @@ def _chtp_view(src, level, dlt):
                 vals[f"{gm:.6g}"] = c["alpha"]
                 t1[f"{gm:.6g}"] = c["alpha_theorem1"]
         return {"alpha_at_gamma": vals, "alpha_theorem1_at_gamma": t1,
-                "expr_theorem1": _printed(CHTP_FORWARD_EXPR)[0], "status": "derived",
+                "expr_theorem1": _printed(_chtp_expr("CHTP_FORWARD_EXPR"))[0], "status": "derived",
                 "condition": "conditioning sets of probability ≥ γ > δ",
                 "source": "Barber–Duchi Theorem 1 (forward), constants derived (docs/methods/relations.md)"}
     return None
+
+
+def __getattr__(name):
+    """The CHTP expressions of :mod:`boundcalc.chtp`, re-exported (built there on first use)."""
+    if name.startswith("CHTP_"):
+        from . import chtp
+
+        return getattr(chtp, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -161,12 +161,51 @@ def _lazy_special(name):
 _SPECIAL_NAMES = ("erf", "erfc", "erfinv", "erfcinv", "gamma", "loggamma", "gammaln", "digamma", "polygamma",
                   "beta", "betainc", "zeta", "lambertw")
 
+#: generated numeric functions, keyed by (argument symbols, expression, implementations of the
+#: expression's implemented functions): each expression is lambdified once per process
+_LAMBDIFIED: "OrderedDict" = None
+LAMBDIFY_CACHE_SIZE = 1024
+
+
+def _impl_key(expr):
+    """Identity of the Python implementations an expression's functions carry (``_imp_``) or are
+    given through :data:`NUMPY_IMPL`, so two expressions that print alike but evaluate differently
+    never share a generated function."""
+    out = []
+    for f in expr.atoms(sp.Function):
+        name = type(f).__name__
+        imp = getattr(type(f), "_imp_", None)
+        out.append((name, id(imp) if imp is not None else None, id(NUMPY_IMPL.get(name))))
+    return tuple(sorted(out, key=repr))
+
+
 def numpy_lambdify(args, expr):
     """``sympy.lambdify`` with the NumPy printer but a namespace of only ``numpy`` and our functions.
 
     (lambdify's default "numpy" namespace runs ``from numpy import *``, which under numpy 2 imports
     every numpy submodule: ~0.2 s of CLI start-up for nothing; the NumPy printer qualifies its names.)
+    Memoised: the same (args, expression) gives the same generated function (an LRU of
+    :data:`LAMBDIFY_CACHE_SIZE`); the expression is still the only source of the code.
     """
+    global _LAMBDIFIED
+    if _LAMBDIFIED is None:
+        from collections import OrderedDict
+
+        _LAMBDIFIED = OrderedDict()
+    args = tuple(args)
+    key = (args, expr, _impl_key(expr))
+    fn = _LAMBDIFIED.get(key)
+    if fn is not None:
+        _LAMBDIFIED.move_to_end(key)
+        return fn
+    fn = _numpy_lambdify(args, expr)
+    _LAMBDIFIED[key] = fn
+    while len(_LAMBDIFIED) > LAMBDIFY_CACHE_SIZE:
+        _LAMBDIFIED.popitem(last=False)
+    return fn
+
+
+def _numpy_lambdify(args, expr):
     from sympy.printing.numpy import NumPyPrinter
 
     printer = NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": True,

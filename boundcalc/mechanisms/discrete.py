@@ -128,13 +128,20 @@ def sample_counts(theta, n, reps, rng):
     return rng.multinomial(n, np.asarray(theta, float), size=reps)
 
 
+#: at most about this many float64 cells (8 bytes each) in one block of a per-user simulation
+BLOCK_CELLS = 2_000_000
+
+
 def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Generator, s: int | None = None):
     """Simulate the mechanism on n users, ``reps`` times: returns the unbiased estimates (reps, d).
 
     Per-user privatisation is simulated exactly through sufficient statistics where the law of the
-    released counts is known in closed form (RR: independent binomials per bit; Laplace: a sum of n
-    Laplace variables is a difference of two Gamma(n, b) variables), and user by user otherwise
-    (k-RR, subset selection).
+    released counts is known in closed form: RR, independent binomials per bit; Laplace, a sum of n
+    Laplace variables is a difference of two Gamma(n, b) variables; k-RR, given the input counts c_j
+    the number of users of symbol j who keep it is Binomial(c_j, e^ε/(e^ε+d-1)) and the others spread
+    over the d-1 other symbols as Multinomial(c_j - kept, uniform) (per-user draws when d² > 4n, where
+    that is cheaper). Subset selection is simulated user by user (a sum of random subsets has no simple
+    law), in blocks of users so that memory stays bounded for large n.
     """
     theta = np.asarray(theta, float)
     d = theta.size
@@ -148,34 +155,108 @@ def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Gen
         b = 2.0 / eps
         noise = rng.gamma(n, b, size=(reps, d)) - rng.gamma(n, b, size=(reps, d))
         return (c + noise) / n
-    x = rng.choice(d, size=(reps, n), p=theta)
     if mech == "krr":
-        keep = rng.random((reps, n)) < math.exp(eps) / (math.exp(eps) + d - 1)
-        other = (x + rng.integers(1, d, size=(reps, n))) % d  # uniform over the other d-1 symbols
-        z = np.where(keep, x, other)
-        T = np.stack([np.bincount(row, minlength=d) for row in z])
         D = math.exp(eps) + d - 1
         a, b = math.exp(eps) / D, 1 / D
+        T = krr_counts(theta, n, eps, reps, rng)
         return (T / n - b) / (a - b)
     if mech == "subset":
         ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
         qs = (s - ps) / (d - 1)
-        out = np.empty((reps, d))
-        chunk = max(1, int(2_000_000 // max(n * d, 1)))
-        for i0 in range(0, reps, chunk):
-            xs = x[i0:i0 + chunk]
-            rr = xs.shape[0]
-            inc = rng.random((rr, n)) < ps  # true symbol in the subset
-            # the other members: a uniformly random (s-1)- or s-subset of the d-1 other symbols
-            keys = rng.random((rr, n, d))
-            np.put_along_axis(keys, xs[..., None], np.inf, axis=2)  # never pick x among the others
-            rank = np.argsort(np.argsort(keys, axis=2), axis=2)
-            member = rank < np.where(inc, s - 1, s)[..., None]
-            np.put_along_axis(member, xs[..., None], inc[..., None], axis=2)
-            T = member.sum(axis=1)
-            out[i0:i0 + rr] = (T / n - qs) / (ps - qs)
-        return out
+        T = subset_counts(theta, n, eps, s, reps, rng)
+        return (T / n - qs) / (ps - qs)
     raise ValueError(mech)
+
+
+def _user_blocks(n: int, reps: int, width: int):
+    """(rep slice, number of users) blocks covering reps x n users with about BLOCK_CELLS * width cells."""
+    per = max(1, BLOCK_CELLS // max(width, 1))  # users (x reps) per block
+    if n <= per:
+        rr = max(1, per // max(n, 1))
+        for i0 in range(0, reps, rr):
+            yield slice(i0, min(i0 + rr, reps)), n
+    else:
+        for i0 in range(reps):
+            left = n
+            while left > 0:
+                yield slice(i0, i0 + 1), min(per, left)
+                left -= per
+
+
+def krr_counts(theta, n: int, eps: float, reps: int, rng: np.random.Generator, per_user: bool | None = None):
+    """Released symbol counts (reps, d) of k-RR on n users with inputs drawn from θ.
+
+    From sufficient statistics (input counts, then kept ~ Binomial, the rest ~ Multinomial over the
+    other d-1 symbols) unless ``per_user`` (default: per-user draws when d² > 4n, in bounded blocks).
+    """
+    theta = np.asarray(theta, float)
+    d = theta.size
+    keep_p = math.exp(eps) / (math.exp(eps) + d - 1)
+    if per_user is None:
+        per_user = d * d > 4 * n
+    T = np.zeros((reps, d), dtype=np.int64)
+    if d == 1:
+        T[:, 0] = n
+        return T
+    if not per_user:
+        c = sample_counts(theta, n, reps, rng)
+        kept = rng.binomial(c, keep_p)
+        T += kept
+        moved = c - kept
+        unif = np.full(d - 1, 1.0 / (d - 1))
+        for j in range(d):
+            if not moved[:, j].any():
+                continue
+            spread = rng.multinomial(moved[:, j], unif)  # (reps, d-1): the symbols other than j, in order
+            T[:, :j] += spread[:, :j]
+            T[:, j + 1:] += spread[:, j:]
+        return T
+    for rows, m in _user_blocks(n, reps, 3):
+        rr = rows.stop - rows.start
+        x = rng.choice(d, size=(rr, m), p=theta)
+        keep = rng.random((rr, m)) < keep_p
+        other = (x + rng.integers(1, d, size=(rr, m))) % d  # uniform over the other d-1 symbols
+        z = np.where(keep, x, other)
+        flat = (z + d * np.arange(rr)[:, None]).ravel()
+        T[rows] += np.bincount(flat, minlength=rr * d).reshape(rr, d)
+    return T
+
+
+def smallest_members(keys, m):
+    """Boolean mask of the ``m`` smallest keys along the last axis (``m``: an array broadcast against
+    ``keys[..., 0]``, values in [0, keys.shape[-1]]; keys distinct). One ``np.partition`` gives the two
+    order statistics needed (m takes two values per call of subset selection); equal to
+    ``argsort(argsort(keys)) < m``."""
+    keys = np.asarray(keys)
+    m = np.broadcast_to(np.asarray(m), keys.shape[:-1])
+    k = keys.shape[-1]
+    kth = sorted({int(v) - 1 for v in np.unique(m) if 0 < v <= k})
+    if not kth:
+        return np.zeros(keys.shape, dtype=bool)
+    part = np.partition(keys, kth, axis=-1)  # part[..., v] is the (v+1)-th smallest key for v in kth
+    thr = np.take_along_axis(part, np.clip(m - 1, 0, k - 1)[..., None].astype(np.intp), axis=-1)
+    return (keys <= thr) & (m > 0)[..., None]
+
+
+def subset_counts(theta, n: int, eps: float, s: int, reps: int, rng: np.random.Generator):
+    """Released membership counts (reps, d) of subset selection on n users with inputs drawn from θ,
+    simulated user by user in blocks of bounded size."""
+    theta = np.asarray(theta, float)
+    d = theta.size
+    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+    T = np.zeros((reps, d), dtype=np.int64)
+    for rows, m in _user_blocks(n, reps, d):
+        rr = rows.stop - rows.start
+        xs = rng.choice(d, size=(rr, m), p=theta)
+        inc = rng.random((rr, m)) < ps  # true symbol in the subset
+        # the other members: a uniformly random (s-1)- or s-subset of the d-1 other symbols, i.e. the
+        # smallest of d-1 i.i.d. uniform keys (the true symbol's key is +inf, never among them)
+        keys = rng.random((rr, m, d))
+        np.put_along_axis(keys, xs[..., None], np.inf, axis=2)
+        member = smallest_members(keys, np.where(inc, s - 1, s))
+        np.put_along_axis(member, xs[..., None], inc[..., None], axis=2)
+        T[rows] += member.sum(axis=1)
+    return T
 
 
 def project_simplex(v):

@@ -288,8 +288,9 @@ def coordinate_subsampling(v, r, eps, rng: np.random.Generator, k: int = 1):
     v = np.atleast_2d(np.asarray(v, float))
     m, d = v.shape
     k = int(k)
-    rank = np.argsort(np.argsort(rng.random((m, d)), axis=1), axis=1)
-    inS = rank < k
+    from .discrete import smallest_members
+
+    inS = smallest_members(rng.random((m, d)), k)  # the k smallest of d i.i.d. keys: a uniform k-subset
     c = float(coth_half_np(eps / k))
     y = np.where(rng.random((m, d)) < 0.5 + v / (2 * r * c), r * c, -r * c)
     return np.where(inS, (d / k) * y, 0.0)
@@ -301,9 +302,10 @@ def truncate_ones(X: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray
     over = np.flatnonzero(X.sum(axis=1) > K)
     if over.size:
         sub = X[over]
+        from .discrete import smallest_members
+
         keys = np.where(sub, rng.random(sub.shape), np.inf)
-        rank = np.argsort(np.argsort(keys, axis=1), axis=1)
-        X[over] = sub & (rank < K)
+        X[over] = sub & smallest_members(keys, K)  # the K ones with the smallest keys
     return X
 
 

@@ -42,8 +42,11 @@ def cap_value(d, t):
     d = np.asarray(d, dtype=float)
     t = np.asarray(t, dtype=float)
     x = np.clip(t, 0.0, 1.0) ** 2
-    a = np.maximum((d - 1) / 2, 0.25)  # placeholder where d = 1 (value replaced below)
-    out = np.where(d <= 1.5, 0.5, 0.5 * special.betainc(a, 0.5, x))
+    if np.all(d <= 1.5):  # d = 1 everywhere: no incomplete beta needed (the same values as below)
+        out = np.full(np.broadcast_shapes(d.shape, x.shape), 0.5)
+    else:
+        a = np.maximum((d - 1) / 2, 0.25)  # placeholder where d = 1 (value replaced below)
+        out = np.where(d <= 1.5, 0.5, 0.5 * special.betainc(a, 0.5, x))
     return np.where(t > 1.0, 1.0, out)  # radius > 1: a ball can hold the whole sphere
 
 
@@ -56,11 +59,14 @@ def _log_cap_numpy(d, t):
     t = np.asarray(t, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         direct = np.log(cap_value(d, t))
+    small = (direct < -600) & (d > 1.5) & (t <= 1.0)
+    if not small.any():  # the series is not used anywhere (e.g. d = 1): skip its special functions
+        return direct
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = np.maximum((d - 1) / 2, 0.25)
         x = np.clip(t, 1e-300, 1.0 - 1e-16) ** 2
         series = (a * np.log(x) + 0.5 * np.log1p(-x) - np.log(a) - special.betaln(a, 0.5)
                   + np.log(special.hyp2f1(a + 0.5, 1.0, a + 1.0, x)) + np.log(0.5))
-    small = (direct < -600) & (d > 1.5) & (t <= 1.0)
     return np.where(small, series, direct)
 
 

@@ -1,0 +1,193 @@
+"""Speed of boundcalc as paired ratios (issue 15): `python benchmarks/bench_speed.py [--quick] [--only ...]`.
+
+Parts (``--only rate|curve|warm|check``, repeatable; default all):
+
+rate   ``boundcalc rate --problem P --privacy Q`` as a fresh process for every (problem, privacy) pair
+       of the catalog, against ``python -c "import sympy"`` (the floor: every answer is a sympy
+       expression). The two commands are run in turn (A B A B ...), the ratio is taken pair by pair,
+       and the median wall time of each and the median ratio are printed. Also the issue's headline
+       command ``rate --problem mean --privacy approx --k 4``.
+curve  ``bc.evaluate_curve(P, Q, n=..., eps=...)`` over 10^6 points with n and the privacy level
+       varying (log-uniform), median seconds per call, in this process (after one small warm-up call).
+warm   ``bc.rate(P, Q)`` in this process after a first call: median milliseconds per call.
+check  every ``boundcalc check --problem P --privacy Q`` at its defaults and ``boundcalc table
+       --problem all``, as fresh processes, paired against ``import sympy`` like ``rate``.
+
+The CLI is run as ``python -c "from boundcalc.cli import main; main()" ...`` with this checkout on
+PYTHONPATH, so the code measured is the code next to this script. Machines are shared and noisy:
+quote the medians and ratios, not single times. Each process is timed twice: wall clock and CPU time
+(user + sys of the child, from the kernel's accounting). On a loaded machine (more runnable processes
+than cores) wall time mostly measures waiting; the CPU ratio is then the figure to quote. The in-process
+parts print wall and CPU (process_time) seconds likewise.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, PYTHONPATH=ROOT + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+SYMPY = [sys.executable, "-c", "import sympy"]
+CLI = [sys.executable, "-c", "import sys; from boundcalc.cli import main; sys.exit(main())"]
+
+
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _run(cmd) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the child, exit code)."""
+    c = _cpu_children()
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    return time.perf_counter() - t, _cpu_children() - c, proc.returncode
+
+
+def paired(cmd, runs: int) -> dict:
+    """Medians of ``cmd`` and of ``import sympy`` (wall and CPU) and the medians of the pair-by-pair
+    ratios, plus the last exit code. One warm-up of each, then ``runs`` pairs, the order alternating
+    (A B, B A, ...) so drift is shared."""
+    _run(cmd)
+    _run(SYMPY)
+    rows, rc = [], 0
+    for i in range(runs):
+        if i % 2 == 0:
+            a = _run(cmd)
+            b = _run(SYMPY)
+        else:
+            b = _run(SYMPY)
+            a = _run(cmd)
+        rc = a[2]
+        rows.append((a[0], b[0], a[0] / b[0], a[1], b[1], a[1] / max(b[1], 1e-9)))
+    med = [statistics.median(col) for col in zip(*rows)]
+    return {"wall": med[0], "wall_sympy": med[1], "wall_ratio": med[2], "cpu": med[3], "cpu_sympy": med[4],
+            "cpu_ratio": med[5], "rc": rc}
+
+
+def pairs() -> list[tuple[str, str, bool]]:
+    from boundcalc import api
+
+    return [(d["problem"], d["privacy"], d["check"]) for d in api.list_problems()]
+
+
+HEAD = (f"  {'command':<40s} {'cpu s':>7s} {'sympy':>6s} {'ratio':>7s}   {'wall s':>7s} {'sympy':>6s} "
+        f"{'ratio':>7s}")
+
+
+def _row(label, cmd, runs):
+    r = paired(cmd, runs)
+    flag = "" if r["rc"] == 0 else f"  (exit {r['rc']})"
+    print(f"  {label:<40s} {r['cpu']:7.3f} {r['cpu_sympy']:6.3f} {r['cpu_ratio']:6.2f}x   {r['wall']:7.3f} "
+          f"{r['wall_sympy']:6.3f} {r['wall_ratio']:6.2f}x{flag}", flush=True)
+    return r["cpu_ratio"]
+
+
+def part_rate(runs):
+    print(f"rate: fresh process vs python -c 'import sympy' (median of {runs} pairs; CPU = user + sys)")
+    print(HEAD)
+    ratios = []
+    ratios.append(_row("rate mean approx --k 4", CLI + ["rate", "--problem", "mean", "--privacy", "approx", "--k", "4"],
+                       runs))
+    for problem, privacy, _ in pairs():
+        ratios.append(_row(f"rate {problem} {privacy}", CLI + ["rate", "--problem", problem, "--privacy", privacy],
+                           runs))
+    print(f"  CPU ratio: worst {max(ratios):.2f}x, median {statistics.median(ratios):.2f}x\n", flush=True)
+
+
+def _curve_args(privacy, size, rng):
+    import numpy as np
+
+    kw = {"n": np.round(10 ** rng.uniform(2, 8, size))}
+    lo_hi = {"none": None, "tv": (-2, -0.1), "kl": (-2, 0)}.get(privacy, (-2, np.log10(4.0)))
+    if lo_hi is not None:
+        kw["eps"] = 10 ** rng.uniform(lo_hi[0], lo_hi[1], size)
+    return kw
+
+
+def part_curve(runs):
+    import numpy as np
+
+    import boundcalc as bc
+
+    size = 10 ** 6
+    print(f"curve: bc.evaluate_curve over {size:,} points, n and the level varying (median of {runs}, s per call)")
+    worst = 0.0
+    for problem, privacy, _ in pairs():
+        rng = np.random.default_rng(0)
+        kw = _curve_args(privacy, size, rng)
+        try:
+            bc.evaluate_curve(problem, privacy, **{k: v[:10] for k, v in kw.items()})
+        except Exception as exc:  # noqa: BLE001 - a pair without a closed form is reported, not timed
+            print(f"  {problem + ' ' + privacy:<28s} n/a ({type(exc).__name__}: {str(exc)[:70]})", flush=True)
+            continue
+        times, cpus = [], []
+        for _ in range(runs):
+            t, c = time.perf_counter(), time.process_time()
+            vals = bc.evaluate_curve(problem, privacy, **kw)
+            times.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+        med, cmed = statistics.median(times), statistics.median(cpus)
+        worst = max(worst, cmed)
+        fin = float(np.mean(np.isfinite(vals)))
+        print(f"  {problem + ' ' + privacy:<28s} cpu {cmed:7.3f} s  wall {med:7.3f} s   (finite {fin:.3f})", flush=True)
+    print(f"  worst cpu {worst:.3f} s\n", flush=True)
+
+
+def part_warm(runs):
+    import boundcalc as bc
+
+    print(f"warm: bc.rate(P, Q) per call after a first call (median of {runs}, ms)")
+    worst = 0.0
+    for problem, privacy, _ in pairs():
+        bc.rate(problem, privacy)
+        times, cpus = [], []
+        for _ in range(runs):
+            t, c = time.perf_counter(), time.process_time()
+            bc.rate(problem, privacy)
+            times.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+        med, cmed = 1e3 * statistics.median(times), 1e3 * statistics.median(cpus)
+        worst = max(worst, cmed)
+        print(f"  {problem + ' ' + privacy:<28s} cpu {cmed:9.2f} ms  wall {med:9.2f} ms", flush=True)
+    print(f"  worst cpu {worst:.2f} ms\n", flush=True)
+
+
+def part_check(runs):
+    print(f"check/table: fresh process vs python -c 'import sympy' (median of {runs} pairs; CPU = user + sys)")
+    print(HEAD)
+    _row("table --problem all", CLI + ["table", "--problem", "all"], runs)
+    for problem, privacy, has_check in pairs():
+        if has_check:
+            _row(f"check {problem} {privacy}", CLI + ["check", "--problem", problem, "--privacy", privacy], runs)
+    print(flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (3 pairs, 3 curve/warm calls, 1 check pair)")
+    ap.add_argument("--only", action="append", choices=["rate", "curve", "warm", "check"],
+                    help="run only this part (repeatable)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, ROOT)
+    parts = args.only or ["rate", "curve", "warm", "check"]
+    runs = {"rate": 3 if args.quick else 7, "curve": 3 if args.quick else 5, "warm": 5 if args.quick else 21,
+            "check": 1 if args.quick else 3}
+    import platform
+
+    print(f"boundcalc at {ROOT}; python {platform.python_version()}; {os.cpu_count()} cpus; "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}\n", flush=True)
+    t0 = time.perf_counter()
+    for p in ["rate", "curve", "warm", "check"]:
+        if p in parts:
+            {"rate": part_rate, "curve": part_curve, "warm": part_warm, "check": part_check}[p](runs[p])
+    print(f"total {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
