@@ -140,3 +140,96 @@ def testing_bound_exact(n: int, t: float, eps: float, delta: float = 0.0) -> flo
         dh = delta * np.expm1(np.minimum(h * eps, 700.0)) / math.expm1(eps)
     vals = np.maximum(0.0, 2 * (1 - dh) / (1 + eh))
     return float(np.sum(pmf * vals))
+
+
+# ------------------------------------------------------------------ (c) truncated point-mass coupling
+
+def _coupling_min_numpy(n, p, eps, loga, delta):
+    """E_H min{1, e^{εH}(a + δ') - δ'}, H ~ Bin(n, p), a = exp(loga), δ' = δ/(e^ε - 1) (numpy, vectorised).
+
+    With h0 = ceil(log((1 + δ')/(a + δ'))/ε) (the first h where the min is 1) and the tilted binomial
+    H' ~ Bin(n, p'), p' = p e^ε/(1 + p(e^ε - 1)) (P(H' = h) = P(H = h) e^{εh}/G, G = E e^{εH}):
+
+        E = P(H >= h0) + (a + δ') G P(H' <= h0 - 1) - δ' P(H <= h0 - 1).
+
+    The middle term is a sum of pmf(h)·(value < 1) over h < h0, so it is at most P(H <= h0 - 1): where the
+    tilted tail underflows (and its log is not finite) that cap is used, which can only raise E (a valid
+    upper bound on the success probability). The result is rounded up by a relative 1e-12.
+    """
+    from scipy import special
+
+    from ..symbolic import _binom_cdf, _binom_sf
+
+    n, p, eps, loga, delta = np.broadcast_arrays(*(np.asarray(x, float) for x in (n, p, eps, loga, delta)))
+    with np.errstate(all="ignore"):
+        em1 = np.expm1(eps)
+        dp = delta / em1
+        log_apd = np.logaddexp(loga, np.log(np.where(dp > 0, dp, 1e-320)))
+        log_apd = np.where(dp > 0, log_apd, loga)
+        x = (np.log1p(dp) - log_apd) / eps
+        h0 = np.clip(np.ceil(x - 1e-12), 0.0, n + 1.0)
+        log_g = n * np.log1p(p * em1)
+        pt = p * np.exp(eps) / (1 + p * em1)
+        j = h0 - 1.0
+        sf = _binom_sf(j, n, p)  # P(H >= h0)
+        cdf = _binom_cdf(j, n, p)  # P(H <= h0 - 1)
+        cdf_t = _binom_cdf(j, n, pt)
+        mid = np.exp(log_apd + log_g + np.log(cdf_t)) - dp * cdf
+        bad = ~np.isfinite(mid) | (cdf_t < 1e-290)
+        mid = np.where(bad, cdf, np.clip(mid, 0.0, cdf))
+        out = sf + mid
+    return np.clip(out * (1 + 1e-12), 0.0, 1.0)
+
+
+def _coupling_min_mpmath(n, p, eps, loga, delta):
+    from ..symbolic import mpmath_float
+
+    return mpmath_float(_coupling_min_numpy(float(n), float(p), float(eps), float(loga), float(delta)))
+
+
+class CouplingMin(sp.Function):
+    """``CouplingMin(n, p, ε, log a, δ) = E min{1, e^{εH} a + δ_H}``, H ~ Bin(n, p), δ_H = δ(e^{εH}-1)/(e^ε-1):
+    the sharpest consequence of group privacy for P_v(A) given P_0(A) = a (see :func:`truncated_point_mass`)."""
+
+    nargs = 5
+
+    def _latex(self, printer, exp=None):
+        nn, pp, ee, la, dd = (printer._print(x) for x in self.args)
+        return (rf"\mathbb{{E}}_{{H\sim\mathrm{{Bin}}({nn},{pp})}}\min\left\{{1, e^{{{ee} H + {la}}}"
+                rf" + {dd}\tfrac{{e^{{{ee} H}}-1}}{{e^{{{ee}}}-1}}\right\}}")
+
+
+S.NUMPY_IMPL["CouplingMin"] = _coupling_min_numpy
+S.MPMATH_IMPL["CouplingMin"] = _coupling_min_mpmath
+
+
+def truncated_point_mass(n, p, eps, log_a, delta=None):
+    """Sympy upper bound on P_v(A) (averaged over any family of events) given the reference probability a:
+
+        P_v(A) <= f(a) := E_H min{1, e^{εH} a + δ (e^{εH} - 1)/(e^ε - 1)},   H ~ Bin(n, p).
+
+    Derivation. Under P_v = (1-p) P_0 + p Q_v with P_0 = δ_{x_0} (or any base law shared by all v), draw
+    the base sample B and an independent set S of entries (each with probability p) that are redrawn
+    from Q_v: the sample D_v differs from B in at most |S| = H entries. Group privacy
+    (module docstring) gives P(M(D_v) ∈ A | B, S) <= e^{εH} P(M(B) ∈ A) + δ_H, and a probability is at
+    most 1: so P(M(D_v) ∈ A | B, S) <= min{1, e^{εH} P(M(B) ∈ A) + δ_H}. For fixed H the right side is
+    concave and non-decreasing in P(M(B) ∈ A); average over B (independent of S, Jensen) and then over H:
+    P_v(A) <= f(P_0(A)). f is concave and non-decreasing, so for events A_v and any averaging over v,
+    avg_v P_v(A_v) <= f(avg_v P_0(A_v)). Since min{1, G a + ...} <= G a + ..., f(a) <= G a + δ(G-1)/(e^ε-1)
+    (:func:`point_mass_bound`); the truncation at 1 is what turns the exponent p(e^ε - 1) of log G
+    into about pε when the binomial concentrates.
+    """
+    dl = sp.Integer(0) if delta is None else delta
+    return CouplingMin(n, p, eps, log_a, dl)
+
+
+def truncated_point_mass_value(n: int, p: float, eps: float, a: float, delta: float = 0.0) -> float:
+    """Float value of f(a) by direct summation over the binomial (used by tests to check the closed form)."""
+    from scipy import stats
+
+    h = np.arange(0, int(n) + 1, dtype=float)
+    pmf = stats.binom.pmf(h, int(n), p)
+    with np.errstate(over="ignore"):
+        dh = delta * np.expm1(np.minimum(h * eps, 700.0)) / math.expm1(eps)
+        vals = np.minimum(1.0, np.exp(np.minimum(h * eps, 700.0)) * a + dh)
+    return float(np.sum(pmf * vals))

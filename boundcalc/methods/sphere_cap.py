@@ -135,3 +135,38 @@ def risk_lower_layers_value(n: int, p: float, eps: float, d: int, t: float, rho:
     """Float evaluation of (ρτ)² · layered_failure (used by tests against exact risks)."""
     return sum(risk_lower_value(n, p, eps, d, t * math.sqrt(i / layers), rho, delta) * (layers / i)
                for i in range(1, layers + 1)) / layers
+
+
+# ------------------------------------------------------------------ truncated coupling (sharper)
+
+def failure_probability_min(n, p, eps, d, t=tau, delta=None):
+    """Sympy: max{0, 1 - f(cap(τ))}, f(a) = E_H min{1, e^{εH} a + δ_H} (H ~ Bin(n, p)).
+
+    Step 1 of the module docstring with the truncated coupling
+    :func:`boundcalc.methods.group_coupling.truncated_point_mass`: P_v(A) <= f(P_0(A)) with f concave and
+    non-decreasing, so E_V P_V(A_V) <= f(E_V P_0(A_V)) <= f(cap(τ)) (Jensen, then step 2-3). Since
+    f(a) <= G a + δ(G-1)/(e^ε-1), this is never below :func:`failure_probability`; for large nε p the
+    exponent of the cost is about εnp instead of n log(1 + p(e^ε - 1)).
+    """
+    return sp.Max(0, 1 - group_coupling.truncated_point_mass(n, p, eps, LogSphereCap(d, t), delta))
+
+
+def layered_failure_min(n, p, eps, d, t=tau, delta=None, layers=LAYERS):
+    """Sympy: (1/K) Σ_{i<=K} failure_min(τ sqrt(i/K)) (the layer-cake sum of :func:`layered_failure` with
+    the truncated coupling)."""
+    terms = [failure_probability_min(n, p, eps, d, t * sp.sqrt(sp.Rational(i, layers)), delta)
+             for i in range(1, layers + 1)]
+    return sp.Add(*terms) / layers
+
+
+def risk_lower_min_value(n: int, p: float, eps: float, d: int, t: float, rho: float, delta: float = 0.0) -> float:
+    """Float (ρτ)² · max{0, 1 - f(cap(τ))} with f summed directly over the binomial (tests)."""
+    cap = float(cap_value(d, t))
+    return (rho * t) ** 2 * max(0.0, 1 - group_coupling.truncated_point_mass_value(n, p, eps, cap, delta))
+
+
+def risk_lower_layers_min_value(n: int, p: float, eps: float, d: int, t: float, rho: float, delta: float = 0.0,
+                                layers: int = LAYERS) -> float:
+    """Float evaluation of (ρτ)² · layered_failure_min (tests)."""
+    return sum(risk_lower_min_value(n, p, eps, d, t * math.sqrt(i / layers), rho, delta) * (layers / i)
+               for i in range(1, layers + 1)) / layers

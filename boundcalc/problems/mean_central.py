@@ -345,7 +345,47 @@ def _coupling_lowers(privacy, k):
         f"(K = {sphere_cap.LAYERS}; each probability is bounded as in sphere-cap at radius τ√(i/K))." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
-    return [two, cap, layers]
+    layers_min = Bound(
+        "lower", "sphere-cap-tilted", "continuous packing of the sphere, layer-cake, truncated coupling",
+        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        "derived: docs/methods/sphere-cap-packing.md and docs/methods/group-coupling.md (truncated coupling)",
+        "The sphere-cap family and layer-cake sum, with the group-privacy coupling kept inside a probability: "
+        "P_v(A) <= f(P_0(A)), f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}, H ~ Bin(n, p); f is concave and "
+        "non-decreasing, so the average over v of P_v(A_v) is at most f(cap(τ)) (Jensen). Risk >= "
+        f"(ρτ)² (1/K) Σ_{{i<=K}} (1 - f(cap(τ√(i/K)))) (K = {sphere_cap.LAYERS}). Never below sphere-cap-layers "
+        "(f(a) <= G a + δ(G-1)/(e^ε-1)); the cost exponent is about εnp instead of np(e^ε - 1)." + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+    return [two, cap, layers, layers_min]
+
+
+def _cap_hl_lower(privacy):
+    """Orthogonal sum of the Hodges–Lehmann part (along e_1) and the tilted sphere-cap part (in e_1^⊥), d >= 2.
+
+    Built from the k = ∞ family (||X|| <= r a.s.), which lies in every 𝒫_k: the same value for every k.
+    """
+    delta = S.delta if privacy == "approx" else None
+    rho = S.r * S.p
+    n_base = S.n * (1 - S.p)
+    hl = (1 - S.p) ** 2 * S.r ** 2 / (1 + sp.sqrt(n_base)) ** 2
+    cap = (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d - 1, sphere_cap.tau,
+                                                                        delta)
+    smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
+    return Bound(
+        "lower", "cap-plus-hl", "Hodges–Lehmann along e_1 plus sphere-cap packing in e_1^⊥ (sum of the two)",
+        hl + cap,
+        "derived: docs/methods/sphere-cap-packing.md (orthogonal sum); Hodges & Lehmann (1950)",
+        "Family: with probability 1-p a base draw ±r e_1 (P(+) = q), with probability p the point r v, v a unit "
+        "vector orthogonal to e_1 (||X|| = r, so the law is in every 𝒫_k). Mean ((1-p) r (2q-1), p r v): the loss "
+        "splits into the e_1 error L_1 and the error L_2 in e_1^⊥. Put q ~ Beta(a, a), a = sqrt(n(1-p))/2, and v "
+        "uniform on the unit sphere of e_1^⊥; max risk >= E L_1 + E L_2. (1) Even knowing v and which entries are "
+        "base draws (N ~ Bin(n, 1-p) of them), the Bayes risk of L_1 is (2(1-p)r)² a/(2(2a+1)(2a+N)), convex in N, "
+        "so by Jensen at least (1-p)² r²/(1 + sqrt(n(1-p)))². (2) For each q, the base sample is a reference whose "
+        "output law does not depend on v and the sample differs from it in H ~ Bin(n, p) entries, so the tilted "
+        "sphere-cap bound holds on the (d-1)-dimensional sphere: E L_2 >= (prτ)² (1/K) Σ_i (1 - f(cap_{d-1}(τ√(i/K)))),"
+        " f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}." + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
 
 
 @lru_cache(maxsize=None)
@@ -357,6 +397,8 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
         out += _coupling_lowers(privacy, k)
+        if d_struct >= 2:
+            out.append(_cap_hl_lower(privacy))
     return tuple(out)
 
 
