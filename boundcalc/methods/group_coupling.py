@@ -233,3 +233,65 @@ def truncated_point_mass_value(n: int, p: float, eps: float, a: float, delta: fl
         dh = delta * np.expm1(np.minimum(h * eps, 700.0)) / math.expm1(eps)
         vals = np.minimum(1.0, np.exp(np.minimum(h * eps, 700.0)) * a + dh)
     return float(np.sum(pmf * vals))
+
+
+# ------------------------------------------------------------------ (d) coupling with a dependent count
+
+def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0, 17)):
+    """min over thresholds M of {P(H > M) + e^{εM} a + δ(e^{εM} - 1)/(e^ε - 1)}, clipped to [0, 1], H ~ Bin(n, p)
+    (numpy, vectorised). The thresholds tried are M = max(0, round(np + z sqrt(np(1-p)))) for a grid of z and
+    the point where e^{εM} a = 1; every M gives a valid bound, so the choice only affects tightness."""
+    from ..symbolic import _binom_sf
+
+    n, p, eps, loga, delta = np.broadcast_arrays(*(np.asarray(x, float) for x in (n, p, eps, loga, delta)))
+    mu = n * p
+    sd = np.sqrt(np.maximum(n * p * (1 - p), 0.0))
+    best = np.ones(n.shape)
+    cands = [np.round(mu + z * sd) for z in zs] + [np.floor(-loga / eps), np.floor(-loga / eps) - 1]
+    with np.errstate(all="ignore"):
+        em1 = np.expm1(eps)
+        for m in cands:
+            m = np.clip(m, 0.0, n)
+            val = _binom_sf(m, n, p) + np.exp(np.minimum(eps * m + loga, 700.0)) \
+                + delta * np.expm1(np.minimum(eps * m, 700.0)) / em1
+            best = np.minimum(best, np.where(np.isfinite(val), val, 1.0))
+    return np.clip(best * (1 + 1e-12), 0.0, 1.0)
+
+
+def _threshold_coupling_mpmath(n, p, eps, loga, delta):
+    from ..symbolic import mpmath_float
+
+    return mpmath_float(_threshold_coupling_numpy(float(n), float(p), float(eps), float(loga), float(delta)))
+
+
+class ThresholdCoupling(sp.Function):
+    """``ThresholdCoupling(n, p, ε, log a, δ) = min_M {P(Bin(n,p) > M) + e^{εM} a + δ_M}`` (clipped at 1): the
+    bound on P_v(A) given P_0(A) = a when the number H of changed entries may depend on the reference sample
+    (see :func:`threshold_point_mass`)."""
+
+    nargs = 5
+
+    def _latex(self, printer, exp=None):
+        nn, pp, ee, la, dd = (printer._print(x) for x in self.args)
+        return (rf"\min_M\left\{{\Pr[\mathrm{{Bin}}({nn},{pp}) > M] + e^{{{ee} M + {la}}}"
+                rf" + {dd}\tfrac{{e^{{{ee} M}}-1}}{{e^{{{ee}}}-1}}\right\}}")
+
+
+S.NUMPY_IMPL["ThresholdCoupling"] = _threshold_coupling_numpy
+S.MPMATH_IMPL["ThresholdCoupling"] = _threshold_coupling_mpmath
+
+
+def threshold_point_mass(n, p, eps, log_a, delta=None):
+    """Sympy upper bound on P_v(A) given the reference probability a = P(M(B) ∈ A), B the reference sample,
+    when the sample D_v = T_v(B) differs from B in H(B) ~ Bin(n, p) entries (H may depend on B):
+
+        P_v(A) <= φ(a) := min over integers M >= 0 of {P(H > M) + e^{εM} a + δ (e^{εM} - 1)/(e^ε - 1)}.
+
+    Derivation: pointwise, P(M(D_v) ∈ A | B) <= min{1, e^{εH} g(B) + δ_H} (group privacy, g(B) = P(M(B) ∈ A)),
+    and min{1, e^{εH} g + δ_H} <= 1{H > M} + e^{εM} g + δ_M (if H <= M, e^{εH} <= e^{εM}, δ_H <= δ_M). Take the
+    expectation over B: no independence between H and g(B) is needed. Each bracket is affine and
+    non-decreasing in a, so φ (their minimum) is concave and non-decreasing: averages over v pass inside
+    (Jensen), as for :func:`truncated_point_mass`.
+    """
+    dl = sp.Integer(0) if delta is None else delta
+    return ThresholdCoupling(n, p, eps, log_a, dl)

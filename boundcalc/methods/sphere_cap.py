@@ -170,3 +170,30 @@ def risk_lower_layers_min_value(n: int, p: float, eps: float, d: int, t: float, 
     """Float evaluation of (ρτ)² · layered_failure_min (tests)."""
     return sum(risk_lower_min_value(n, p, eps, d, t * math.sqrt(i / layers), rho, delta) * (layers / i)
                for i in range(1, layers + 1)) / layers
+
+
+# ------------------------------------------------------------------ base on the sphere (diameter gain)
+
+c_cut = sp.Symbol("c_cut", nonnegative=True)  # cut level of the moved cap: entries with <x, -v> >= c r move
+
+
+def moved_cap_mass(d, c=c_cut):
+    """β(c) = P(⟨U, e⟩ >= c), U uniform on S^{d-1}, c in [0, 1): a cap of angular radius arccos(c) = the cap of
+    :func:`cap_value` at τ = sqrt(1 - c²) (sympy, through LogSphereCap)."""
+    return sp.exp(LogSphereCap(d, sp.sqrt(1 - c ** 2)))
+
+
+def moved_cap_first_moment(d, c=c_cut):
+    """E[⟨U, e⟩; ⟨U, e⟩ >= c] = c_d (1 - c²)^{(d-1)/2}/(d-1), c_d = Γ(d/2)/(√π Γ((d-1)/2)), d >= 2 (sympy).
+
+    The density of t = ⟨U, e⟩ is c_d (1 - t²)^{(d-3)/2} on [-1, 1], and ∫_c^1 t (1-t²)^{(d-3)/2} dt =
+    (1 - c²)^{(d-1)/2}/(d-1)."""
+    cd = sp.exp(sp.loggamma(d / 2) - sp.loggamma((d - 1) / 2)) / sp.sqrt(sp.pi)
+    return cd * (1 - c ** 2) ** ((d - 1) / 2) / (d - 1)
+
+
+def layered_failure_threshold(n, p, eps, d, t=tau, delta=None, layers=6):
+    """Sympy (1/K) Σ_i max{0, 1 - φ(cap(τ sqrt(i/K)))}, φ = :func:`group_coupling.threshold_point_mass`."""
+    terms = [sp.Max(0, 1 - group_coupling.threshold_point_mass(
+        n, p, eps, LogSphereCap(d, t * sp.sqrt(sp.Rational(i, layers))), delta)) for i in range(1, layers + 1)]
+    return sp.Add(*terms) / layers
