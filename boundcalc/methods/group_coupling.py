@@ -244,6 +244,10 @@ def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0,
     from ..symbolic import _binom_sf
 
     n, p, eps, loga, delta = np.broadcast_arrays(*(np.asarray(x, float) for x in (n, p, eps, loga, delta)))
+    if np.all(delta == 0):  # pure DP: the exact knapsack value where reliable, thresholds only elsewhere
+        knap, ok = _knapsack_pure(n, p, eps, loga)
+        if np.all(ok):
+            return np.clip(knap * (1 + 1e-9) * (1 + 1e-12), 0.0, 1.0)
     mu = n * p
     sd = np.sqrt(np.maximum(n * p * (1 - p), 0.0))
     best = np.ones(n.shape)
@@ -255,7 +259,45 @@ def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0,
             val = _binom_sf(m, n, p) + np.exp(np.minimum(eps * m + loga, 700.0)) \
                 + delta * np.expm1(np.minimum(eps * m, 700.0)) / em1
             best = np.minimum(best, np.where(np.isfinite(val), val, 1.0))
+        # pure DP: the exact worst case over dependent counts (fractional knapsack), where it is reliable
+        knap, ok = _knapsack_pure(n, p, eps, loga)
+        use = ok & (delta == 0)
+        best = np.where(use, np.minimum(best, knap * (1 + 1e-9)), best)
     return np.clip(best * (1 + 1e-12), 0.0, 1.0)
+
+
+def _knapsack_pure(n, p, eps, loga, iters=None):
+    """δ = 0: max of E min{1, e^{εH} g} over 0 <= g with E g = a, g any function of the sample (vectorised).
+
+    Greedy (fractional knapsack): a unit of g at level h buys e^{εh} of success, and level h saturates at
+    g = e^{-εh}; fill the levels from h = n down. With W(j) = E[e^{-εH}; H >= j] = G₋ P(H'' >= j)
+    (G₋ = E e^{-εH}, H'' ~ Bin(n, p e^{-ε}/(1 - p + p e^{-ε}))) and j* the smallest j with W(j) <= a,
+    the maximum is P(H >= j*) + e^{ε(j*-1)} (a - W(j*)). j* is found by bisection in logs. Returns (value,
+    reliable): unreliable where log a < -700 or a tail underflows (the caller keeps the threshold form)."""
+    from ..symbolic import _binom_sf
+
+    with np.errstate(all="ignore"):
+        log_gm = n * np.log1p(p * np.expm1(-eps))
+        q = p * np.exp(-eps) / (1 - p + p * np.exp(-eps))
+
+        def log_w(j):  # log W(j) = log G₋ + log P(H'' >= j)
+            return log_gm + np.log(_binom_sf(j - 1, n, q))
+
+        lo = np.zeros(n.shape)  # W(0) = G₋ ... may exceed a
+        hi = n + 1.0  # W(n+1) = 0 <= a
+        steps = int(np.ceil(np.log2(np.max(n) + 2))) + 1 if iters is None else iters
+        for _ in range(steps):
+            mid = np.floor((lo + hi) / 2)
+            good = log_w(mid) <= loga
+            hi = np.where(good, mid, hi)
+            lo = np.where(good, lo, mid)
+        j = np.where(log_w(lo) <= loga, lo, hi)
+        wj = np.exp(log_w(j))
+        val = _binom_sf(j - 1, n, p) + np.exp(np.minimum(eps * (j - 1) + loga, 700.0)) * np.clip(
+            1 - wj / np.exp(loga), 0.0, 1.0)
+        tail = _binom_sf(j - 2, n, q)
+        ok = (loga > -700) & np.isfinite(val) & (tail > 1e-290) | (j <= 0)
+    return np.clip(val, 0.0, 1.0), ok
 
 
 def _threshold_coupling_mpmath(n, p, eps, loga, delta):

@@ -52,16 +52,20 @@ def _log_cap_numpy(d, t):
     I_x(a, b) = x^a (1-x)^b / (a B(a, b)) · 2F1(a+b, 1; a+1; x) (DLMF 8.17.8 with 15.8.1) in logs."""
     from scipy import special
 
-    d = np.asarray(d, dtype=float)
-    t = np.asarray(t, dtype=float)
+    d, t = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(t, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         direct = np.log(cap_value(d, t))
-        a = np.maximum((d - 1) / 2, 0.25)
-        x = np.clip(t, 1e-300, 1.0 - 1e-16) ** 2
+        small = (direct < -600) & (d > 1.5) & (t <= 1.0)
+        if not np.any(small):  # the (slow) hypergeometric series only where betainc underflows
+            return direct
+        ds, ts = d[small], t[small]
+        a = np.maximum((ds - 1) / 2, 0.25)
+        x = np.clip(ts, 1e-300, 1.0 - 1e-16) ** 2
         series = (a * np.log(x) + 0.5 * np.log1p(-x) - np.log(a) - special.betaln(a, 0.5)
                   + np.log(special.hyp2f1(a + 0.5, 1.0, a + 1.0, x)) + np.log(0.5))
-    small = (direct < -600) & (d > 1.5) & (t <= 1.0)
-    return np.where(small, series, direct)
+    out = np.array(direct, dtype=float, copy=True)
+    out[small] = series
+    return out
 
 
 def _log_cap_mpmath(d, t):
