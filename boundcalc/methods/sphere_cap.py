@@ -55,19 +55,20 @@ def _log_cap_numpy(d, t):
     I_x(a, b) = x^a (1-x)^b / (a B(a, b)) · 2F1(a+b, 1; a+1; x) (DLMF 8.17.8 with 15.8.1) in logs."""
     from scipy import special
 
-    d = np.asarray(d, dtype=float)
-    t = np.asarray(t, dtype=float)
+    d, t = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(t, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         direct = np.log(cap_value(d, t))
-    small = (direct < -600) & (d > 1.5) & (t <= 1.0)
-    if not small.any():  # the series is not used anywhere (e.g. d = 1): skip its special functions
-        return direct
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        a = np.maximum((d - 1) / 2, 0.25)
-        x = np.clip(t, 1e-300, 1.0 - 1e-16) ** 2
+        small = (direct < -600) & (d > 1.5) & (t <= 1.0)
+        if not np.any(small):  # the (slow) hypergeometric series only where betainc underflows
+            return direct
+        ds, ts = d[small], t[small]
+        a = np.maximum((ds - 1) / 2, 0.25)
+        x = np.clip(ts, 1e-300, 1.0 - 1e-16) ** 2
         series = (a * np.log(x) + 0.5 * np.log1p(-x) - np.log(a) - special.betaln(a, 0.5)
                   + np.log(special.hyp2f1(a + 0.5, 1.0, a + 1.0, x)) + np.log(0.5))
-    return np.where(small, series, direct)
+    out = np.array(direct, dtype=float, copy=True)
+    out[small] = series
+    return out
 
 
 def _log_cap_mpmath(d, t):
@@ -141,3 +142,65 @@ def risk_lower_layers_value(n: int, p: float, eps: float, d: int, t: float, rho:
     """Float evaluation of (ρτ)² · layered_failure (used by tests against exact risks)."""
     return sum(risk_lower_value(n, p, eps, d, t * math.sqrt(i / layers), rho, delta) * (layers / i)
                for i in range(1, layers + 1)) / layers
+
+
+# ------------------------------------------------------------------ truncated coupling (sharper)
+
+def failure_probability_min(n, p, eps, d, t=tau, delta=None):
+    """Sympy: max{0, 1 - f(cap(τ))}, f(a) = E_H min{1, e^{εH} a + δ_H} (H ~ Bin(n, p)).
+
+    Step 1 of the module docstring with the truncated coupling
+    :func:`boundcalc.methods.group_coupling.truncated_point_mass`: P_v(A) <= f(P_0(A)) with f concave and
+    non-decreasing, so E_V P_V(A_V) <= f(E_V P_0(A_V)) <= f(cap(τ)) (Jensen, then step 2-3). Since
+    f(a) <= G a + δ(G-1)/(e^ε-1), this is never below :func:`failure_probability`; for large nε p the
+    exponent of the cost is about εnp instead of n log(1 + p(e^ε - 1)).
+    """
+    return sp.Max(0, 1 - group_coupling.truncated_point_mass(n, p, eps, LogSphereCap(d, t), delta))
+
+
+def layered_failure_min(n, p, eps, d, t=tau, delta=None, layers=LAYERS):
+    """Sympy: (1/K) Σ_{i<=K} failure_min(τ sqrt(i/K)) (the layer-cake sum of :func:`layered_failure` with
+    the truncated coupling)."""
+    terms = [failure_probability_min(n, p, eps, d, t * sp.sqrt(sp.Rational(i, layers)), delta)
+             for i in range(1, layers + 1)]
+    return sp.Add(*terms) / layers
+
+
+def risk_lower_min_value(n: int, p: float, eps: float, d: int, t: float, rho: float, delta: float = 0.0) -> float:
+    """Float (ρτ)² · max{0, 1 - f(cap(τ))} with f summed directly over the binomial (tests)."""
+    cap = float(cap_value(d, t))
+    return (rho * t) ** 2 * max(0.0, 1 - group_coupling.truncated_point_mass_value(n, p, eps, cap, delta))
+
+
+def risk_lower_layers_min_value(n: int, p: float, eps: float, d: int, t: float, rho: float, delta: float = 0.0,
+                                layers: int = LAYERS) -> float:
+    """Float evaluation of (ρτ)² · layered_failure_min (tests)."""
+    return sum(risk_lower_min_value(n, p, eps, d, t * math.sqrt(i / layers), rho, delta) * (layers / i)
+               for i in range(1, layers + 1)) / layers
+
+
+# ------------------------------------------------------------------ base on the sphere (diameter gain)
+
+c_cut = sp.Symbol("c_cut", nonnegative=True)  # cut level of the moved cap: entries with <x, -v> >= c r move
+
+
+def moved_cap_mass(d, c=c_cut):
+    """β(c) = P(⟨U, e⟩ >= c), U uniform on S^{d-1}, c in [0, 1): a cap of angular radius arccos(c) = the cap of
+    :func:`cap_value` at τ = sqrt(1 - c²) (sympy, through LogSphereCap)."""
+    return sp.exp(LogSphereCap(d, sp.sqrt(1 - c ** 2)))
+
+
+def moved_cap_first_moment(d, c=c_cut):
+    """E[⟨U, e⟩; ⟨U, e⟩ >= c] = c_d (1 - c²)^{(d-1)/2}/(d-1), c_d = Γ(d/2)/(√π Γ((d-1)/2)), d >= 2 (sympy).
+
+    The density of t = ⟨U, e⟩ is c_d (1 - t²)^{(d-3)/2} on [-1, 1], and ∫_c^1 t (1-t²)^{(d-3)/2} dt =
+    (1 - c²)^{(d-1)/2}/(d-1)."""
+    cd = sp.exp(sp.loggamma(d / 2) - sp.loggamma((d - 1) / 2)) / sp.sqrt(sp.pi)
+    return cd * (1 - c ** 2) ** ((d - 1) / 2) / (d - 1)
+
+
+def layered_failure_threshold(n, p, eps, d, t=tau, delta=None, layers=6):
+    """Sympy (1/K) Σ_i max{0, 1 - φ(cap(τ sqrt(i/K)))}, φ = :func:`group_coupling.threshold_point_mass`."""
+    terms = [sp.Max(0, 1 - group_coupling.threshold_point_mass(
+        n, p, eps, LogSphereCap(d, t * sp.sqrt(sp.Rational(i, layers))), delta)) for i in range(1, layers + 1)]
+    return sp.Add(*terms) / layers

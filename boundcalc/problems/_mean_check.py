@@ -32,8 +32,8 @@ def project(x: np.ndarray, T: float) -> np.ndarray:
     return x * scale
 
 
-def _noise(bound, values, T, rng, reps, d):
-    scale = Bound("upper", "scale", "", bound.extra["scale"], "", "").evaluate(values, {"T": T})
+def _noise(bound, values, T, rng, reps, d, free=None):
+    scale = Bound("upper", "scale", "", bound.extra["scale"], "", "").evaluate(values, {**(free or {}), "T": T})
     return SAMPLERS[bound.extra["noise"]](rng, reps, d, float(scale))
 
 
@@ -74,6 +74,14 @@ def check_instances(t):
     T = float(up.free_parameters.get("T", math.inf)) if up is not None else math.inf
     bound = t.bound(up.name)
 
+    # subsampling mechanisms (TV privacy) run on a uniformly random m-subset, itself an i.i.d. sample of
+    # size m: simulate them on m draws
+    if up is not None and "subsample" in bound.extra:
+        m_expr = Bound("upper", "m", "", bound.extra["subsample"], "", "")
+        n = max(1, int(round(float(m_expr.evaluate(v, dict(up.free_parameters))))))
+        if t.index == 0:
+            notes.append(f"the mechanism uses a random subsample of size m = {n} of the n entries")
+
     # the reported upper may shrink its estimate: θ̂ = f · (projected mean + W)
     if up is not None and "sigma_shrink" in up.free_parameters:
         f = 1.0 - float(up.free_parameters["sigma_shrink"])
@@ -94,7 +102,8 @@ def check_instances(t):
             ests = ((n - j)[:, None] * pa[0] + j[:, None] * pa[1]) / n
             m = float(stats.binom.pmf(j, n, probs[1]) @ np.sum((f * ests - theta) ** 2, axis=1))
             return name, (m, m * (1 - 1e-9), m * (1 + 1e-9)), desc + " (exact risk)", m  # rounding only
-        noise = _noise(bound, v, T, rng, reps, d) if "noise" in bound.extra else 0.0
+        noise = (_noise(bound, v, T, rng, reps, d, dict(up.free_parameters)) if "noise" in bound.extra
+                 else 0.0)
         err = np.sum((f * (est + noise) - theta) ** 2, axis=1)
         return name, err, desc
 

@@ -177,6 +177,62 @@ def _trivial_upper():
                  extra={"shrink_factor": sp.Integer(0)})
 
 
+m_sub = sp.Symbol("m_sub", positive=True)  # subsample size of the TV subsampling mechanism
+
+
+def _subsample_tv_upper(k: float) -> Bound:
+    """α-TV privacy: run the TV-calibrated Gaussian mechanism on a uniformly random subsample of size m.
+
+    Privacy (amplification by subsampling, TV form): for neighbours D, D' differing in entry i, use the same
+    random m-subset S for both; if i ∉ S the two outputs have the same law, else the subsamples are
+    neighbours. By convexity of TV, TV(M(D), M(D')) <= P(i ∈ S) α' = (m/n) α' with α' = min{1, αn/m} the TV
+    level used on the subsample, so the mechanism is α-TV private. For m <= αn, α' = 1: the subsample is
+    released without noise (σ = 0). Risk: a uniformly random m-subset of an i.i.d. sample is an i.i.d.
+    sample of size m, so the shrunk projected-mean risk bound holds with n replaced by m and the Gaussian
+    noise σ = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m, E||W||² = dσ² = d T²/(2 m² erfinv(α')²).
+    """
+    a_sub = sp.Min(1, S.alpha * S.n / m_sub)
+    c = S.d / (2 * m_sub ** 2 * sp.erfinv(a_sub) ** 2)
+    expr = (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
+            + (1 - shrink) ** 2 * (sp.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
+    lo, hi = _t_range(k)
+    return Bound(
+        "upper", "subsample-gauss-tv", "random subsample of size m + projected mean + Gaussian noise (TV)", expr,
+        "derived: docs/methods/central-mean.md (subsampling, Balle, Barthe & Gaboardi 2018 for the coupling idea)",
+        "Uniformly random m-subset S of the sample (m a free parameter); TV(M(D), M(D')) <= P(i ∈ S) α' = (m/n) α' "
+        "<= α with α' = min{1, αn/m} (same S for both neighbours, convexity of TV). On the subsample, which is "
+        "an i.i.d. sample of size m: (1-σ)(projected mean + W), W Gaussian with exact TV calibration at level α' "
+        "(σ_W = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m; α' = 1: no noise). MSE <= ((1-σ)B_k(T) + σr)² + "
+        "(1-σ)²(min{r², T²}/m + d σ_W²).",
+        free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
+              FreeParameter(shrink, lambda v: 0.0, lambda v: 1.0, log=False,
+                            doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)"),
+              FreeParameter(m_sub, lambda v: 1, lambda v: v["n"], integer=True, doc="subsample size m")),
+        extra={"noise": "gaussian", "scale": S.T / (sp.sqrt(2) * m_sub * sp.erfinv(a_sub)),
+               "subsample": m_sub})
+
+
+def _subsample_shrunk_tv_upper() -> Bound:
+    """α-TV privacy: release nothing but the shrunk mean of a random subsample of size m0 = max{1, ⌊αn⌋}.
+
+    Privacy: TV(M(D), M(D')) <= P(i ∈ S) = m0/n <= α when αn >= 1 (same subset for both neighbours; if the
+    changed entry is not in S the outputs have the same law). For αn < 1 this bound is not used (m0 = 1
+    would give TV level 1/n > α). Risk: the subsample is i.i.d. of size m0 and the shrunk mean
+    √m0/(1+√m0) X̄ has risk E||X||²/(1+√m0)² <= r²/(1+√m0)² in any dimension and for every k.
+    """
+    m0 = sp.floor(S.alpha * S.n)
+    return Bound(
+        "upper", "subsample-shrunk-tv", "shrunk mean of a random subsample of size ⌊αn⌋ (TV)",
+        S.r ** 2 / (1 + sp.sqrt(m0)) ** 2,
+        "derived: docs/methods/central-mean.md (subsampling); Hodges & Lehmann (1950) for the shrunk mean",
+        "m0 = ⌊αn⌋ entries chosen uniformly at random: for neighbours differing in entry i, TV(M(D), M(D')) <= "
+        "P(i ∈ S) = m0/n <= α. The shrunk mean cX̄ (c = √m0/(1+√m0)) of an i.i.d. sample of size m0 has risk "
+        "E||X||²/(1+√m0)² <= r²/(1+√m0)².",
+        conditions=(Condition("alpha * n >= 1 (the subsample holds at least one entry)",
+                              lambda v: v["alpha"] * v["n"] >= 1),),
+        extra={"shrink_factor": sp.sqrt(m0) / (1 + sp.sqrt(m0)), "subsample": m0})
+
+
 def _upper_bounds(privacy: str, k: float) -> list[Bound]:
     if privacy == "none":
         return [Bound("upper", "sample-mean", "sample mean (no privacy)", S.r ** 2 / S.n, SOURCE,
@@ -205,6 +261,9 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
                                 doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)")),
             conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
             extra={"noise": sampler, "scale": scale, "c": c}))
+    if privacy == "tv":
+        out.append(_subsample_tv_upper(k))
+        out.append(_subsample_shrunk_tv_upper())
     return out
 
 
@@ -345,7 +404,71 @@ def _coupling_lowers(privacy, k):
         f"(K = {sphere_cap.LAYERS}; each probability is bounded as in sphere-cap at radius τ√(i/K))." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
-    return [two, cap, layers]
+    layers_min = Bound(
+        "lower", "sphere-cap-tilted", "continuous packing of the sphere, layer-cake, truncated coupling",
+        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        "derived: docs/methods/sphere-cap-packing.md and docs/methods/group-coupling.md (truncated coupling)",
+        "The sphere-cap family and layer-cake sum, with the group-privacy coupling kept inside a probability: "
+        "P_v(A) <= f(P_0(A)), f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}, H ~ Bin(n, p); f is concave and "
+        "non-decreasing, so the average over v of P_v(A_v) is at most f(cap(τ)) (Jensen). Risk >= "
+        f"(ρτ)² (1/K) Σ_{{i<=K}} (1 - f(cap(τ√(i/K)))) (K = {sphere_cap.LAYERS}). Never below sphere-cap-layers "
+        "(f(a) <= G a + δ(G-1)/(e^ε-1)); the cost exponent is about εnp instead of np(e^ε - 1)." + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+    return [two, cap, layers, layers_min]
+
+
+def _base_cap_lower(privacy):
+    """Sphere-cap packing whose reference is the uniform law on the sphere of radius r (d >= 2, k = ∞ family)."""
+    delta = S.delta if privacy == "approx" else None
+    c = sphere_cap.c_cut
+    beta = sphere_cap.moved_cap_mass(S.d, c)
+    rho = S.r * (beta + sphere_cap.moved_cap_first_moment(S.d, c))
+    smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
+    return Bound(
+        "lower", "sphere-cap-moved", "sphere-cap packing, reference uniform on the sphere, far cap moved to r v",
+        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_threshold(S.n, beta, S.eps, S.d, sphere_cap.tau,
+                                                                           delta),
+        "derived: docs/methods/sphere-cap-packing.md (moved-cap family, threshold coupling)",
+        "Reference B = uniform law on the sphere of radius r. P_v = law of T_v(X), X ~ B, where T_v moves every "
+        "point of the cap C_v = {x: <x, -v> >= c r} to r v (||T_v(X)|| = r, so P_v is in every 𝒫_k). The cap has "
+        "mass β = P(<U, e> >= c) and the mean is θ_v = r (β + E[<U,e>; <U,e> >= c]) v = ρ v: each moved point "
+        "travels from the far side, which gains up to the diameter 2r per changed entry. Sample D_v = T_v(B-sample) "
+        "differs from the reference sample in H ~ Bin(n, β) entries (H depends on the sample), so P_v(A) <= "
+        "φ(P_ref(A)), φ(a) = min_M {P(H > M) + e^{εM} a + δ(e^{εM}-1)/(e^ε-1)}, concave; V uniform on the sphere "
+        "and Fubini give E_V P_ref(||θ̂ - ρV|| < ρτ') <= cap(τ'). Risk >= (ρτ)² (1/K) Σ_i (1 - φ(cap(τ√(i/K))))_+"
+        " (K = 6)." + smooth,
+        free=(FreeParameter(c, lambda v: 0.0, lambda v: 0.99, log=False, doc="cut level c of the moved cap"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+
+
+def _cap_hl_lower(privacy):
+    """Orthogonal sum of the Hodges–Lehmann part (along e_1) and the tilted sphere-cap part (in e_1^⊥), d >= 2.
+
+    Built from the k = ∞ family (||X|| <= r a.s.), which lies in every 𝒫_k: the same value for every k.
+    """
+    delta = S.delta if privacy == "approx" else None
+    rho = S.r * S.p
+    n_base = S.n * (1 - S.p)
+    hl = (1 - S.p) ** 2 * S.r ** 2 / (1 + sp.sqrt(n_base)) ** 2
+    cap = (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d - 1, sphere_cap.tau,
+                                                                        delta)
+    smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
+    return Bound(
+        "lower", "cap-plus-hl", "Hodges–Lehmann along e_1 plus sphere-cap packing in e_1^⊥ (sum of the two)",
+        hl + cap,
+        "derived: docs/methods/sphere-cap-packing.md (orthogonal sum); Hodges & Lehmann (1950)",
+        "Family: with probability 1-p a base draw ±r e_1 (P(+) = q), with probability p the point r v, v a unit "
+        "vector orthogonal to e_1 (||X|| = r, so the law is in every 𝒫_k). Mean ((1-p) r (2q-1), p r v): the loss "
+        "splits into the e_1 error L_1 and the error L_2 in e_1^⊥. Put q ~ Beta(a, a), a = sqrt(n(1-p))/2, and v "
+        "uniform on the unit sphere of e_1^⊥; max risk >= E L_1 + E L_2. (1) Even knowing v and which entries are "
+        "base draws (N ~ Bin(n, 1-p) of them), the Bayes risk of L_1 is (2(1-p)r)² a/(2(2a+1)(2a+N)), convex in N, "
+        "so by Jensen at least (1-p)² r²/(1 + sqrt(n(1-p)))². (2) For each q, the base sample is a reference whose "
+        "output law does not depend on v and the sample differs from it in H ~ Bin(n, p) entries, so the tilted "
+        "sphere-cap bound holds on the (d-1)-dimensional sphere: E L_2 >= (prτ)² (1/K) Σ_i (1 - f(cap_{d-1}(τ√(i/K)))),"
+        " f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}." + smooth,
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
+              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
 
 
 @lru_cache(maxsize=None)
@@ -357,6 +480,9 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
         out += _coupling_lowers(privacy, k)
+        if d_struct >= 2:
+            out.append(_cap_hl_lower(privacy))
+            out.append(_base_cap_lower(privacy))
     return tuple(out)
 
 
