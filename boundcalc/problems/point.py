@@ -777,9 +777,9 @@ def clip_stat_instances(t, seeds):
     m = get_model(values["model"])
     clip = [u for u in res.uppers if u.name == "clip-stat-laplace" and u.certified and u.usable]
     if not clip:
-        if m.name == "bernoulli":
-            t.notes.append(f"n={n}: clip-stat-laplace is not registered for bernoulli (ψ = X is affine, "
-                           "the same estimator as subsample-and-aggregate with blocks of one point)")
+        if m.name == "bernoulli" and t.index == 0:
+            t.notes.append("clip-stat-laplace is not registered for bernoulli (ψ = X is affine: its release "
+                           "is the subsample-and-aggregate one with blocks of one point, up to the projection onto N)")
         return
     cb = clip[0]
     v = t.derived
