@@ -146,17 +146,16 @@ def test_van_trees_chord_beats_old_and_stays_below_uppers(model):
 
 
 # ---------------------------------------------------------------------- the simulation check of clip-stat-laplace
-FAST_CASES = [("exponential", 0.8, 1), ("poisson", 0.7, 1), ("poisson", 9.0, 1), ("normal-mean", -1.0, 1),
-              ("normal-var", 2.0, 1), ("bernoulli", 0.3, 1)]
+FAST_CASES = [("exponential", 0.8), ("poisson", 0.7), ("poisson", 9.0), ("normal-mean", -1.0), ("normal-var", 2.0),
+              ("bernoulli", 0.3)]
 
 
-@pytest.mark.parametrize("model,th,_", FAST_CASES)
+@pytest.mark.parametrize("model,th", FAST_CASES)
 @pytest.mark.parametrize("method", ["fast", "raw"])
-def test_simulated_clipped_average_has_the_exact_moments(model, th, _, method):
+def test_simulated_clipped_average_has_the_exact_moments(model, th, method):
     """The average of ψ = clip(T, l, u) drawn by simulate's two samplers (counts / scaled float32 draws, and the
     model's raw sampler) has mean E ψ and variance Var ψ / n from the exact (quadrature-checked) moments."""
     n, reps, sigma, mu0 = 40, 6000, 1.3, 0.4
-    c, s = cs.reference(model, th, sigma)
     l, u = cs.interval(model, th, -0.6, 1.7, sigma)
     l, u = float(l), float(u)
     rng = np.random.default_rng(7)
