@@ -167,7 +167,9 @@ class CheckSpec:
     one sample size, one ``(name, errors, description)`` or ``(name, errors, description, predicted)``
     per hard instance. ``errors``: the losses of the ``trial.reps`` runs of the mechanism, or a float
     (the exact risk), or the tuple ``trial.interval(errors)``; ``predicted``: the exact risk, where
-    known. Yielding nothing skips the sample size (say why in ``trial.notes``). Random draws come
+    known. A fifth element ``{"upper": value, "mechanism": label}`` marks an instance of another mechanism
+    than the row's: it is checked against that certified upper bound instead of the row's, reported on a
+    line of its own and left out of the row's worst case and slope. Yielding nothing skips the sample size (say why in ``trial.notes``). Random draws come
     from ``trial.rng`` only, so a seed fixes the whole check.
     ``ns``: the default sample sizes, a tuple or ``ns(values)``.
     ``tolerance``: the slope tolerance, a number or ``tolerance(values)``.

@@ -59,6 +59,10 @@ class InstanceRisk:
     ci_high: float
     description: str = ""
     predicted: float | None = None  # exact risk of the mechanism on this instance, where known
+    #: an instance of another mechanism than the row's, checked against its own certified upper bound
+    #: ``upper`` (None: the row's mechanism, checked against the row's upper bound); ``mechanism`` names it
+    upper: float | None = None
+    mechanism: str = ""
 
 
 @dataclass
@@ -79,8 +83,18 @@ class CheckRow:
                    lower.label if lower else "")
 
     @property
+    def own(self) -> list:
+        """The instances of the row's mechanism (all of them if every instance has its own upper bound)."""
+        return [i for i in self.instances if i.upper is None] or list(self.instances)
+
+    @property
+    def others(self) -> list:
+        """The instances of other mechanisms, each with its own certified upper bound."""
+        return [i for i in self.instances if i.upper is not None]
+
+    @property
     def worst(self) -> InstanceRisk:
-        return max(self.instances, key=lambda i: i.risk)
+        return max(self.own, key=lambda i: i.risk)
 
     @property
     def risk(self):
@@ -100,11 +114,12 @@ class CheckRow:
         if self.lower is not None and w.ci_high < self.lower:
             out.append(f"n={self.n}: worst empirical risk {w.risk:.4g} (CI up to {w.ci_high:.4g}) is below the "
                        f"certified lower bound {self.lower:.4g}")
-        if self.upper is not None:
-            for inst in self.instances:
-                if inst.ci_low > self.upper:
-                    out.append(f"n={self.n}: empirical risk {inst.risk:.4g} on {inst.name} (CI from "
-                               f"{inst.ci_low:.4g}) exceeds the certified upper bound {self.upper:.4g}")
+        for inst in self.instances:
+            up = self.upper if inst.upper is None else inst.upper
+            if up is not None and inst.ci_low > up:
+                what = f"{inst.mechanism} on {inst.name}" if inst.upper is not None else inst.name
+                out.append(f"n={self.n}: empirical risk {inst.risk:.4g} on {what} (CI from "
+                           f"{inst.ci_low:.4g}) exceeds the certified upper bound {up:.4g}")
         return out
 
     def to_dict(self) -> dict:
@@ -118,7 +133,9 @@ class CheckRow:
                                 for k, v in self.free_parameters.items()},
             "instances": [{"name": i.name, "risk": finite_or_none(i.risk), "ci_low": finite_or_none(i.ci_low),
                            "ci_high": finite_or_none(i.ci_high), "predicted": finite_or_none(i.predicted),
-                           "description": i.description} for i in self.instances],
+                           "description": i.description,
+                           **({"upper": finite_or_none(i.upper), "mechanism": i.mechanism}
+                              if i.upper is not None else {})} for i in self.instances],
             "ok": not self.failures(),
         }
 
@@ -175,6 +192,14 @@ class CheckResult:
             ci = f"[{r.ci_low:.4g}, {r.ci_high:.4g}]"
             flag = "" if not r.failures() else "  <-- FAIL"
             lines.append(f"{r.n:>10} {lo:>11} {r.risk:>11.4g} {ci:>25} {up:>11}  {r.worst.name} / {r.mechanism}{flag}")
+            by_mech = {}
+            for inst in r.others:  # other mechanisms: their worst instance against their own upper bound
+                by_mech.setdefault(inst.mechanism, []).append(inst)
+            for mech, insts in by_mech.items():
+                w = max(insts, key=lambda i: i.risk)
+                ci = f"[{w.ci_low:.4g}, {w.ci_high:.4g}]"
+                flag = "" if w.ci_low <= w.upper and all(i.ci_low <= i.upper for i in insts) else "  <-- FAIL"
+                lines.append(f"{'':>10} {'':>11} {w.risk:>11.4g} {ci:>25} {w.upper:>11.4g}  {w.name} / {mech}{flag}")
         fs = "n/a" if self.fitted_slope is None else f"{self.fitted_slope:.3f}"
         ps = "n/a" if self.predicted_slope is None else f"{self.predicted_slope:.3f}"
         lines.append(f"log-log slope: fitted {fs}, predicted {ps} (tolerance {self.slope_tolerance})")
@@ -258,14 +283,16 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
         res = rate(problem, privacy, **{**params, "n": n})
         trial = Trial(entry, values, n, i, res, rng, reps, notes, failures, seed, ns)
         instances = []
-        for name, errors, desc, *predicted in spec.instances(trial):
+        for name, errors, desc, *more in spec.instances(trial):
             if isinstance(errors, float):  # an exact risk, no simulation needed
                 m = a = b = errors
             elif isinstance(errors, tuple):  # (risk, CI low, CI high) already computed
                 m, a, b = errors
             else:
                 m, a, b = risk_interval(errors)
-            instances.append(InstanceRisk(name, m, a, b, desc, predicted[0] if predicted else None))
+            predicted = more[0] if more else None
+            own = more[1] if len(more) > 1 else {}  # another mechanism: {"upper": its bound, "mechanism": name}
+            instances.append(InstanceRisk(name, m, a, b, desc, predicted, own.get("upper"), own.get("mechanism", "")))
         if instances:
             rows.append(CheckRow.from_bounds(n, trial.lower, trial.upper, instances))
     tol = spec.tolerance(values) if callable(spec.tolerance) else spec.tolerance

@@ -143,3 +143,93 @@ def test_van_trees_chord_beats_old_and_stays_below_uppers(model):
         for u in res.uppers:
             if u.certified and np.isfinite(u.value):
                 assert lows["van-trees-chord"] <= u.value
+
+
+# ---------------------------------------------------------------------- the simulation check of clip-stat-laplace
+FAST_CASES = [("exponential", 0.8), ("poisson", 0.7), ("poisson", 9.0), ("normal-mean", -1.0), ("normal-var", 2.0),
+              ("bernoulli", 0.3)]
+
+
+@pytest.mark.parametrize("model,th", FAST_CASES)
+@pytest.mark.parametrize("method", ["fast", "raw"])
+def test_simulated_clipped_average_has_the_exact_moments(model, th, method):
+    """The average of ψ = clip(T, l, u) drawn by simulate's two samplers (counts / scaled float32 draws, and the
+    model's raw sampler) has mean E ψ and variance Var ψ / n from the exact (quadrature-checked) moments."""
+    n, reps, sigma, mu0 = 40, 6000, 1.3, 0.4
+    l, u = cs.interval(model, th, -0.6, 1.7, sigma)
+    l, u = float(l), float(u)
+    rng = np.random.default_rng(7)
+    if method == "fast":
+        avg = cs._clipped_means_fast(model, rng, th, n, reps, l, u, sigma)
+    else:
+        if model == "bernoulli":
+            pytest.skip("bernoulli has no clip-stat bound registered; its fast sampler is checked above")
+        avg = cs._clipped_means_raw(model, rng, th, n, reps, l, u, sigma, mu0)
+    m1, m2 = (float(x) for x in cs.clip_moments(model, th, l, u, sigma))
+    var = (m2 - m1 * m1) / n
+    assert abs(avg.mean() - m1) <= 4.5 * math.sqrt(var / reps)
+    # sample variance of reps near-normal averages: relative s.d. sqrt(2/reps) ≈ 1.8%
+    assert avg.var(ddof=1) == pytest.approx(var, rel=0.1)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_fast_and_raw_simulation_give_the_same_risk(model):
+    n, eps, reps = 400, 0.5, 3000
+    res = bc.rate("point", privacy="pure", model=model, n=n, eps=eps)
+    b = next(u for u in res.uppers if u.name == "clip-stat-laplace")
+    vals = dict(res.params)
+    point.validate(vals)
+    d = point.derived(vals)
+    lo, hi = d["theta_lo"], d["theta_hi"]
+    a, bb = b.free_parameters["alpha_clip"], b.free_parameters["beta_clip"]
+    errs = [(cs.simulate(model, n, eps, hi, lo, hi, a, bb, reps=reps, seed=11 + k, method=meth) - hi) ** 2
+            for k, meth in enumerate(("fast", "raw"))]
+    diff = errs[0].mean() - errs[1].mean()
+    se = math.sqrt(errs[0].var(ddof=1) / reps + errs[1].var(ddof=1) / reps)
+    assert abs(diff) <= 4 * se
+
+
+@pytest.mark.parametrize("model", ["exponential", "poisson", "normal-mean", "normal-var", "bernoulli"])
+@pytest.mark.parametrize("privacy", ["pure", "approx"])
+def test_check_simulates_clip_stat_against_its_certified_bound(model, privacy):
+    from boundcalc.simulate import check
+
+    ns = ["1000", "10000"]
+    r = check("point", privacy, reps=200, seed=3, ns=ns, model=model)
+    assert r.passed, r.failures
+    for row in r.rows:
+        clip = [i for i in row.instances if i.mechanism == "clip-stat-laplace"]
+        res = bc.rate("point", privacy=privacy, model=model, n=row.n, eps=1.0)
+        cb = [u for u in res.uppers if u.name == "clip-stat-laplace"]
+        if model == "bernoulli":
+            assert not clip and not cb
+            continue
+        assert len(clip) == 3
+        cb = cb[0]
+        # the check compares with the certified bound at the solver's optimum, recomputed here from (α, β)
+        vals = dict(res.params)
+        point.validate(vals)
+        d = point.derived(vals)
+        again = float(cs.certified_risk(model, row.n, 1.0, d["theta_lo"], d["theta_hi"], cb.free_parameters["alpha_clip"],
+                                        cb.free_parameters["beta_clip"], 1.0))
+        assert again == pytest.approx(cb.value, rel=1e-9)
+        for inst in clip:
+            assert inst.upper == pytest.approx(cb.value, rel=1e-12)
+            assert inst.ci_low <= inst.upper
+            assert inst.risk <= 1.5 * inst.upper  # the simulated risk sits below its certified upper bound
+        assert "clip-stat-laplace" in r.to_text()
+        # the row's worst case and slope are the row mechanism's (subsample and aggregate) only
+        assert row.worst.upper is None
+
+
+def test_check_flags_an_instance_above_its_own_upper_bound():
+    """The per-instance upper bound is enforced: a row whose other-mechanism instance exceeds its own bound fails,
+    even when the row's bound is larger."""
+    from boundcalc.simulate import CheckRow, InstanceRisk
+
+    ok = InstanceRisk("theta=1", 1.0, 0.9, 1.1)
+    other = InstanceRisk("theta=1", 1.0, 0.9, 1.1, upper=0.5, mechanism="clip-stat-laplace")
+    row = CheckRow(100, None, 2.0, [ok, other])
+    assert any("clip-stat-laplace" in f for f in row.failures())
+    row2 = CheckRow(100, None, 2.0, [ok, InstanceRisk("theta=1", 1.0, 0.9, 1.1, upper=1.0, mechanism="x")])
+    assert not row2.failures()
