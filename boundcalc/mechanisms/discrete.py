@@ -26,38 +26,40 @@ uniform distribution (``||θ||² = 1/d``), which is what :func:`worst_risk` retu
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
 
-MECHANISMS = ("rr", "laplace", "krr", "subset")
-TITLES = {
-    "rr": "randomized response on the one-hot vector",
-    "laplace": "Laplace noise on the one-hot vector",
-    "krr": "k-ary randomized response (k-RR)",
-    "subset": "subset selection (Ye-Barg)",
-}
-
 ssub = sp.Symbol("s_sub", positive=True, integer=True)  # subset size of subset selection
 
 
 # --------------------------------------------------------------------------- exact risks (sympy)
 
+def _rr_risk(n, eps, d, s):
+    h = sp.exp(eps / 2)
+    return (d * h / S.expm1(eps / 2) ** 2 + 1) / n
+
+
+def _laplace_risk(n, eps, d, s):
+    return (8 * d / eps ** 2 + 1) / n
+
+
+def _krr_risk(n, eps, d, s):
+    return ((d - 1) * (d + 2 * sp.exp(eps) - 2) / S.expm1(eps) ** 2 + 1) / n
+
+
+def _subset_risk(n, eps, d, s):
+    E = sp.exp(eps)
+    return (d - 1) ** 2 * (s * E + d - s) ** 2 / (n * d * s * (d - s) * S.expm1(eps) ** 2) + 1 / (d * n)
+
+
 def risk_constant(mech: str, n, eps, d, s=ssub):
     """The risk at θ is ``risk_constant - ||θ||²/n``; this returns risk_constant (sympy)."""
-    E = sp.exp(eps)
-    if mech == "rr":
-        h = sp.exp(eps / 2)
-        return (d * h / S.expm1(eps / 2) ** 2 + 1) / n
-    if mech == "laplace":
-        return (8 * d / eps ** 2 + 1) / n
-    if mech == "krr":
-        return ((d - 1) * (d + 2 * E - 2) / S.expm1(eps) ** 2 + 1) / n
-    if mech == "subset":
-        return (d - 1) ** 2 * (s * E + d - s) ** 2 / (n * d * s * (d - s) * S.expm1(eps) ** 2) + 1 / (d * n)
-    raise ValueError(mech)
+    return mechanism(mech).risk_constant(n, eps, d, s)
 
 
 def worst_risk(mech: str, n=S.n, eps=S.eps, d=S.d, s=ssub):
@@ -72,39 +74,50 @@ def default_subset_size(d: int, eps: float) -> int:
 
 # --------------------------------------------------------------------------- finite channels
 
+def _krr_channel(d: int, eps: float, s=None):
+    D = math.exp(eps) + d - 1
+    a, b = math.exp(eps) / D, 1 / D
+    Q = np.full((d, d), b)
+    np.fill_diagonal(Q, a)
+    A = (np.eye(d) - b) / (a - b)
+    return Q, A
+
+
+def _rr_channel(d: int, eps: float, s=None):
+    import itertools
+
+    q = 1 / (1 + math.exp(-eps / 2))
+    Z = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
+    X = np.eye(d)
+    agree = (Z[None, :, :] == X[:, None, :])
+    Q = np.prod(np.where(agree, q, 1 - q), axis=2)
+    A = (Z - (1 - q)) / (2 * q - 1)
+    return Q, A
+
+
+def _subset_channel(d: int, eps: float, s: int):
+    import itertools
+
+    subsets = list(itertools.combinations(range(d), s))
+    Zs = np.zeros((len(subsets), d))
+    for i, c in enumerate(subsets):
+        Zs[i, list(c)] = 1.0
+    W = np.where(Zs.T > 0, math.exp(eps), 1.0)  # (d, #subsets)
+    Q = W / W.sum(axis=1, keepdims=True)
+    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+    qs = (s - ps) / (d - 1)
+    A = (Zs - qs) / (ps - qs)
+    return Q, A
+
+
 def channel(mech: str, d: int, eps: float, s: int | None = None):
     """(Q, A): Q[x, z] = P(Z=z | X=x) over an enumerated output alphabet, and the estimator
     matrix A[z, j] = a_j(z). For RR the outputs are all 2^d bit vectors (small d only).
     Laplace is continuous and has no finite channel (its risk is checked by simulation)."""
-    import itertools
-
-    if mech == "krr":
-        D = math.exp(eps) + d - 1
-        a, b = math.exp(eps) / D, 1 / D
-        Q = np.full((d, d), b)
-        np.fill_diagonal(Q, a)
-        A = (np.eye(d) - b) / (a - b)
-        return Q, A
-    if mech == "rr":
-        q = 1 / (1 + math.exp(-eps / 2))
-        Z = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
-        X = np.eye(d)
-        agree = (Z[None, :, :] == X[:, None, :])
-        Q = np.prod(np.where(agree, q, 1 - q), axis=2)
-        A = (Z - (1 - q)) / (2 * q - 1)
-        return Q, A
-    if mech == "subset":
-        subsets = list(itertools.combinations(range(d), s))
-        Zs = np.zeros((len(subsets), d))
-        for i, c in enumerate(subsets):
-            Zs[i, list(c)] = 1.0
-        W = np.where(Zs.T > 0, math.exp(eps), 1.0)  # (d, #subsets)
-        Q = W / W.sum(axis=1, keepdims=True)
-        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
-        qs = (s - ps) / (d - 1)
-        A = (Zs - qs) / (ps - qs)
-        return Q, A
-    raise ValueError(mech)
+    m = mechanism(mech)
+    if m.channel is None:
+        raise ValueError(mech)
+    return m.channel(d, eps, s)
 
 
 def exact_risk_linear(Q, A, theta, n):
@@ -132,6 +145,37 @@ def sample_counts(theta, n, reps, rng):
 BLOCK_CELLS = 2_000_000
 
 
+def _rr_estimate(theta, n, eps, reps, rng, s=None):
+    q = 1 / (1 + math.exp(-eps / 2))
+    c = sample_counts(theta, n, reps, rng)
+    T = rng.binomial(c, q) + rng.binomial(n - c, 1 - q)
+    return (T / n - (1 - q)) / (2 * q - 1)
+
+
+def _laplace_estimate(theta, n, eps, reps, rng, s=None):
+    d = theta.size
+    c = sample_counts(theta, n, reps, rng)
+    b = 2.0 / eps
+    noise = rng.gamma(n, b, size=(reps, d)) - rng.gamma(n, b, size=(reps, d))
+    return (c + noise) / n
+
+
+def _krr_estimate(theta, n, eps, reps, rng, s=None):
+    d = theta.size
+    D = math.exp(eps) + d - 1
+    a, b = math.exp(eps) / D, 1 / D
+    T = krr_counts(theta, n, eps, reps, rng)
+    return (T / n - b) / (a - b)
+
+
+def _subset_estimate(theta, n, eps, reps, rng, s):
+    d = theta.size
+    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+    qs = (s - ps) / (d - 1)
+    T = subset_counts(theta, n, eps, s, reps, rng)
+    return (T / n - qs) / (ps - qs)
+
+
 def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Generator, s: int | None = None):
     """Simulate the mechanism on n users, ``reps`` times: returns the unbiased estimates (reps, d).
 
@@ -143,29 +187,7 @@ def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Gen
     that is cheaper). Subset selection is simulated user by user (a sum of random subsets has no simple
     law), in blocks of users so that memory stays bounded for large n.
     """
-    theta = np.asarray(theta, float)
-    d = theta.size
-    if mech == "rr":
-        q = 1 / (1 + math.exp(-eps / 2))
-        c = sample_counts(theta, n, reps, rng)
-        T = rng.binomial(c, q) + rng.binomial(n - c, 1 - q)
-        return (T / n - (1 - q)) / (2 * q - 1)
-    if mech == "laplace":
-        c = sample_counts(theta, n, reps, rng)
-        b = 2.0 / eps
-        noise = rng.gamma(n, b, size=(reps, d)) - rng.gamma(n, b, size=(reps, d))
-        return (c + noise) / n
-    if mech == "krr":
-        D = math.exp(eps) + d - 1
-        a, b = math.exp(eps) / D, 1 / D
-        T = krr_counts(theta, n, eps, reps, rng)
-        return (T / n - b) / (a - b)
-    if mech == "subset":
-        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
-        qs = (s - ps) / (d - 1)
-        T = subset_counts(theta, n, eps, s, reps, rng)
-        return (T / n - qs) / (ps - qs)
-    raise ValueError(mech)
+    return mechanism(mech).estimate(np.asarray(theta, float), n, eps, reps, rng, s)
 
 
 def _user_blocks(n: int, reps: int, width: int):
@@ -298,3 +320,37 @@ def projected_subset_risk(n=S.n, eps=S.eps, d=S.d, s=ssub):
     v = 1 / (4 * D ** 2 * n)
     c = (1 - qs) / (3 * D * n)
     return sp.sqrt(2 * v * sp.log(d)) + c * sp.log(d)
+
+
+# --------------------------------------------------------------------------- the mechanisms, one record each
+
+@dataclass(frozen=True)
+class DiscreteMechanism:
+    """One ε-LDP frequency-estimation mechanism: its title, the constant of its exact risk (sympy,
+    ``risk_constant(n, ε, d, s)``), its finite channel and estimator matrix (``channel(d, ε, s)``, None when
+    the output is continuous) and its vectorised sampler of the unbiased estimates
+    (``estimate(θ, n, ε, reps, rng, s)``). ``s`` is the subset size (used by subset selection only)."""
+
+    name: str
+    title: str
+    risk_constant: Callable
+    channel: Callable | None
+    estimate: Callable
+
+
+REGISTRY = {m.name: m for m in (
+    DiscreteMechanism("rr", "randomized response on the one-hot vector", _rr_risk, _rr_channel, _rr_estimate),
+    DiscreteMechanism("laplace", "Laplace noise on the one-hot vector", _laplace_risk, None, _laplace_estimate),
+    DiscreteMechanism("krr", "k-ary randomized response (k-RR)", _krr_risk, _krr_channel, _krr_estimate),
+    DiscreteMechanism("subset", "subset selection (Ye-Barg)", _subset_risk, _subset_channel, _subset_estimate),
+)}
+MECHANISMS = tuple(REGISTRY)
+TITLES = {name: m.title for name, m in REGISTRY.items()}
+
+
+def mechanism(name: str) -> DiscreteMechanism:
+    """The mechanism record of a name in :data:`MECHANISMS` (ValueError otherwise)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(name) from None
