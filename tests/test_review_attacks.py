@@ -142,3 +142,27 @@ def test_dirichlet_value_matches_independent_quadrature(d, eps, n):
     ref = _dvt_mpmath(n, eps, fp["k_act"], fp["alpha_dir"], fp["eta_dir"])
     assert b.value <= ref * (1 + 1e-9)
     assert b.value <= res.upper.value
+
+
+def test_sparse_bernoulli_sign_information_random_channels():
+    """Per coordinate of the sparse-Bernoulli posterior-Assouad family (θ_j = m(1 ± δ)/2), n i.i.d. reports
+    through a random ε-LDP channel: exact E[(E[v_j|Z])²] = Δ/2 <= k with the package's K (χ²–TV
+    contraction or the Bernoulli χ²)."""
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for _ in range(1500):
+        m = float(rng.choice([0.5, 0.1, 0.01]))
+        dl = float(rng.choice([0.1, 0.5, 0.9, 0.999999]))
+        eps = float(rng.choice([0.01, 0.5, 3, 8, 15, 30]))
+        n = int(rng.integers(1, 5))
+        q, e = _ldp_channel(rng.normal(size=(2, int(rng.integers(2, 4)))) * rng.choice([1, 10, 100]), eps)
+        pp, pm = m * (1 + dl) / 2, m * (1 - dl) / 2
+        a, b = np.array([1 - pp, pp]) @ q, np.array([1 - pm, pm]) @ q
+        A, B = a, b
+        for _ in range(n - 1):
+            A, B = np.outer(A, a).ravel(), np.outer(B, b).ravel()
+        em2 = float(np.sum((A - B) ** 2 / (2 * (A + B))))
+        k = PA.sign_information_float(PA.kl_bound_float(n, e, m * dl, (pp - pm) ** 2 / (pm * (1 - pm))))
+        if k > 1e-15:
+            worst = max(worst, em2 / k)
+    assert 0.1 < worst <= 1 + 1e-9
