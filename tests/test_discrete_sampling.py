@@ -97,14 +97,26 @@ def test_law_test_has_power():
     assert not _same_law(new[:, 0], wrong[:, 0])
 
 
-def test_subset_same_law_as_argsort():
-    d, s, eps, n, reps = 6, 2, 1.0, 40, 3000
+@pytest.mark.parametrize("per_user,s", [(True, 2), (False, 2), (False, 1), (False, 5)])
+def test_subset_same_law_as_argsort(per_user, s):
+    """Both samplers (per user with one partition; sufficient statistics over the enumerated subsets of the
+    other symbols) against the per-user double-argsort reference."""
+    d, eps, n, reps = 6, 1.0, 40, 3000
     theta = np.array([0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
-    new = DM.subset_counts(theta, n, eps, s, reps, np.random.default_rng(5))
+    new = DM.subset_counts(theta, n, eps, s, reps, np.random.default_rng(5), per_user=per_user)
     old = _subset_reference(theta, n, eps, s, reps, np.random.default_rng(6))
     assert np.all(new.sum(axis=1) == n * s) and np.all(old.sum(axis=1) == n * s)
     for j in range(d):
         assert _same_law(new[:, j], old[:, j]), j
+    assert _same_law(new[:, 0] - new[:, 5], old[:, 0] - old[:, 5])  # a joint statistic (counts are dependent)
+
+
+def test_subset_enumerated_sampler_has_power():
+    """The homogeneity test rejects the enumerated sampler at a wrong ε (1.4 instead of 1)."""
+    theta = np.array([0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
+    new = DM.subset_counts(theta, 40, 1.0, 2, 3000, np.random.default_rng(5), per_user=False)
+    wrong = _subset_reference(theta, 40, 1.4, 2, 3000, np.random.default_rng(6))
+    assert not _same_law(new[:, 0], wrong[:, 0])
 
 
 @pytest.mark.parametrize("shape,mvals", [((50, 7), (1, 2)), ((30, 12), (3, 4)), ((20, 5), (0, 1)),
@@ -120,8 +132,9 @@ def test_partition_membership_equals_double_argsort(shape, mvals):
 def test_subset_membership_sizes():
     """Each user's subset has exactly s members: the released counts sum to n s."""
     theta = np.full(7, 1 / 7)
-    T = DM.subset_counts(theta, 333, 0.7, 3, 5, np.random.default_rng(8))
-    assert np.all(T.sum(axis=1) == 333 * 3)
+    for per_user in (True, False):
+        T = DM.subset_counts(theta, 333, 0.7, 3, 5, np.random.default_rng(8), per_user=per_user)
+        assert np.all(T.sum(axis=1) == 333 * 3)
 
 
 def test_blocks_bound_memory(monkeypatch):
@@ -131,7 +144,7 @@ def test_blocks_bound_memory(monkeypatch):
     assert all(m * (r.stop - r.start) * 6 <= 64 for r, m in blocks)
     assert sum(m * (r.stop - r.start) for r, m in blocks) == 3000
     theta = np.full(5, 0.2)
-    T = DM.subset_counts(theta, 200, 1.0, 2, 400, np.random.default_rng(9))
+    T = DM.subset_counts(theta, 200, 1.0, 2, 400, np.random.default_rng(9), per_user=True)
     assert np.all(T.sum(axis=1) == 400)
     ref = _subset_reference(theta, 200, 1.0, 2, 400, np.random.default_rng(10))
     assert _same_law(T[:, 0], ref[:, 0])

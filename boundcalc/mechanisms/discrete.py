@@ -260,11 +260,53 @@ def smallest_members(keys, m):
     return (keys <= thr) & (m > 0)[..., None]
 
 
-def subset_counts(theta, n: int, eps: float, s: int, reps: int, rng: np.random.Generator):
-    """Released membership counts (reps, d) of subset selection on n users with inputs drawn from θ,
-    simulated user by user in blocks of bounded size."""
+#: subset selection is simulated from sufficient statistics when the subsets of the other symbols number at
+#: most this many (then each user's subset is one of an enumerated list, and the users' choices are multinomial)
+SUBSET_ENUM_LIMIT = 2000
+
+
+def _subsets_of_others(d: int, j: int, k: int) -> np.ndarray:
+    """Membership matrix (C(d-1, k), d) of the k-subsets of the symbols other than j."""
+    import itertools
+
+    others = [i for i in range(d) if i != j]
+    combos = list(itertools.combinations(others, k))
+    M = np.zeros((len(combos), d), dtype=np.int64)
+    for r, c in enumerate(combos):
+        M[r, list(c)] = 1
+    return M
+
+
+def subset_counts(theta, n: int, eps: float, s: int, reps: int, rng: np.random.Generator,
+                  per_user: bool | None = None):
+    """Released membership counts (reps, d) of subset selection on n users with inputs drawn from θ.
+
+    From sufficient statistics when the subsets are few (at most :data:`SUBSET_ENUM_LIMIT` subsets of the
+    other symbols): given the input counts c_j, the number of users of symbol j whose subset contains j is
+    Binomial(c_j, p*); those users' other s-1 members are a uniform (s-1)-subset of the d-1 other symbols
+    and the rest's a uniform s-subset, so the numbers of users choosing each enumerated subset are
+    multinomial. Otherwise (or with ``per_user``) user by user, in blocks of bounded size.
+    """
     theta = np.asarray(theta, float)
     d = theta.size
+    if per_user is None:
+        per_user = math.comb(d - 1, max(s - 1, 0)) + math.comb(d - 1, s) > SUBSET_ENUM_LIMIT
+    if not per_user:
+        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+        T = np.zeros((reps, d), dtype=np.int64)
+        c = sample_counts(theta, n, reps, rng)
+        for j in range(d):
+            if not c[:, j].any():
+                continue
+            inc = rng.binomial(c[:, j], ps)
+            T[:, j] += inc
+            for users, k in ((inc, s - 1), (c[:, j] - inc, s)):
+                if k < 0 or k > d - 1 or not users.any():
+                    continue
+                M = _subsets_of_others(d, j, k)
+                chosen = rng.multinomial(users, np.full(M.shape[0], 1.0 / M.shape[0]))  # (reps, #subsets)
+                T += chosen @ M
+        return T
     ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
     T = np.zeros((reps, d), dtype=np.int64)
     for rows, m in _user_blocks(n, reps, d):
