@@ -34,6 +34,13 @@ Upper bounds (certified):
   it matches the lower bound's order (no log factor). tv/kl/approx run it at a pure level that implies
   the model: tv α: ε' = log((1+α)/(1-α)) (ε'-DP ⇒ tanh(ε'/2) = α TV-private); kl α: ε' = √(2α)
   (ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α); approx: ε' = ε (ε-DP ⇒ (ε,δ)-DP).
+* ``subsample-max-tv`` (tv only; derived): the rescaled maximum of a uniformly random subsample of
+  m = ⌊αn⌋ entries. Neighbours differ in one entry i, and the output depends on entry i only when i is in
+  the subsample (probability m/n <= α), so TV(M(D), M(D')) <= α. With M the maximum of m i.i.d. Unif[0, θ]
+  draws (M/θ ~ Beta(m, 1)): squared loss, θ̂ = (m+2)M/(m+1) minimises E(cM - θ)² = θ² - θ²(E M/θ)²/(E M²/θ²)
+  = θ²/(m+1)²; absolute loss, E|cM - θ|/θ = cm/(m+1) - 1 + 2c^{-m}/(m+1) is minimised at c = 2^{1/(m+1)}
+  with value 2^{1/(m+1)} - 1. Projection onto [θ_0, 2θ_0] only reduces either loss; the worst θ is 2θ_0:
+  risks 4θ_0²/(m+1)² and 2θ_0(2^{1/(m+1)} - 1) (≈ 2θ_0 log 2/(αn)).
 * ``constant``: θ̂ = 3θ_0/2 (no data): |·| <= θ_0/2, squared <= θ_0²/4.
 """
 from __future__ import annotations
@@ -46,7 +53,7 @@ import sympy as sp
 
 from .. import relations
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
 from ..methods import le_cam, threshold_bayes, uniformity
 from ..params import N, ParamSpec
 
@@ -229,9 +236,34 @@ def _bounds(privacy: str, loss: str) -> tuple:
             free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
                   FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
             optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"}))
+    if privacy == "tv":
+        out.append(subsample_max_tv(loss))
     out.append(Bound("upper", "constant", "constant estimate 3θ_0/2 (uses no data)",
                      _phi(theta0 / 2, loss), "trivial", "|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0]."))
     return tuple(out)
+
+
+def subsample_scale(m, loss: str):
+    """The factor c of θ̂ = c · max of the subsample (m entries): 2^{1/(m+1)} (absolute loss, the minimiser of
+    E|cM - θ|) or (m+2)/(m+1) (squared loss, the minimiser of E(cM - θ)²). Works on sympy or numbers."""
+    return 2 ** (1 / (m + 1)) if loss == "abs" else (m + 2) / (m + 1)
+
+
+def subsample_max_tv(loss: str) -> Bound:
+    """α-TV private rescaled maximum of a random subsample of ⌊αn⌋ entries (derivation in the module docstring
+    and docs/problems/support.md)."""
+    m0 = sp.floor(S.alpha * S.n)
+    expr = (2 * theta0 * (2 ** (1 / (m0 + 1)) - 1) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
+    return Bound(
+        "upper", "subsample-max-tv", "rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr,
+        "derived: docs/problems/support.md (subsampling), docs/methods/central-mean.md (TV level of subsampling)",
+        "m = ⌊αn⌋ entries chosen uniformly at random: neighbours differ in one entry, which is in the subsample "
+        "with probability m/n <= α, so TV(M(D), M(D')) <= α. M/θ ~ Beta(m, 1): the best multiple of M has "
+        + ("E|2^{1/(m+1)}M - θ| = θ(2^{1/(m+1)} - 1)" if loss == "abs" else "E((m+2)M/(m+1) - θ)² = θ²/(m+1)²")
+        + "; projection onto [θ_0, 2θ_0] only helps; worst θ = 2θ_0.",
+        conditions=(Condition("alpha * n >= 1 (the subsample holds at least one entry)",
+                              lambda v: v["alpha"] * v["n"] >= 1),),
+        extra={"mechanism": "subsample-max-tv", "subsample": m0})
 
 
 def bounds(values: dict) -> list[Bound]:
@@ -307,12 +339,22 @@ def _estimate_exp_mech(t, x):
     return np.clip(tt - up.free_parameters["s_shift"] / g, t0, 2 * t0)
 
 
+def _estimate_subsample_max(t, x):
+    """The maximum of a uniformly random subsample of m = ⌊αn⌋ of the (sorted) entries, rescaled, projected."""
+    t0, n = float(t.values["theta0"]), t.n
+    m = int(math.floor(float(t.values["eps"]) * n))
+    keys = t.rng.random((t.reps, n))
+    top = np.argpartition(keys, m - 1, axis=1)[:, :m].max(axis=1)  # largest chosen index = rank of the max
+    big = x[np.arange(t.reps), top]
+    return np.clip(subsample_scale(m, t.values["loss"]) * big, t0, 2 * t0)
+
+
 def _estimate_constant(t, x):
     return np.full(t.reps, 1.5 * float(t.values["theta0"]))
 
 
 #: the estimator behind each upper bound, run on sorted samples x (reps × n)
-ESTIMATORS = {"max": _estimate_max, "exp-mech": _estimate_exp_mech}
+ESTIMATORS = {"max": _estimate_max, "exp-mech": _estimate_exp_mech, "subsample-max-tv": _estimate_subsample_max}
 
 
 def check_instances(t):
