@@ -642,6 +642,29 @@ def test_sharp_erased_information_certified_grid_converges_from_above():
         fine = MI.erased_info_sharp_certified(p, eps, 400, 200, 6, 32)
         assert coarse >= default >= fine >= direct * (1 - 1e-12)
         assert default <= direct * 1.05
+    # tiny p (cancellation regime of the float formula): against F in 50-digit arithmetic on a coarse grid
+    import mpmath
+
+    mpmath.mp.dps = 50
+
+    def F_mp(beta, a, p, eps):
+        beta, a, p, eps = (mpmath.mpf(x) for x in (beta, a, p, eps))
+        w = (1 - a) / (a * mpmath.expm1(eps))
+        m = (1 - p) * beta + p
+        s1, s0 = (1 - p) * beta + p * a * mpmath.exp(eps), (1 - p) * beta + p * a
+        return w * s1 * mpmath.log(s1 / m) + (1 - w) * s0 * mpmath.log(s0 / m)
+
+    for p, eps in ((1e-6, 2.0), (1e-9, 5.0)):
+        def H_mp(beta):
+            lo, hi = max(math.exp(-eps), beta * math.exp(-eps)), min(1.0, beta)
+            return max(F_mp(beta, a, p, eps) for a in np.exp(np.linspace(math.log(lo), math.log(hi), 25)))
+        bl, br = np.exp(np.linspace(-eps, 0, 12)), np.exp(np.linspace(0, eps, 12))
+        Hl, Hr = [H_mp(b) for b in bl], [H_mp(b) for b in br]
+        direct = max(((br[j] - 1) * Hl[i] + (1 - bl[i]) * Hr[j]) / (br[j] - bl[i])
+                     for i in range(11) for j in range(1, 12))
+        cert = MI.erased_info_sharp_certified(p, eps)
+        assert float(direct) <= cert <= float(direct) * 1.2, (p, eps, cert, direct)
+    mpmath.mp.dps = 15
     for eps in (0.3, 3.0):
         g = [MI.erased_info_sharp_certified(float(p), eps) for p in np.linspace(0.02, 1.0, 25)]
         assert np.all(np.diff(g) > 0)
