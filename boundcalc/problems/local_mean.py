@@ -256,7 +256,9 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
         f"‖X‖ = {far} (c = that/√d for the ℓ2 family, c = that for ℓ∞): E‖X‖^k = r^k; mean θ = c p V. "
         "Per user, I(V; Z_i | past) <= p κ_ε with κ_ε = y-1-log y, y = ε/(1-e^{-ε}) (erasure indicator "
         "revealed; an ε-LDP release carries at most κ_ε nats about its input: two-point extremal likelihood "
-        "ratios), and <= the non-private d log 2 (1-(1-p)^n). Bayes risk >= c²p²(d - E‖E[V|Z]‖²) and "
+        "ratios), <= g(p,ε) and g*(p,ε) (the erased input's release law: no genie; g* also uses that the release "
+        "law of the input 0 sums to one, a certified two-point concave envelope), and <= the non-private "
+        "d log 2 (1-(1-p)^n). Bayes risk >= c²p²(d - E‖E[V|Z]‖²) and "
         "E‖E[V|Z]‖² <= d Ψ(I/d) (subadditivity of entropy, Jensen; Ψ the inverse of s ↦ KL(Bern((1+√s)/2)‖"
         "Bern(1/2))). Sequential interaction allowed. p tuned: near the no-data risk c²p²d at small n.",
         free=(FreeParameter(p, lambda v: 1e-9, lambda v: 1.0, doc="probability of the vertex"),),
