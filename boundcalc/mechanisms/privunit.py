@@ -124,6 +124,64 @@ S.NUMPY_IMPL["PrivUnitFactor"] = _factor_numpy
 S.MPMATH_IMPL["PrivUnitFactor"] = _factor_mpmath
 
 
+def axis_moment_value(d: float, eps: float) -> float:
+    """max over unit vectors e of E⟨V, e⟩² (V the unit-sphere release, any input; Z = T V/m).
+
+    With V = W u + √(1-W²) ξ (ξ uniform on the unit sphere of u^⊥, independent of W) and c = ⟨u, e⟩,
+    E⟨V, e⟩² = c² E W² + (1 - c²)(1 - E W²)/(d-1) <= max{E W², (1 - E W²)/(d-1)}. E W² = (p/C) E[W²; W >= γ]
+    + ((1-p)/(1-C)) (1/d - E[W²; W >= γ]), and integrating w · w(1-w²)^{(d-3)/2} by parts gives
+    E[W²; W >= γ] = γ A(γ) + C_{d+2}(γ)/d (C_{d+2}: the cap probability in dimension d+2; the normalisers
+    satisfy B(1/2, (d+1)/2)/B(1/2, (d-1)/2) = (d-1)/d). Cached per (d, ε); nan for d < 2."""
+    key = ("axis", int(round(d)), float(eps))
+    if key not in _CACHE:
+        dd, e = key[1], key[2]
+        if dd < 2:
+            _CACHE[key] = math.nan
+        else:
+            _, g, p, C = privunit_parameters(dd, e)
+            ga = np.array([g])
+            tail = g * float(np.exp(_log_A(dd, ga)[0])) + float(np.exp(_log_cap(dd + 2, ga)[0])) / dd
+            ew2 = p / C * tail + (1 - p) / (1 - C) * (1.0 / dd - tail) if 0 < C < 1 else math.nan
+            _CACHE[key] = max(ew2, (1 - ew2) / (dd - 1))
+    return _CACHE[key]
+
+
+def _axis_numpy(d, eps):
+    d, eps = np.broadcast_arrays(np.asarray(d, float), np.asarray(eps, float))
+    out = np.empty(d.shape)
+    for ix in np.ndindex(d.shape):
+        out[ix] = axis_moment_value(float(d[ix]), float(eps[ix]))
+    return out if out.ndim else float(out)
+
+
+def _axis_mpmath(d, eps):
+    import mpmath
+
+    v = axis_moment_value(float(d), float(eps))
+    return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
+
+
+class PrivUnitAxisMoment(sp.Function):
+    """``PrivUnitAxisMoment(d, ε) = max_e E⟨V, e⟩²`` over unit vectors e: E⟨Z, e⟩² <= T² m⁻² PrivUnitAxisMoment
+    for PrivUnit on the ball of radius T (:func:`axis_moment_value`)."""
+
+    nargs = 2
+
+    def _latex(self, printer, exp=None):
+        dd, e = (printer._print(a) for a in self.args)
+        base = rf"w_{{\mathrm{{PU}}}}({dd}, {e})"
+        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
+
+
+S.NUMPY_IMPL["PrivUnitAxisMoment"] = _axis_numpy
+S.MPMATH_IMPL["PrivUnitAxisMoment"] = _axis_mpmath
+
+
+def axis_second_moment(T, eps, d):
+    """max over unit e of E⟨Z, e⟩² <= T² m⁻² max_e E⟨V, e⟩² (sympy)."""
+    return second_moment(T, eps, d) * PrivUnitAxisMoment(d, eps)
+
+
 def second_moment(T, eps, d):
     """E‖Z‖² = T²/m² (sympy)."""
     return T ** 2 * PrivUnitFactor(d, eps)

@@ -53,6 +53,7 @@ import sympy as sp
 
 from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
+from ..mechanisms import privunit as PU
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
 from ..methods import posterior_assouad as PA
@@ -105,6 +106,19 @@ def _bounds(geometry: str, private: bool) -> tuple:
     out.append(Bound("upper", name, label, _upper_expr(geometry, private),
                      SOURCE + "; constants derived (boundcalc.mechanisms.sgd)", why,
                      extra={"geometry": geometry}))
+    if private and geometry == "l2":
+        out.append(Bound(
+            "upper", "minimiser-privunit", "minimiser of the averaged PrivUnit-privatised loss over the ℓ2 ball",
+            sgd.ball_minimiser_bound(S.r, Msym, PU.second_moment(Msym, S.eps, S.d),
+                                     PU.axis_second_moment(Msym, S.eps, S.d), S.n),
+            SOURCE + "; PrivUnit (Bhowmick et al. 2018); constant derived and computed numerically (boundcalc)",
+            "θ̂ = -r Z̄/‖Z̄‖ = argmin_Θ ⟨θ, Z̄⟩, Z_i PrivUnit views (radius M, d >= 2) of x_i: unbiased, ‖Z‖ = M/m, "
+            "max_e E⟨Z,e⟩² = (M/m)² w (mechanisms/privunit.py). With μ = ρe, Z̄ = μ + W, x = ρ + W_1, "
+            "y = ‖W_⊥‖²: excess = rρ(1 - x/√(x²+y)) <= rρ(1 - tρ/√(t²ρ²+y)) when x >= tρ (concave increasing in "
+            "y: Jensen with E y <= s² = M²/(m²n)), <= rρ when 0 <= x < tρ, <= 2rρ when x < 0; Cantelli with "
+            "Var W_1 <= σ² = M²w/(m²n) bounds both probabilities. Sup over ρ <= M (numerical, certified by "
+            "monotone cell envelopes), min over t per cell.",
+            extra={"geometry": geometry}))
     out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
                      "excess = r||μ||_* <= rM."))
     # lower bounds
