@@ -58,58 +58,73 @@ _T_GRID = np.linspace(0.005, 0.995, 199)
 _MIN_CACHE: dict = {}
 
 
-def ball_minimiser_factor_value(s: float, sig: float, K: int = 3000) -> float:
-    """Certified sup over ||μ|| = ρ in (0, 1] of the excess (in units of rM) of θ̂ = -r Z̄/||Z̄|| (ℓ2 ball of
-    radius r, data radius M = 1), for Z̄ the mean of n independent unbiased views with
-    E||Z̄ - μ||² <= s² and Var⟨Z̄, e⟩ <= sig² for every unit e (docs/problems/linear.md).
+def _tail(a, g2, beta):
+    """P(W_1 <= -a) for W_1 a mean of n independent centred terms with variance <= g2 (of the mean) and
+    -X_i <= b, β = b/n: min of Cantelli g2/(g2 + a²) and Bernstein exp(-a²/(2(g2 + βa/3)))."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        cant = np.where(g2 > 0, g2 / (g2 + a ** 2), 0.0)
+        bern = np.exp(-a ** 2 / (2 * (g2 + beta * a / 3))) if (g2 > 0 or beta > 0) else 0.0
+    return np.minimum(cant, bern)
 
-    Per ρ, for every t in (0, 1): excess/r <= ρ(1 - tρ/√(t²ρ² + s²)) + ρ sig²/(sig² + (1-t)²ρ²)
-    + ρ sig²/(sig² + ρ²). Each term is ρ times a function decreasing in ρ, so on [ρ_i, ρ_{i+1}] it is at most
-    ρ_{i+1} times that function at ρ_i: the sup over the grid cells (K equal cells, t from a fixed grid per
-    cell; first cell: excess <= 2ρ) is a certified bound. Capped by 2 (excess <= 2rρ)."""
-    key = (float(s), float(sig), int(K))
+
+def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, h: float = 0.002) -> float:
+    """Certified sup over ‖μ‖ = ρ in (0, 1] of the E excess (in units of rM) of θ̂ = -r Z̄/‖Z̄‖ (ℓ2 ball of
+    radius r, data radius M = 1), for Z̄ the mean of n independent unbiased views Z_i with
+    E‖Z̄ - μ‖² <= s², Var⟨Z̄, e⟩ <= sig² for every unit e, and |⟨Z_i, e⟩ - ⟨μ, e⟩| <= b = nβ (β = ∞: no
+    Bernstein term; docs/problems/linear.md).
+
+    Per ρ, for every t in (0, 1): excess/r <= ρ(1 - tρ/√(t²ρ² + s²)) + ρ P(W_1 < -(1-t)ρ) + ρ P(W_1 < -ρ)
+    (:func:`_tail`). Each term is ρ times a function decreasing in ρ, so on a cell [ρ_i, ρ_{i+1}] it is at most
+    ρ_{i+1} times that function at ρ_i: the largest cell value (geometric cells of ratio 1 + h from
+    ρ_0 = 10⁻⁴ min{s, sig} up to 1, t from a fixed grid per cell; first cell [0, ρ_0]: excess <= 2ρ_0) is a
+    certified bound. Capped by 2 (excess <= 2rρ)."""
+    key = (float(s), float(sig), float(beta), float(h))
     if key in _MIN_CACHE:
         return _MIN_CACHE[key]
-    if not (math.isfinite(s) and math.isfinite(sig)) or s < 0 or sig < 0:
+    if any(math.isnan(v) or v < 0 for v in (s, sig, beta)) or not (math.isfinite(s) and math.isfinite(sig)):
         return math.nan
-    lo = np.arange(1, K)[:, None] / K          # ρ_i
-    hi = lo + 1.0 / K                           # ρ_{i+1}
+    r0 = 1e-4 * min(s, sig) if min(s, sig) > 0 else 1e-12
+    r0 = min(r0, 1e-4)
+    edges = np.exp(np.arange(math.log(r0), h, math.log1p(h)))
+    edges = np.append(edges[edges < 1.0], 1.0)
+    lo, hi = edges[:-1, None], edges[1:, None]
     t = _T_GRID[None, :]
     s2, g2 = s * s, sig * sig
-    first = 1 - t * lo / np.sqrt(t ** 2 * lo ** 2 + s2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cant = np.where(g2 > 0, g2 / (g2 + (1 - t) ** 2 * lo ** 2), 0.0)
-        cant0 = np.where(g2 > 0, g2 / (g2 + lo ** 2), 0.0)
-    cell = hi * (first + cant + cant0).min(axis=1, keepdims=True)
-    val = float(min(2.0, max(2.0 / K, float(cell.max()))))
-    _MIN_CACHE[key] = val
-    return val
+    val = np.full(lo.shape, 0.0)
+    for a in range(0, len(lo), 2000):  # chunks of cells (memory)
+        l_, h_ = lo[a:a + 2000], hi[a:a + 2000]
+        first = 1 - t * l_ / np.sqrt(t ** 2 * l_ ** 2 + s2)
+        tot = first + _tail((1 - t) * l_, g2, beta) + _tail(l_, g2, beta)
+        val[a:a + 2000] = h_ * tot.min(axis=1, keepdims=True)
+    out = float(min(2.0, max(2.0 * r0, float(val.max()))))
+    _MIN_CACHE[key] = out
+    return out
 
 
-def _bmf_numpy(s, sig):
-    s, sig = np.broadcast_arrays(np.asarray(s, float), np.asarray(sig, float))
+def _bmf_numpy(s, sig, beta):
+    s, sig, beta = np.broadcast_arrays(np.asarray(s, float), np.asarray(sig, float), np.asarray(beta, float))
     out = np.empty(s.shape)
     for ix in np.ndindex(s.shape):
-        out[ix] = ball_minimiser_factor_value(float(s[ix]), float(sig[ix]))
+        out[ix] = ball_minimiser_factor_value(float(s[ix]), float(sig[ix]), float(beta[ix]))
     return out if out.ndim else float(out)
 
 
-def _bmf_mpmath(s, sig):
+def _bmf_mpmath(s, sig, beta):
     import mpmath
 
-    v = ball_minimiser_factor_value(float(s), float(sig))
+    v = ball_minimiser_factor_value(float(s), float(sig), float(beta))
     return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
 
 
 class BallMinimiserFactor(sp.Function):
-    """``BallMinimiserFactor(s, σ)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over the ℓ2 ball, with s and σ
-    in units of M (:func:`ball_minimiser_factor_value`)."""
+    """``BallMinimiserFactor(s, σ, β)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over the ℓ2 ball, with s, σ
+    and β in units of M (:func:`ball_minimiser_factor_value`)."""
 
-    nargs = 2
+    nargs = 3
 
     def _latex(self, printer, exp=None):
-        a, b = (printer._print(x) for x in self.args)
-        base = rf"\Phi_{{\min}}({a}, {b})"
+        a, b, c = (printer._print(x) for x in self.args)
+        base = rf"\Phi_{{\min}}({a}, {b}, {c})"
         return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
 
 
@@ -118,9 +133,11 @@ S.MPMATH_IMPL["BallMinimiserFactor"] = _bmf_mpmath
 
 
 def ball_minimiser_bound(r, M, second_moment, axis_moment, n):
-    """Certified E excess of θ̂ = -r Z̄/||Z̄|| for n views with E||Z||² <= second_moment and
-    max_e E⟨Z, e⟩² <= axis_moment (sympy): rM Φ(√(second_moment/n)/M, √(axis_moment/n)/M)."""
-    return r * M * BallMinimiserFactor(sp.sqrt(second_moment / n) / M, sp.sqrt(axis_moment / n) / M)
+    """Certified E excess of θ̂ = -r Z̄/||Z̄|| for n views with ||Z||² = second_moment (a constant norm, so
+    |⟨Z, e⟩ - ⟨μ, e⟩| <= √second_moment + M) and max_e E⟨Z, e⟩² <= axis_moment (sympy):
+    rM Φ(√(second_moment/n)/M, √(axis_moment/n)/M, (√second_moment + M)/(nM))."""
+    return r * M * BallMinimiserFactor(sp.sqrt(second_moment / n) / M, sp.sqrt(axis_moment / n) / M,
+                                       (sp.sqrt(second_moment) + M) / (n * M))
 
 
 def run_ball_minimiser(draw, n: int, reps: int, d: int, r: float, M: float, eps: float, rng,
