@@ -67,21 +67,25 @@ def _tail(a, g2, beta):
     return np.minimum(cant, bern)
 
 
-def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, h: float = 0.002) -> float:
+def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, low: float = 0.0,
+                                inv_n: float = 0.0, h: float = 0.002) -> float:
     """Certified sup over ‖μ‖ = ρ in (0, 1] of the E excess (in units of rM) of θ̂ = -r Z̄/‖Z̄‖ (ℓ2 ball of
     radius r, data radius M = 1), for Z̄ the mean of n independent unbiased views Z_i with
-    E‖Z̄ - μ‖² <= s², Var⟨Z̄, e⟩ <= sig² for every unit e, and |⟨Z_i, e⟩ - ⟨μ, e⟩| <= b = nβ (β = ∞: no
-    Bernstein term; docs/problems/linear.md).
+    E‖Z̄ - μ‖² <= s², Var⟨Z̄, e⟩ <= sig² for every unit e, |⟨Z_i, e⟩ - ⟨μ, e⟩| <= b = nβ (β = ∞: no
+    Bernstein term) and E⟨Z_i, e⟩² >= n·low for every unit e, so that with inv_n = 1/n,
+    E W_1² = (E⟨Z_i, e⟩² - ρ²)/n >= low - ρ² inv_n and E‖W_⊥‖² <= s²(ρ) = s² - max{0, low - ρ² inv_n}
+    (docs/problems/linear.md).
 
-    Per ρ, for every t in (0, 1): excess/r <= ρ(1 - tρ/√(t²ρ² + s²)) + ρ P(W_1 < -(1-t)ρ) + ρ P(W_1 < -ρ)
-    (:func:`_tail`). Each term is ρ times a function decreasing in ρ, so on a cell [ρ_i, ρ_{i+1}] it is at most
-    ρ_{i+1} times that function at ρ_i: the largest cell value (geometric cells of ratio 1 + h from
+    Per ρ, for every t in (0, 1): excess/r <= ρ(1 - tρ/√(t²ρ² + s²(ρ))) + ρ P(W_1 < -(1-t)ρ) + ρ P(W_1 < -ρ)
+    (:func:`_tail`). Each term is ρ times a function decreasing in ρ (the first also increasing in s²(ρ), which
+    increases with ρ), so on a cell [ρ_i, ρ_{i+1}] it is at most ρ_{i+1} times that function at ρ_i (with
+    s²(ρ_{i+1})): the largest cell value (geometric cells of ratio 1 + h from
     ρ_0 = 10⁻⁴ min{s, sig} up to 1, t from a fixed grid per cell; first cell [0, ρ_0]: excess <= 2ρ_0) is a
     certified bound. Capped by 2 (excess <= 2rρ)."""
-    key = (float(s), float(sig), float(beta), float(h))
+    key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h))
     if key in _MIN_CACHE:
         return _MIN_CACHE[key]
-    if any(math.isnan(v) or v < 0 for v in (s, sig, beta)) or not (math.isfinite(s) and math.isfinite(sig)):
+    if any(math.isnan(v) or v < 0 for v in (s, sig, beta, low, inv_n)) or not (math.isfinite(s) and math.isfinite(sig)):
         return math.nan
     r0 = 1e-4 * min(s, sig) if min(s, sig) > 0 else 1e-12
     r0 = min(r0, 1e-4)
@@ -89,10 +93,11 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, h:
     edges = np.append(edges[edges < 1.0], 1.0)
     lo, hi = edges[:-1, None], edges[1:, None]
     t = _T_GRID[None, :]
-    s2, g2 = s * s, sig * sig
+    g2 = sig * sig
+    s2_all = s * s - np.maximum(0.0, low - edges[1:, None] ** 2 * inv_n)  # s²(ρ_{i+1}) per cell
     val = np.full(lo.shape, 0.0)
     for a in range(0, len(lo), 2000):  # chunks of cells (memory)
-        l_, h_ = lo[a:a + 2000], hi[a:a + 2000]
+        l_, h_, s2 = lo[a:a + 2000], hi[a:a + 2000], s2_all[a:a + 2000]
         first = 1 - t * l_ / np.sqrt(t ** 2 * l_ ** 2 + s2)
         tot = first + _tail((1 - t) * l_, g2, beta) + _tail(l_, g2, beta)
         val[a:a + 2000] = h_ * tot.min(axis=1, keepdims=True)
@@ -101,30 +106,30 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, h:
     return out
 
 
-def _bmf_numpy(s, sig, beta):
-    s, sig, beta = np.broadcast_arrays(np.asarray(s, float), np.asarray(sig, float), np.asarray(beta, float))
-    out = np.empty(s.shape)
-    for ix in np.ndindex(s.shape):
-        out[ix] = ball_minimiser_factor_value(float(s[ix]), float(sig[ix]), float(beta[ix]))
+def _bmf_numpy(*args):
+    args = np.broadcast_arrays(*[np.asarray(a, float) for a in args])
+    out = np.empty(args[0].shape)
+    for ix in np.ndindex(out.shape):
+        out[ix] = ball_minimiser_factor_value(*[float(a[ix]) for a in args])
     return out if out.ndim else float(out)
 
 
-def _bmf_mpmath(s, sig, beta):
+def _bmf_mpmath(*args):
     import mpmath
 
-    v = ball_minimiser_factor_value(float(s), float(sig), float(beta))
+    v = ball_minimiser_factor_value(*[float(a) for a in args])
     return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
 
 
 class BallMinimiserFactor(sp.Function):
-    """``BallMinimiserFactor(s, σ, β)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over the ℓ2 ball, with s, σ
-    and β in units of M (:func:`ball_minimiser_factor_value`)."""
+    """``BallMinimiserFactor(s, σ, β, low, 1/n)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over the ℓ2
+    ball, lengths in units of M (:func:`ball_minimiser_factor_value`)."""
 
-    nargs = 3
+    nargs = 5
 
     def _latex(self, printer, exp=None):
-        a, b, c = (printer._print(x) for x in self.args)
-        base = rf"\Phi_{{\min}}({a}, {b}, {c})"
+        a = ", ".join(printer._print(x) for x in self.args)
+        base = rf"\Phi_{{\min}}({a})"
         return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
 
 
@@ -132,12 +137,12 @@ S.NUMPY_IMPL["BallMinimiserFactor"] = _bmf_numpy
 S.MPMATH_IMPL["BallMinimiserFactor"] = _bmf_mpmath
 
 
-def ball_minimiser_bound(r, M, second_moment, axis_moment, n):
+def ball_minimiser_bound(r, M, second_moment, axis_max, axis_min, n):
     """Certified E excess of θ̂ = -r Z̄/||Z̄|| for n views with ||Z||² = second_moment (a constant norm, so
-    |⟨Z, e⟩ - ⟨μ, e⟩| <= √second_moment + M) and max_e E⟨Z, e⟩² <= axis_moment (sympy):
-    rM Φ(√(second_moment/n)/M, √(axis_moment/n)/M, (√second_moment + M)/(nM))."""
-    return r * M * BallMinimiserFactor(sp.sqrt(second_moment / n) / M, sp.sqrt(axis_moment / n) / M,
-                                       (sp.sqrt(second_moment) + M) / (n * M))
+    |⟨Z, e⟩ - ⟨μ, e⟩| <= √second_moment + M) and axis_min <= E⟨Z, e⟩² <= axis_max for unit e (sympy):
+    rM Φ(√(second_moment/n)/M, √(axis_max/n)/M, (√second_moment + M)/(nM), axis_min/(nM²), 1/n)."""
+    return r * M * BallMinimiserFactor(sp.sqrt(second_moment / n) / M, sp.sqrt(axis_max / n) / M,
+                                       (sp.sqrt(second_moment) + M) / (n * M), axis_min / (n * M ** 2), 1 / n)
 
 
 def run_ball_minimiser(draw, n: int, reps: int, d: int, r: float, M: float, eps: float, rng,
@@ -163,23 +168,29 @@ def run_ball_minimiser(draw, n: int, reps: int, d: int, r: float, M: float, eps:
 # --------------------------------------------------------------------------- simulations
 
 def privatise(x: np.ndarray, M: float, eps: float | None, geometry: str, rng) -> np.ndarray:
-    """Rows of x released by ℓ2 (geometry l2) or ℓ∞ (geometry l1) sampling; eps None: no privacy."""
+    """Rows of x released by ℓ2 (geometry l2) or ℓ∞ (geometry l1) sampling, or PrivUnit (geometry
+    ``privunit``, radius M); eps None: no privacy."""
     if eps is None:
         return x
+    if geometry == "privunit":
+        from .privunit import privunit
+
+        return privunit(x, M, eps, rng)
     return l2_sampling(x, M, eps, rng) if geometry == "l2" else linf_sampling(x, M, eps, rng)
 
 
 def run_projected_sgd(draw, n: int, reps: int, d: int, r: float, M: float, eps, eta: float, rng,
-                      chunk_rows: int = 400_000) -> np.ndarray:
-    """One pass of projected SGD (ℓ2 ball, θ_1 = 0) on n privatised gradients, for ``reps`` independent
-    runs at once. ``draw(k)`` returns k data rows (k, d). Returns the average iterates θ̄ (reps, d)."""
+                      chunk_rows: int = 400_000, mechanism: str = "l2") -> np.ndarray:
+    """One pass of projected SGD (ℓ2 ball, θ_1 = 0) on n privatised gradients (``mechanism``: "l2" for ℓ2
+    sampling, "privunit" for PrivUnit), for ``reps`` independent runs at once. ``draw(k)`` returns k data
+    rows (k, d). Returns the average iterates θ̄ (reps, d)."""
     theta = np.zeros((reps, d))
     acc = np.zeros((reps, d))
     steps_per = max(1, chunk_rows // reps)
     t = 0
     while t < n:
         k = min(steps_per, n - t)
-        z = privatise(draw(k * reps), M, eps, "l2", rng).reshape(k, reps, d)
+        z = privatise(draw(k * reps), M, eps, mechanism, rng).reshape(k, reps, d)
         for s in range(k):
             acc += theta
             theta -= eta * z[s]

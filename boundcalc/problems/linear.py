@@ -107,10 +107,19 @@ def _bounds(geometry: str, private: bool) -> tuple:
                      SOURCE + "; constants derived (boundcalc.mechanisms.sgd)", why,
                      extra={"geometry": geometry}))
     if private and geometry == "l2":
+        G_pu = sp.sqrt(PU.second_moment(Msym, S.eps, S.d))
+        out.append(Bound(
+            "upper", "sgd-privunit", "projected SGD on PrivUnit-privatised gradients", sgd.sgd_bound(S.r, G_pu, S.n),
+            SOURCE + "; PrivUnit (Bhowmick et al. 2018); constants derived (boundcalc.mechanisms.sgd)",
+            "The projected-SGD analysis of sgd-l2-sampling (E excess <= rG/√n for unbiased Z_t independent of θ_t "
+            "with ‖Z_t‖₂ <= G) with G = M/m: PrivUnit (mechanisms/privunit.py) with radius M is unbiased, ε-LDP "
+            "(d >= 2), ‖Z‖₂ = M/m exactly, m = E⟨V,u⟩ from incomplete beta functions at the best grid cap threshold.",
+            extra={"geometry": geometry}))
         out.append(Bound(
             "upper", "minimiser-privunit", "minimiser of the averaged PrivUnit-privatised loss over the ℓ2 ball",
             sgd.ball_minimiser_bound(S.r, Msym, PU.second_moment(Msym, S.eps, S.d),
-                                     PU.axis_second_moment(Msym, S.eps, S.d), S.n),
+                                     PU.axis_second_moment(Msym, S.eps, S.d),
+                                     PU.axis_second_moment(Msym, S.eps, S.d, "min"), S.n),
             SOURCE + "; PrivUnit (Bhowmick et al. 2018); constant derived and computed numerically (boundcalc)",
             "θ̂ = -r Z̄/‖Z̄‖ = argmin_Θ ⟨θ, Z̄⟩, Z_i PrivUnit views (radius M, d >= 2) of x_i: unbiased, ‖Z‖ = M/m, "
             "max_e E⟨Z,e⟩² = (M/m)² w (mechanisms/privunit.py). With μ = ρe, Z̄ = μ + W, x = ρ + W_1, "
@@ -305,10 +314,13 @@ def check_instances(t):
             th = sgd.run_ball_minimiser(draw, n, reps, d, r, M, eps, rng)
             yield name, th @ mu + r * np.linalg.norm(mu), desc + " (θ̂ = -r Z̄/‖Z̄‖, PrivUnit)"
         return
+    mech = "l2"
+    if alg.name == "sgd-privunit":
+        G, mech = M * math.sqrt(PU.privunit_factor_value(d, eps)), "privunit"
     for name, desc, mu, draw in _instances(geom, d, M, delta_small, rng):
         if geom == "l2":
             eta = r / (G * math.sqrt(n))
-            tbar = sgd.run_projected_sgd(draw, n, reps, d, r, M, eps, eta, rng)
+            tbar = sgd.run_projected_sgd(draw, n, reps, d, r, M, eps, eta, rng, mechanism=mech)
             excess = tbar @ mu + r * np.linalg.norm(mu)
         else:
             eta = math.sqrt(2 * math.log(2 * d) / n) / (r * G)
