@@ -17,6 +17,10 @@ E⟨μ, θ̄ - θ*⟩ = (1/n) Σ_t E⟨Z_t, θ_t - θ*⟩ <= E[regret]/n for θ�
   ⟨±r e_j, Z⟩ lie in [-rB, rB]. Hoeffding's lemma on each step's log-partition change gives
   regret <= log(2d)/η + η n (2rB)²/8; η = √(2 log(2d)/n)/(rB): **E excess <= rB √(2 log(2d)/n)**
   ≍ rM √(d log(2d)/(nε²)) (C_d ≍ √(πd/2)).
+* **PrivUnit views** (:mod:`boundcalc.mechanisms.privunit`, ‖Z‖₂ = M/m exactly): projected SGD as above
+  with B = M/m, and the minimiser θ̂ = -r Z̄/‖Z̄‖ of the averaged privatised loss over the ℓ2 ball
+  (:func:`ball_minimiser_factor_value`: a threshold on the component of Z̄ - μ along μ, Jensen on the
+  orthogonal part, Cantelli/Bernstein tails; the sup over ‖μ‖ is certified by monotone cell envelopes).
 * Without privacy, Z = x: ||Z||₂ <= M (SGD: rM/√n) and ||Z||_∞ <= M (Hedge: rM √(2 log(2d)/n)).
 """
 from __future__ import annotations
