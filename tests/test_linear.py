@@ -411,8 +411,8 @@ def test_minimiser_pointwise_inequality():
 @pytest.mark.parametrize("d,n,eps", [(10, 1000, 3.0), (3, 2000, 2.0), (50, 300, 1.0), (1000, 1000, 3.0)])
 def test_minimiser_privunit_above_simulated_excess(d, n, eps):
     """Seeded simulation of θ̂ = -r Z̄/‖Z̄‖ with PrivUnit views, x = ±M e_1 with ‖μ‖ = ρ on a grid around the
-    noise scale s = M/(m√n): the certified bound stays above every 99% CI low, and is within a factor 5 of
-    the worst simulated excess (the analysis is not vacuous; about 3.5 at d = 10, where the tail terms dominate)."""
+    noise scale s = M/(m√n): the certified bound stays above every 99% CI low, and is within a factor 2.5 of
+    the worst simulated excess (the analysis is not vacuous; about 2 at d = 10)."""
     from boundcalc.mechanisms import privunit as PU
     from boundcalc.simulate import risk_interval
 
@@ -433,7 +433,7 @@ def test_minimiser_privunit_above_simulated_excess(d, n, eps):
         m_, lo, _ = risk_interval(th[:, 0] * rho + rho)
         assert lo <= bound, (rho, m_, bound)
         worst = max(worst, m_)
-    assert worst > bound / 5, (worst, bound)
+    assert worst > bound / 2.5, (worst, bound)
 
 
 @pytest.mark.parametrize("d,n,eps", [(10, 1000, 3.0), (200, 500, 1.0)])
@@ -457,11 +457,11 @@ def test_sgd_privunit_above_simulated_excess(d, n, eps):
 def test_privunit_uppers_above_lower_and_monotone():
     """The new uppers are never below the best certified lower bound; they decrease in n and ε and the
     minimiser bound increases with d (grid)."""
-    for d in (2, 10, 100, 1000):
+    for d in (2, 10, 300):
         prev_n = math.inf
-        for n in (10, 100, 10 ** 3, 10 ** 5, 10 ** 8):
+        for n in (10, 10 ** 3, 10 ** 6):
             prev_e = math.inf
-            for eps in (0.1, 0.5, 1.0, 3.0, 8.0):
+            for eps in (0.1, 1.0, 3.0, 8.0):
                 ub, res = _pu_bounds(n, d, eps)
                 for name in ("sgd-privunit", "minimiser-privunit"):
                     assert ub[name] >= res.lower.value, (d, n, eps, name)
@@ -470,6 +470,27 @@ def test_privunit_uppers_above_lower_and_monotone():
             ub1, _ = _pu_bounds(n, d, 1.0)
             assert ub1["minimiser-privunit"] <= prev_n + 1e-12
             prev_n = ub1["minimiser-privunit"]
-    vals = [_pu_bounds(1000, d, 1.0)[0]["minimiser-privunit"] for d in (2, 5, 20, 100, 1000)]
+    vals = [_pu_bounds(1000, d, 1.0)[0]["minimiser-privunit"] for d in (2, 5, 20, 100)]
     assert all(a <= b + 1e-12 for a, b in zip(vals, vals[1:]))
     assert _pu_bounds(1000, 1, 1.0)[0]["minimiser-privunit"] is None  # PrivUnit needs d >= 2
+
+
+def test_majorant_h_and_alpha_by_brute_force():
+    """h_κ(x) = sup_y [ψ(x,y) - κy] against a dense y grid, and the certified α: ψ(x, y) <= α + b(x-ρ) + g(x-ρ)²
+    + κy at random points (x anywhere, y >= 0) for random (ρ, κ, b, g)."""
+    rng = np.random.default_rng(9)
+    y = np.concatenate([[0.0], np.geomspace(1e-9, 1e6, 200001)])
+    for _ in range(30):
+        k = float(np.exp(rng.uniform(-4, 4)))
+        x = float(np.exp(rng.uniform(-4, 2)))
+        brute = np.max(1 - x / np.sqrt(x * x + y) - k * y)
+        assert sgd.majorant_h(x, k) == pytest.approx(brute, abs=1e-5)
+    for _ in range(200):
+        rho, k, b, g = (float(np.exp(rng.uniform(-3, 1))), float(np.exp(rng.uniform(-3, 3))),
+                        float(rng.normal()), float(np.exp(rng.uniform(-3, 3))))
+        a = sgd.majorant_alpha(rho, k, b, g)
+        x = rho + rng.normal(size=5000) * np.exp(rng.uniform(-3, 2))
+        yy = rng.exponential(size=5000) * np.exp(rng.uniform(-4, 3))
+        with np.errstate(invalid="ignore"):
+            psi = np.where((x == 0) & (yy == 0), 1.0, 1 - x / np.sqrt(x * x + yy))
+        assert np.all(psi <= a + b * (x - rho) + g * (x - rho) ** 2 + k * yy + 1e-12)
