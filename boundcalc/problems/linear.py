@@ -13,7 +13,8 @@ vertices) on ℓ∞-sampled gradients (rB √(2 log(2d)/n), B = M coth(ε/2) C_d
 d >= 2 also with PrivUnit views (:mod:`boundcalc.mechanisms.privunit`, ‖Z‖₂ = M/m exactly): projected SGD
 (``sgd-privunit``, rM/(m√n)) and the minimiser θ̂ = -r Z̄/‖Z̄‖ of the averaged privatised loss
 (``minimiser-privunit``: excess = rρ(1 - x/√(x²+y)) with ρ = ‖μ‖, x = ρ + W_1, y = ‖W_⊥‖², bounded through
-a threshold x >= tρ, Jensen in y and Cantelli/Bernstein tails of W_1; sup over ρ certified numerically,
+a threshold x >= tρ, Jensen in y and Cantelli/Bernstein tails of W_1, or a quadratic majorant of the excess
+in (x, y); sup over ρ certified numerically,
 :func:`boundcalc.mechanisms.sgd.ball_minimiser_factor_value`).
 
 Certified lower bounds (ours, from the local-privacy machinery of :mod:`boundcalc.methods.ldp`):
@@ -131,8 +132,10 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "x = ρ + W_1, y = ‖W_⊥‖²: excess = rρ(1 - x/√(x²+y)) <= rρ(1 - tρ/√(t²ρ²+y)) when x >= tρ (concave "
             "increasing in y: Jensen with E y <= s²(ρ) = (M²/m² - max{ρ², M²w_min/m²})/n), <= rρ when "
             "0 <= x < tρ, <= 2rρ when x < 0; P(W_1 < -a) <= min{Cantelli σ²/(σ²+a²), Bernstein "
-            "exp(-a²/(2(σ² + ba/(3n))))}, σ² = M²w_max/(m²n), b = M/m + M. Sup over ρ <= M (numerical, certified "
-            "by monotone cell envelopes), t per cell from a grid (docs/problems/linear.md).",
+            "exp(-a²/(2(σ² + ba/(3n))))}, σ² = M²w_max/(m²n), b = M/m + M. For ρ in [0.05, 10]·M/(m√n) also a "
+            "quadratic majorant: ψ(x,y) = 1 - x/√(x²+y) <= α + b(x-ρ) + g(x-ρ)² + κy (α a certified sup over x of "
+            "sup_y[ψ - κy] minus the quadratic), so E ψ <= α + gσ² + κs²(ρ). Sup over ρ <= M (numerical, certified "
+            "by monotone cell envelopes), t and (κ, b, g) tuned per cell (docs/problems/linear.md).",
             extra={"geometry": geometry}))
     out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
                      "excess = r||μ||_* <= rM."))
@@ -349,8 +352,8 @@ for _priv in ("none", "local"):
                "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
                "order only.",
                "Which side is loose: l2, both by constants (largest at ε >= 2 and d ≈ 10, where the lower family's "
-               "information grows like e^ε and the certified PrivUnit uppers are 3 to 3.5 times the simulated "
-               "risk of their mechanism); l1, the lower bound, which "
+               "information grows like e^ε and the certified PrivUnit minimiser bound is 1 to 2.7 times the "
+               "simulated risk of its mechanism); l1, the lower bound, which "
                "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
                "that rate at ε <= 1): the variational bound needed for it is certified only for "
                "non-interactive protocols (docs/problems/linear.md).")))
