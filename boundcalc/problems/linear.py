@@ -351,7 +351,7 @@ for _priv in ("none", "local"):
         notes=("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
                "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
                "order only.",
-               "Which side is loose: l2, both by constants (largest at ε >= 2 and d ≈ 10, where the lower family's "
+               "Which side is loose: l2, both by constants (largest near n = d, where the lower family's "
                "information grows like e^ε and the certified PrivUnit minimiser bound is 1 to 2.7 times the "
                "simulated risk of its mechanism); l1, the lower bound, which "
                "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
