@@ -124,6 +124,72 @@ S.NUMPY_IMPL["PrivUnitFactor"] = _factor_numpy
 S.MPMATH_IMPL["PrivUnitFactor"] = _factor_mpmath
 
 
+def sq_inner_moment(d: float, eps: float) -> float:
+    """E W² for W = ⟨V, u⟩ (the same for every input; nan for d < 2). E W² = (p/C) E[W²; W >= γ]
+    + ((1-p)/(1-C)) (1/d - E[W²; W >= γ]), and integrating w · w(1-w²)^{(d-3)/2} by parts gives
+    E[W²; W >= γ] = γ A(γ) + C_{d+2}(γ)/d (C_{d+2}: the cap probability in dimension d+2; the normalisers
+    satisfy B(1/2, (d+1)/2)/B(1/2, (d-1)/2) = (d-1)/d). Cached per (d, ε)."""
+    key = ("ew2", int(round(d)), float(eps))
+    if key not in _CACHE:
+        dd, e = key[1], key[2]
+        _CACHE[key] = math.nan
+        if dd >= 2:
+            _, g, p, C = privunit_parameters(dd, e)
+            ga = np.array([g])
+            tail = g * float(np.exp(_log_A(dd, ga)[0])) + float(np.exp(_log_cap(dd + 2, ga)[0])) / dd
+            if 0 < C < 1:
+                _CACHE[key] = p / C * tail + (1 - p) / (1 - C) * (1.0 / dd - tail)
+    return _CACHE[key]
+
+
+def axis_moment_value(d: float, eps: float, kind: str = "max") -> float:
+    """max (``kind="max"``) or min (``"min"``) over unit vectors e and inputs of E⟨V, e⟩² (V the unit-sphere
+    release; Z = T V/m). With V = W u + √(1-W²) ξ (ξ uniform on the unit sphere of u^⊥, independent of W) and
+    c = ⟨u, e⟩, E⟨V, e⟩² = c² E W² + (1 - c²)(1 - E W²)/(d-1), between the min and the max of E W² and
+    (1 - E W²)/(d-1) (:func:`sq_inner_moment`)."""
+    ew2 = sq_inner_moment(d, eps)
+    if not math.isfinite(ew2):
+        return math.nan
+    pair = (ew2, (1 - ew2) / (int(round(d)) - 1))
+    return max(pair) if kind == "max" else min(pair)
+
+
+def _axis_numpy(d, eps, kind):
+    d, eps, kind = np.broadcast_arrays(np.asarray(d, float), np.asarray(eps, float), np.asarray(kind, float))
+    out = np.empty(d.shape)
+    for ix in np.ndindex(d.shape):
+        out[ix] = axis_moment_value(float(d[ix]), float(eps[ix]), "max" if kind[ix] > 0 else "min")
+    return out if out.ndim else float(out)
+
+
+def _axis_mpmath(d, eps, kind):
+    import mpmath
+
+    v = axis_moment_value(float(d), float(eps), "max" if float(kind) > 0 else "min")
+    return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
+
+
+class PrivUnitAxisMoment(sp.Function):
+    """``PrivUnitAxisMoment(d, ε, k)``: ``max_e E⟨V, e⟩²`` (k = 1) or ``min_e`` (k = -1) over unit vectors e and
+    inputs: E⟨Z, e⟩² = T² m⁻² E⟨V, e⟩² for PrivUnit on the ball of radius T (:func:`axis_moment_value`)."""
+
+    nargs = 3
+
+    def _latex(self, printer, exp=None):
+        dd, e, k = (printer._print(a) for a in self.args)
+        base = rf"w_{{\mathrm{{PU}}}}({dd}, {e}, {k})"
+        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
+
+
+S.NUMPY_IMPL["PrivUnitAxisMoment"] = _axis_numpy
+S.MPMATH_IMPL["PrivUnitAxisMoment"] = _axis_mpmath
+
+
+def axis_second_moment(T, eps, d, kind="max"):
+    """max (or min) over unit e and inputs of E⟨Z, e⟩² = T² m⁻² E⟨V, e⟩² (sympy)."""
+    return second_moment(T, eps, d) * PrivUnitAxisMoment(d, eps, 1 if kind == "max" else -1)
+
+
 def second_moment(T, eps, d):
     """E‖Z‖² = T²/m² (sympy)."""
     return T ** 2 * PrivUnitFactor(d, eps)

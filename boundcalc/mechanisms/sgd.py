@@ -17,6 +17,10 @@ E⟨μ, θ̄ - θ*⟩ = (1/n) Σ_t E⟨Z_t, θ_t - θ*⟩ <= E[regret]/n for θ�
   ⟨±r e_j, Z⟩ lie in [-rB, rB]. Hoeffding's lemma on each step's log-partition change gives
   regret <= log(2d)/η + η n (2rB)²/8; η = √(2 log(2d)/n)/(rB): **E excess <= rB √(2 log(2d)/n)**
   ≍ rM √(d log(2d)/(nε²)) (C_d ≍ √(πd/2)).
+* **PrivUnit views** (:mod:`boundcalc.mechanisms.privunit`, ‖Z‖₂ = M/m exactly): projected SGD as above
+  with B = M/m, and the minimiser θ̂ = -r Z̄/‖Z̄‖ of the averaged privatised loss over the ℓ2 ball
+  (:func:`ball_minimiser_factor_value`: a threshold on the component of Z̄ - μ along μ, Jensen on the
+  orthogonal part, Cantelli/Bernstein tails; the sup over ‖μ‖ is certified by monotone cell envelopes).
 * Without privacy, Z = x: ||Z||₂ <= M (SGD: rM/√n) and ||Z||_∞ <= M (Hedge: rM √(2 log(2d)/n)).
 """
 from __future__ import annotations
@@ -26,6 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
+from .. import symbolic as S
 from .local_scalar import coth_half
 from .sampling import L2SphereConst, LinfSamplingC, l2_sampling, linf_sampling
 
@@ -50,26 +55,213 @@ def hedge_bound(r, G, n, d):
     return r * G * sp.sqrt(2 * sp.log(2 * d) / n)
 
 
+# ------------------------------------------------------- minimiser of the averaged privatised loss
+
+#: t grid of the minimiser analysis (any t in (0, 1) gives a valid bound)
+_T_GRID = np.linspace(0.005, 0.995, 199)
+_MIN_CACHE: dict = {}
+
+
+def _tail(a, g2, beta):
+    """P(W_1 <= -a) for W_1 a mean of n independent centred terms with variance <= g2 (of the mean) and
+    -X_i <= b, β = b/n: min of Cantelli g2/(g2 + a²) and Bernstein exp(-a²/(2(g2 + βa/3)))."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        cant = np.where(g2 > 0, g2 / (g2 + a ** 2), 0.0)
+        bern = np.exp(-a ** 2 / (2 * (g2 + beta * a / 3))) if (g2 > 0 or beta > 0) else 0.0
+    return np.minimum(cant, bern)
+
+
+def _tail_cells(lo, hi, s2, g2, beta):
+    """Threshold bound per ρ cell [lo, hi] (arrays (k, 1)): hi · min_t [1 - t lo/√(t² lo² + s2)
+    + P(W_1 < -(1-t) lo) + P(W_1 < -lo)] (see :func:`ball_minimiser_factor_value`)."""
+    t = _T_GRID[None, :]
+    out = np.empty(lo.shape)
+    for a in range(0, len(lo), 2000):  # chunks of cells (memory)
+        l_, h_, s_ = lo[a:a + 2000], hi[a:a + 2000], s2[a:a + 2000]
+        tot = 1 - t * l_ / np.sqrt(t ** 2 * l_ ** 2 + s_) + _tail((1 - t) * l_, g2, beta) + _tail(l_, g2, beta)
+        out[a:a + 2000] = h_ * tot.min(axis=1, keepdims=True)
+    return out
+
+
+def majorant_h(x, k):
+    """h_κ(x) = sup_{y >= 0} [ψ(x, y) - κy] for x > 0, ψ(x, y) = 1 - x/√(x²+y): 1 - (3/2)(2κ)^{1/3} x^{2/3} + κx²
+    below x_c = 1/√(2κ) (the concave maximiser y* = (x/(2κ))^{2/3} - x² >= 0), 0 above; decreasing in x."""
+    x = np.asarray(x, float)
+    xc = 1.0 / math.sqrt(2 * k)
+    return np.where(x < xc, 1 - 1.5 * (2 * k) ** (1 / 3) * np.abs(x) ** (2 / 3) + k * x * x, 0.0)
+
+
+def majorant_alpha(rho, k, b, g, K=500):
+    """A certified α >= sup_x [H(x) - b(x-ρ) - g(x-ρ)²] (g > 0, k > 0), H(x) = sup_{y>=0} ψ(x, y) - ky: H <= 2 for
+    x <= 0 (exact sup of the concave quadratic), H = h_κ on (0, x_c) (cells: h_κ at the left end, the exact
+    sup of the quadratic on the cell), H = 0 beyond x_c."""
+    xv = rho - b / (2 * g)  # vertex of the quadratic
+
+    def q(x):
+        return -b * (x - rho) - g * (x - rho) ** 2
+    xc = 1.0 / math.sqrt(2 * k)
+    a1 = 2 + q(min(xv, 0.0))
+    a3 = q(max(xv, xc))
+    e = np.linspace(0.0, xc, K + 1)
+    a2 = np.max(majorant_h(e[:-1], k) + q(np.clip(xv, e[:-1], e[1:])))
+    return float(max(a1, a2, a3))
+
+
+def _majorant_cell(lo, hi, sig, s2, start):
+    """Majorant bound on the cell [lo, hi]: for ρ >= lo, ψ(ρ + w, y) <= ψ(lo + w, y) <= α + bw + gw² + κy, so
+    E ψ <= α + gσ² + κ s2; the cell value is hi times that, minimised over (κ, b, g) by Nelder–Mead from
+    ``start`` (any (κ, b, g) is valid: α is certified for it)."""
+    from scipy import optimize
+
+    def obj(p):
+        lk, bb, lg = np.clip(p, -60, 60)
+        k, g = math.exp(lk) / s2, math.exp(lg) / (sig * sig)
+        return majorant_alpha(lo, k, bb / sig, g) + g * sig * sig + k * s2
+
+    r = optimize.minimize(obj, start, method="Nelder-Mead", options={"maxiter": 60, "xatol": 1e-3, "fatol": 1e-5})
+    p = r.x if r.fun <= obj(start) else np.asarray(start)
+    return hi * min(2.0, obj(p)), p
+
+
+def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, low: float = 0.0,
+                                inv_n: float = 0.0, h: float = 0.002, h_major: float = 0.05) -> float:
+    """Certified sup over ‖μ‖ = ρ in (0, 1] of the E excess (in units of rM) of θ̂ = -r Z̄/‖Z̄‖ (ℓ2 ball of
+    radius r, data radius M = 1), for Z̄ the mean of n independent unbiased views Z_i with
+    E‖Z̄ - μ‖² <= s², Var⟨Z̄, e⟩ <= sig² for every unit e, |⟨Z_i, e⟩ - ⟨μ, e⟩| <= b = nβ (β = ∞: no
+    Bernstein term) and E⟨Z_i, e⟩² >= n·low for every unit e, so that with inv_n = 1/n,
+    E W_1² = (E⟨Z_i, e⟩² - ρ²)/n >= low - ρ² inv_n and E‖W_⊥‖² <= s²(ρ) = s² - max{0, low - ρ² inv_n}
+    (docs/problems/linear.md). excess/r = ρ ψ(x, y), ψ(x, y) = 1 - x/√(x²+y), x = ρ + W_1, y = ‖W_⊥‖²
+    (ψ decreasing in x).
+
+    Threshold bound: per ρ, for every t in (0, 1): excess/r <= ρ(1 - tρ/√(t²ρ² + s²(ρ))) + ρ P(W_1 < -(1-t)ρ)
+    + ρ P(W_1 < -ρ) (:func:`_tail`). Each term is ρ times a function decreasing in ρ (the first also
+    increasing in s²(ρ), which increases with ρ), so on a cell [ρ_i, ρ_{i+1}] it is at most ρ_{i+1} times
+    that function at ρ_i (with s²(ρ_{i+1})); geometric cells of ratio 1 + h from ρ_0 = 10⁻⁴ min{s, sig} up
+    to 1, t from a fixed grid per cell; first cell [0, ρ_0]: excess <= 2ρ_0.
+
+    Majorant bound (cells of ratio 1 + h_major on [0.05, 10]·s): ψ(x, y) <= α + b(x-ρ) + g(x-ρ)² + κy for all
+    x and y >= 0 (:func:`majorant_alpha`), so E ψ <= α + g sig² + κ s²(ρ) (E W_1 = 0); the better of the
+    two on each cell. The result (the largest cell value) is capped by 2 (excess <= 2rρ)."""
+    key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h), float(h_major))
+    if key in _MIN_CACHE:
+        return _MIN_CACHE[key]
+    if any(math.isnan(v) or v < 0 for v in (s, sig, beta, low, inv_n)) or not (math.isfinite(s) and math.isfinite(sig)):
+        return math.nan
+    r0 = 1e-4 * min(s, sig) if min(s, sig) > 0 else 1e-12
+    r0 = min(r0, 1e-4)
+    g2 = sig * sig
+
+    def s2_at(x):
+        return s * s - np.maximum(0.0, low - x ** 2 * inv_n)
+    edges = np.exp(np.arange(math.log(r0), h, math.log1p(h)))
+    edges = np.append(edges[edges < 1.0], 1.0)
+    lo, hi = edges[:-1, None], edges[1:, None]
+    val = _tail_cells(lo, hi, s2_at(hi), g2, beta)[:, 0]
+    a_, b_ = 0.05 * s, min(1.0, 10 * s)
+    if sig > 0 and s > 0 and a_ < b_:
+        inside = (lo[:, 0] >= a_) & (hi[:, 0] <= b_)
+        out = float(val[~inside].max()) if (~inside).any() else 0.0
+        me = np.exp(np.arange(math.log(a_), math.log(b_), math.log1p(h_major)))
+        me = np.append(me, b_)
+        ml, mh = me[:-1, None], me[1:, None]
+        tc = _tail_cells(ml, mh, s2_at(mh), g2, beta)[:, 0]
+        p = np.array([0.0, 0.0, 0.0])
+        for i in range(len(ml)):
+            s2i = float(s2_at(mh[i, 0]))
+            mv, p = _majorant_cell(float(ml[i, 0]), float(mh[i, 0]), sig, s2i, p)
+            out = max(out, min(mv, float(tc[i])))
+    else:
+        out = float(val.max())
+    out = float(min(2.0, max(2.0 * r0, out)))
+    _MIN_CACHE[key] = out
+    return out
+
+
+def _bmf_numpy(*args):
+    args = np.broadcast_arrays(*[np.asarray(a, float) for a in args])
+    out = np.empty(args[0].shape)
+    for ix in np.ndindex(out.shape):
+        out[ix] = ball_minimiser_factor_value(*[float(a[ix]) for a in args])
+    return out if out.ndim else float(out)
+
+
+def _bmf_mpmath(*args):
+    import mpmath
+
+    v = ball_minimiser_factor_value(*[float(a) for a in args])
+    return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
+
+
+class BallMinimiserFactor(sp.Function):
+    """``BallMinimiserFactor(s, σ, β, low, 1/n)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over the ℓ2
+    ball, lengths in units of M (:func:`ball_minimiser_factor_value`)."""
+
+    nargs = 5
+
+    def _latex(self, printer, exp=None):
+        a = ", ".join(printer._print(x) for x in self.args)
+        base = rf"\Phi_{{\min}}({a})"
+        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
+
+
+S.NUMPY_IMPL["BallMinimiserFactor"] = _bmf_numpy
+S.MPMATH_IMPL["BallMinimiserFactor"] = _bmf_mpmath
+
+
+def ball_minimiser_bound(r, M, second_moment, axis_max, axis_min, n):
+    """Certified E excess of θ̂ = -r Z̄/||Z̄|| for n views with ||Z||² = second_moment (a constant norm, so
+    |⟨Z, e⟩ - ⟨μ, e⟩| <= √second_moment + M) and axis_min <= E⟨Z, e⟩² <= axis_max for unit e (sympy):
+    rM Φ(√(second_moment/n)/M, √(axis_max/n)/M, (√second_moment + M)/(nM), axis_min/(nM²), 1/n)."""
+    return r * M * BallMinimiserFactor(sp.sqrt(second_moment / n) / M, sp.sqrt(axis_max / n) / M,
+                                       (sp.sqrt(second_moment) + M) / (n * M), axis_min / (n * M ** 2), 1 / n)
+
+
+def run_ball_minimiser(draw, n: int, reps: int, d: int, r: float, M: float, eps: float, rng,
+                       chunk_rows: int = 2_000_000) -> np.ndarray:
+    """θ̂ = -r Z̄/||Z̄|| with Z_i the PrivUnit views (radius M) of n data rows, for ``reps`` runs.
+    Returns θ̂ (reps, d)."""
+    from .privunit import privunit
+
+    zsum = np.zeros((reps, d))
+    per = max(1, chunk_rows // max(d, 1))
+    for i in range(reps):
+        t = 0
+        while t < n:
+            k = min(per, n - t)
+            zsum[i] += privunit(draw(k), M, eps, rng).sum(axis=0)
+            t += k
+    nrm = np.linalg.norm(zsum, axis=1, keepdims=True)
+    out = -r * zsum / np.where(nrm > 0, nrm, 1.0)
+    out[nrm[:, 0] == 0] = 0.0
+    return out
+
+
 # --------------------------------------------------------------------------- simulations
 
 def privatise(x: np.ndarray, M: float, eps: float | None, geometry: str, rng) -> np.ndarray:
-    """Rows of x released by ℓ2 (geometry l2) or ℓ∞ (geometry l1) sampling; eps None: no privacy."""
+    """Rows of x released by ℓ2 (geometry l2) or ℓ∞ (geometry l1) sampling, or PrivUnit (geometry
+    ``privunit``, radius M); eps None: no privacy."""
     if eps is None:
         return x
+    if geometry == "privunit":
+        from .privunit import privunit
+
+        return privunit(x, M, eps, rng)
     return l2_sampling(x, M, eps, rng) if geometry == "l2" else linf_sampling(x, M, eps, rng)
 
 
 def run_projected_sgd(draw, n: int, reps: int, d: int, r: float, M: float, eps, eta: float, rng,
-                      chunk_rows: int = 400_000) -> np.ndarray:
-    """One pass of projected SGD (ℓ2 ball, θ_1 = 0) on n privatised gradients, for ``reps`` independent
-    runs at once. ``draw(k)`` returns k data rows (k, d). Returns the average iterates θ̄ (reps, d)."""
+                      chunk_rows: int = 400_000, mechanism: str = "l2") -> np.ndarray:
+    """One pass of projected SGD (ℓ2 ball, θ_1 = 0) on n privatised gradients (``mechanism``: "l2" for ℓ2
+    sampling, "privunit" for PrivUnit), for ``reps`` independent runs at once. ``draw(k)`` returns k data
+    rows (k, d). Returns the average iterates θ̄ (reps, d)."""
     theta = np.zeros((reps, d))
     acc = np.zeros((reps, d))
     steps_per = max(1, chunk_rows // reps)
     t = 0
     while t < n:
         k = min(steps_per, n - t)
-        z = privatise(draw(k * reps), M, eps, "l2", rng).reshape(k, reps, d)
+        z = privatise(draw(k * reps), M, eps, mechanism, rng).reshape(k, reps, d)
         for s in range(k):
             acc += theta
             theta -= eta * z[s]
