@@ -143,3 +143,25 @@ def test_point_mass_bound_exact(n, eps, delta, p):
         assert best == pytest.approx(add, abs=1e-9)
     if slack > 1e-3:  # room for P(A|D) = e^{ε|D|} g + δ_{|D|} with a small g > 0
         assert lp_max_point_excess(n, eps, delta, p, 0.99 * G) > add + 1e-9
+
+
+@pytest.mark.parametrize("n,p,eps,loga,delta", [
+    (5, 0.3, 30.0, -0.1, 0.0), (5, 0.3, 30.0, -1e-6, 0.0), (10, 0.001, 30.0, -2.0, 1e-3),
+    (10, 0.3, 50.0, -2.0, 0.0), (5, 0.999999, 100.0, -10.0, 1e-9), (400, 0.05, 20.0, -50.0, 0.0),
+])
+def test_coupling_min_not_below_exact_sum_at_large_eps(n, p, eps, loga, delta):
+    """CouplingMin's closed form (tilted binomial) must never fall below E min{1, e^{εH}a + δ_H} summed
+    term by term in 50-digit arithmetic: 1 - f is a failure probability in the lower bounds, so an f that is
+    too small inflates them. For p e^ε >> 1 the tilted success probability p' rounds to 1 in float64 and
+    P(Bin(n, p') <= j) must be computed from 1 - p' = (1-p)/(1 + p(e^ε-1)) directly (before that fix,
+    n = 5, p = 0.3, ε = 30, a = e^{-0.1}: 0.98375 against the exact 0.98401)."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        pp, ee, a = mp.mpf(p), mp.mpf(eps), mp.e ** mp.mpf(loga)
+        dp = mp.mpf(delta) / mp.expm1(ee)
+        exact = float(sum(mp.binomial(n, h) * pp ** h * (1 - pp) ** (n - h)
+                          * min(1, mp.e ** (ee * h) * (a + dp) - dp) for h in range(n + 1)))
+    got = float(gc._coupling_min_numpy(n, p, eps, loga, delta))
+    assert got >= exact - 1e-15 * max(exact, 1e-300) - 1e-300
+    assert got <= exact + 1e-6  # and not a trivial value (where a tilted tail underflows, the cap used is >= f)

@@ -169,11 +169,13 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
         x = (np.log1p(dp) - log_apd) / eps
         h0 = np.clip(np.ceil(x - 1e-12), 0.0, n + 1.0)
         log_g = n * np.log1p(p * em1)
-        pt = p * np.exp(eps) / (1 + p * em1)
+        # 1 - p' = (1 - p)/(1 + p(e^ε - 1)) computed directly: p' itself rounds to 1 for large pe^ε, and
+        # P(H' <= j) = P(Bin(n, 1 - p') >= n - j) then keeps its relative accuracy
+        qt = (1 - p) / (1 + p * em1)
         j = h0 - 1.0
         sf = _binom_sf(j, n, p)  # P(H >= h0)
         cdf = _binom_cdf(j, n, p)  # P(H <= h0 - 1)
-        cdf_t = _binom_cdf(j, n, pt)
+        cdf_t = _binom_sf(n - j - 1.0, n, qt)  # P(H' <= h0 - 1)
         mid = np.exp(log_apd + log_g + np.log(cdf_t)) - dp * cdf
         bad = ~np.isfinite(mid) | (cdf_t < 1e-290)
         mid = np.where(bad, cdf, np.clip(mid, 0.0, cdf))
