@@ -45,3 +45,54 @@ def test_threshold_certified_value_large_b(m, eps, b):
 def test_gaussian_lower_below_upper_large_B(n, eps, d, B):
     r = bc.rate("gaussian", "local", n=n, eps=eps, d=d, sigma=1.0, B=B)
     assert r.lower.value <= r.upper.value
+
+
+def _levels_moments(x, T, m, eps):
+    """E[Ẑ | x], E[Ẑ² | x] of truncation + unbiased rounding to jT/m + (2m+1)-RR, from the definition."""
+    h = T / m
+    xt = min(max(x, -T), T)
+    lo = math.floor(xt / h)
+    fr = xt / h - lo
+    lo = max(-m, min(m, lo))
+    ys = [(lo, 1 - fr)] + ([(min(lo + 1, m), fr)] if fr > 0 else [])
+    K = 2 * m + 1
+    keep = math.exp(eps) / (math.exp(eps) + K - 1) if eps < 700 else 1.0  # P(Z = Y)
+    other = (1 - keep) / (K - 1)
+    lam = keep - other
+    levels = np.arange(-m, m + 1) * h
+    e1 = e2 = 0.0
+    for j, w in ys:
+        pz = np.full(K, other)
+        pz[j + m] = keep
+        e1 += w * float(pz @ levels) / lam
+        e2 += w * float(pz @ levels ** 2) / lam ** 2
+    return e1, e2
+
+
+@pytest.mark.parametrize("k", [2.0, 3.0, math.inf])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 10])
+@pytest.mark.parametrize("eps", [0.01, 3.0, 8.0, 15.0])
+def test_levels_rr_certified_above_exact_risk_extreme_cells(k, n, eps):
+    """Certified levels-rr value at its tuned (T, m) against the exact risk on two-atom laws saturating the moment
+    bound (atoms swept on a log grid, both signs), at the extreme small-n / large-ε cells."""
+    res = bc.rate("mean", "local", n=n, eps=eps, k=("inf" if math.isinf(k) else k))
+    b = next(x for x in res.uppers if x.name == "levels-rr")
+    T, m = b.free_parameters["T"], int(b.free_parameters["m_levels"])
+    worst = 0.0
+    ys = np.concatenate([np.logspace(-3, 3, 121) * T, [T, k * T / (k - 1) if not math.isinf(k) else T]])
+    for y in ys:
+        if math.isinf(k) and y > 1.0:
+            continue
+        for x0 in (0.0, -y / 5, -y):
+            if math.isinf(k):
+                w = 1.0 if x0 == 0.0 else 0.75
+            else:
+                w = (1 - abs(x0) ** k) / (y ** k - abs(x0) ** k) if y ** k > 1 else 1.0
+            w = min(max(w, 0.0), 1.0)
+            mean = (1 - w) * x0 + w * y
+            if abs(x0) >= 1 and (math.isinf(k) or y > 1) and x0 != 0.0:
+                continue  # no law on {x0, y} with E|X|^k <= 1 (or |X| <= 1)
+            (a1, a2), (b1, b2) = _levels_moments(x0, T, m, eps), _levels_moments(y, T, m, eps)
+            em, e2 = (1 - w) * a1 + w * b1, (1 - w) * a2 + w * b2
+            worst = max(worst, (em - mean) ** 2 + (e2 - em ** 2) / n)
+    assert worst <= b.value * (1 + 1e-9), (worst, b.value, T, m)
