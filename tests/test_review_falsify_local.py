@@ -134,3 +134,26 @@ def test_hist_subset_certified_vs_exact_risk_on_linear_density(eps, n):
     exact = (1 + 1 / 12 - fbar2) + (1 - lam) ** 2 * (fbar2 - 1) + lam ** 2 * m * (C - np.sum(p ** 2)) / n
     assert exact <= u.value * (1 + 1e-9)
     assert exact >= 0.95 * u.value  # nearly attained on this instance (slack λ² m(‖p‖² - 1/m)/n)
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.5, 1.0, 3.0, 8.0])
+def test_kappa_versus_k_ary_randomized_response(eps):
+    """κ_ε bounds the mutual information of every ε-LDP release; K-ary randomized response with a uniform prior
+    (exact MI = log K - H(row)) stays below it for every K, and attains it up to the rounding of
+    K* = a(e^ε-1)/(1-a), a = (1-e^{-ε})/ε (each output's likelihood ratio takes the two extremal values with the
+    optimal weight 1/K*)."""
+    from boundcalc.methods.ldp_mutual_info import kappa_float
+
+    kap = kappa_float(eps)
+    best = 0.0
+    for K in range(2, 2000):
+        q = np.full(K, 1.0)
+        q[0] = math.exp(eps)
+        q /= q.sum()
+        mi = math.log(K) + float(np.sum(q * np.log(q)))
+        assert mi <= kap * (1 + 1e-9)
+        best = max(best, mi / kap)
+    a = -math.expm1(-eps) / eps
+    kstar = a * math.expm1(eps) / (1 - a)
+    if kstar > 2.9:
+        assert best > 0.999
