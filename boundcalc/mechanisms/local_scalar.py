@@ -92,8 +92,10 @@ def threshold_estimate(ones, m, eps, sigma, B):
 
     q = 1.0 / (1.0 + np.exp(-eps))
     p_hat = (np.asarray(ones, float) / np.asarray(m, float) - (1 - q)) / (2 * q - 1)
-    lim = float(special.ndtr(B / sigma))
-    return sigma * stats.norm.ppf(np.clip(p_hat, 1 - lim, lim))
+    # Φ^{-1} is increasing, so Φ^{-1}(clip(p̂, Φ(-b), Φ(b))) = clip(Φ^{-1}(clip(p̂, 0, 1)), -b, b): this form never
+    # rounds Φ(b) to 1 (b >= 8.3 in double precision), which made the estimate ±inf.
+    b = np.asarray(B, float) / np.asarray(sigma, float)
+    return sigma * np.clip(special.ndtri(np.clip(p_hat, 0.0, 1.0)), -b, b)
 
 
 def threshold_exact_risk(m: int, eps: float, sigma: float, B: float, theta: float) -> float:
@@ -170,6 +172,9 @@ def threshold_worst_risk(m: int, eps: float, b: float):
             g = lam * g1[None, :]
             e2 = np.maximum((g - ta) ** 2, (g - tb) ** 2)
             sums = np.sum(wmax * e2, axis=1)
+            if not np.all(np.isfinite(sums)):  # never certify from NaN/inf cell sums
+                worst[i] = math.inf
+                continue
             j = int(np.argmax(sums))
             if sums[j] > worst[i]:
                 worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])

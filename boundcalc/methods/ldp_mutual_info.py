@@ -7,8 +7,8 @@ Proof: for each output z the likelihood ratio ``r_z(x) = q(z|x)/Σ_x' π(x')q(z|
 ``[a, a e^ε]`` (ε-LDP) and has E_π r_z = 1, and ``KL(P_{X|z} ‖ π) = E_π[r_z log r_z]``. The map
 ``t ↦ t log t`` is convex, so over laws on ``[a, ae^ε]`` with mean 1 the expectation is largest on the two
 endpoints: ``log a + ε e^ε (1 - a)/(e^ε - 1)``, maximised at ``a = (e^ε - 1)/(ε e^ε)``, where it equals
-κ_ε. Average over z. ∎ (Tested on random finite channels and priors; binary randomized response with
-the optimal prior attains it.)
+κ_ε. Average over z. ∎ (Tested on random finite channels and priors; K-ary randomized response with a
+uniform prior attains it up to the rounding of K* = a(e^ε-1)/(1-a); binary randomized response only as ε → 0.)
 
 **Lemma B (posterior means on the cube).** For any law P on {±1}^d with mean vector μ,
 ``KL(P ‖ uniform) >= Σ_j ψ(μ_j) >= d ψ̃(‖μ‖²/d)``, ``ψ(t) = ((1+t) log(1+t) + (1-t) log(1-t))/2`` and
