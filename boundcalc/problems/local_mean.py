@@ -518,6 +518,14 @@ def check_instances(t):
 
         est = _sim_dd(mech, axes_sampler, T, ball, n, eps, reps, rng, d, **kk)
         yield record("axes(θ=0)", est, np.zeros(d), "uniform on {±r e_j} (van Trees family, centre)")
+        vb = lowers.get("bayes-vertices")
+        pe = float(vb.free_parameters.get("p_erase") or 0.0) if vb is not None else 0.0
+        if 0.0 < pe <= 1.0:  # the erased-vertex family of bayes-vertices (by symmetry, one vertex suffices)
+            c = (r * pe ** (-1.0 / k) if not math.isinf(k) else r) / (1.0 if ball == "linf" else math.sqrt(d))
+            est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < pe, c, 0.0) * np.ones((1, d)), T, ball,
+                          n, eps, reps, rng, d, **kk)
+            yield record(f"vertex(p={pe:.3g})", est, np.full(d, c * pe),
+                         "X = c·(1,…,1) with probability p, else 0 (erased-vertex family of bayes-vertices)")
         if ball == "linf":
             est = _sim_dd(mech, lambda m: np.where(rng.random((m, d)) < 0.75, r, -r), T, ball, n, eps,
                           reps, rng, d, **kk)
