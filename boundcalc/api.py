@@ -212,6 +212,10 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
     Uses each bound's closed form at its symbolic optimum (a valid, slightly less tight choice of the
     free parameters than the solver's), lambdified once and cached; bounds without a closed form are
     skipped, and the best (min for upper, max for lower) certified closed form is returned pointwise.
+    Bounds whose certified value needs an exact numeric sum per point (``extra["curve"] is False``, e.g. the
+    Gaussian threshold scheme's exact binomial sums) are skipped too, so a curve can be looser than ``rate``
+    at the same point, never wrong. A bound that is undefined at a point (NaN there, e.g. a d >= 2 mechanism
+    at d = 1) does not count at that point.
     """
     # strings (choice parameters such as loss="squared", and "inf") pass through unchanged
     fixed = {k: v for k, v in params.items() if isinstance(v, str)}
@@ -236,7 +240,7 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
     v = entry.with_derived(values)
     best = None
     for b in entry.bounds(v):
-        if b.side != side or not b.certified or b.closed_form() is None:
+        if b.side != side or not b.certified or b.extra.get("curve") is False or b.closed_form() is None:
             continue
         ok = all(np.all(c.holds(v)) for c in b.conditions)
         if not ok:
@@ -247,7 +251,10 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
 
             cf = b.__dict__["_closed"] = Bound(b.side, b.name, b.label, b.closed_form(), b.source, b.derivation)
         val = cf.evaluate(v)
-        best = val if best is None else (np.minimum(best, val) if side == "upper" else np.maximum(best, val))
+        val = np.asarray(val, dtype=float)
+        best = val if best is None else (np.fmin(best, val) if side == "upper" else np.fmax(best, val))
+    if best is not None and not np.all(np.isfinite(best) | np.isposinf(best)):
+        raise InputError("params", f"no certified closed-form {side} bound is defined at some of these points")
     if best is None:
         raise InputError("side", f"no certified closed-form {side} bound for {problem}/{privacy}")
     return best

@@ -124,7 +124,7 @@ def _threshold_bounds(d1: bool):
     if d1:
         return [Bound("upper", "threshold-rr", "threshold at 0 + randomized response, inverse-Φ estimate",
                       sigma ** 2 * LS.ThresholdRisk(n, e, Bs / sigma), src, how + " m = n, ε' = ε." + exact,
-                      extra={"mechanism": "threshold-rr"})]
+                      extra={"mechanism": "threshold-rr", "curve": False})]
     k = SM.k_sub
     m = sp.floor(n * k / d)
     expr = sp.Piecewise((d * LS.threshold_risk_bound(m, e / k, sigma, Bs), n * k >= d), (4 * d * Bs ** 2, True))
@@ -143,7 +143,7 @@ def _threshold_bounds(d1: bool):
                   "scheme with m = floor(nk/d) available reports." + exact,
                   free=(FreeParameter(k, lambda v: 1, lambda v: max(1, min(v["d"], math.ceil(v["eps"]) + 2)),
                                       integer=True, doc="coordinates per user"),),
-                  extra={"mechanism": "threshold-rr-split-exact"})]
+                  extra={"mechanism": "threshold-rr-split-exact", "curve": False})]
 
 
 alpha = sp.Symbol("alpha", positive=True)  # fraction of users in the first stage of the two-stage scheme

@@ -120,7 +120,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "The projected-SGD analysis of sgd-l2-sampling (E excess <= rG/√n for unbiased Z_t independent of θ_t "
             "with ‖Z_t‖₂ <= G) with G = M/m: PrivUnit (mechanisms/privunit.py) with radius M is unbiased, ε-LDP "
             "(d >= 2), ‖Z‖₂ = M/m exactly, m = E⟨V,u⟩ from incomplete beta functions at the best grid cap threshold.",
-            extra={"geometry": geometry}))
+            extra={"geometry": geometry, "curve": False}))
         out.append(Bound(
             "upper", "minimiser-privunit", "minimiser of the averaged PrivUnit-privatised loss over the ℓ2 ball",
             sgd.ball_minimiser_bound(S.r, Msym, PU.second_moment(Msym, S.eps, S.d),
@@ -136,7 +136,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "quadratic majorant: ψ(x,y) = 1 - x/√(x²+y) <= α + b(x-ρ) + g(x-ρ)² + κy (α a certified sup over x of "
             "sup_y[ψ - κy] minus the quadratic), so E ψ <= α + gσ² + κs²(ρ). Sup over ρ <= M (numerical, certified "
             "by monotone cell envelopes), t and (κ, b, g) tuned per cell (docs/problems/linear.md).",
-            extra={"geometry": geometry}))
+            extra={"geometry": geometry, "curve": False}))
     out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
                      "excess = r||μ||_* <= rM."))
     # lower bounds
