@@ -251,3 +251,26 @@ MPMATH_IMPL = {
     "BinomTVComplement": _mp_binom_tv_complement,
     "GaussSigmaAnalytic": lambda e, dl: mpmath_float(gauss_sigma_analytic_scalar(float(e), float(dl))),
 }
+
+
+def register_scalar_function(name: str, value, nan_unless_finite: bool = False):
+    """Register the numeric implementations of the sympy function ``name`` from a scalar float function
+    ``value(*args)``: an elementwise numpy version (broadcast arguments; a float for scalar input) and an mpmath
+    version (NaN where ``value`` is NaN, or, with ``nan_unless_finite``, wherever it is not finite)."""
+
+    def numpy_impl(*args):
+        arrs = np.broadcast_arrays(*(np.asarray(a, float) for a in args))
+        out = np.empty(arrs[0].shape)
+        for ix in np.ndindex(out.shape):
+            out[ix] = value(*(float(a[ix]) for a in arrs))
+        return out if out.ndim else float(out)
+
+    def mpmath_impl(*args):
+        import mpmath
+
+        v = value(*(float(a) for a in args))
+        bad = (not math.isfinite(v)) if nan_unless_finite else math.isnan(v)
+        return mpmath.mpf("nan") if bad else mpmath.mpf(v)
+
+    NUMPY_IMPL[name] = numpy_impl
+    MPMATH_IMPL[name] = mpmath_impl

@@ -93,19 +93,6 @@ def privunit_factor_value(d: float, eps: float) -> float:
     return _CACHE[key]
 
 
-def _factor_numpy(d, eps):
-    d, eps = np.broadcast_arrays(np.asarray(d, float), np.asarray(eps, float))
-    out = np.empty(d.shape)
-    for ix in np.ndindex(d.shape):
-        out[ix] = privunit_factor_value(float(d[ix]), float(eps[ix]))
-    return out if out.ndim else float(out)
-
-
-def _factor_mpmath(d, eps):
-    import mpmath
-
-    v = privunit_factor_value(float(d), float(eps))
-    return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
 
 
 class PrivUnitFactor(sp.Function):
@@ -120,8 +107,7 @@ class PrivUnitFactor(sp.Function):
         return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
 
 
-S.NUMPY_IMPL["PrivUnitFactor"] = _factor_numpy
-S.MPMATH_IMPL["PrivUnitFactor"] = _factor_mpmath
+S.register_scalar_function("PrivUnitFactor", privunit_factor_value, nan_unless_finite=True)
 
 
 def sq_inner_moment(d: float, eps: float) -> float:

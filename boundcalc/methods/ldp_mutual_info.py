@@ -175,29 +175,13 @@ def _erased_info_exact(p: float, eps: float) -> float:
     return best * (1 + 1e-9) + 1e-300
 
 
-def _g_np(p, eps):
-    p, eps = np.broadcast_arrays(np.asarray(p, float), np.asarray(eps, float))
-    out = np.empty(p.shape)
-    for ix in np.ndindex(p.shape):
-        out[ix] = erased_info_value(float(p[ix]), float(eps[ix]))
-    return out if out.ndim else float(out)
-
-
-def _g_mp(p, eps):
-    import mpmath
-
-    v = erased_info_value(float(p), float(eps))
-    return mpmath.mpf(v) if not math.isnan(v) else mpmath.mpf("nan")
-
-
 class ErasedInfo(sp.Function):
     """``ErasedInfo(p, ε) = g(p, ε)``: Lemma C's bound on I(V; Z_i | past) for the erased-vertex family."""
 
     nargs = 2
 
 
-S.NUMPY_IMPL["ErasedInfo"] = _g_np
-S.MPMATH_IMPL["ErasedInfo"] = _g_mp
+S.register_scalar_function("ErasedInfo", erased_info_value)
 
 
 # ----------------------------------------------------------------------------- Lemma C' (sharper)
@@ -281,19 +265,6 @@ def _erased_info_sharp_exact(p: float, eps: float) -> float:
     return erased_info_sharp_certified(p, eps) * (1 + 1e-9) + 1e-300
 
 
-def _gs_np(p, eps):
-    p, eps = np.broadcast_arrays(np.asarray(p, float), np.asarray(eps, float))
-    out = np.empty(p.shape)
-    for ix in np.ndindex(p.shape):
-        out[ix] = erased_info_sharp_value(float(p[ix]), float(eps[ix]))
-    return out if out.ndim else float(out)
-
-
-def _gs_mp(p, eps):
-    import mpmath
-
-    v = erased_info_sharp_value(float(p), float(eps))
-    return mpmath.mpf(v) if not math.isnan(v) else mpmath.mpf("nan")
 
 
 class ErasedInfoSharp(sp.Function):
@@ -302,8 +273,7 @@ class ErasedInfoSharp(sp.Function):
     nargs = 2
 
 
-S.NUMPY_IMPL["ErasedInfoSharp"] = _gs_np
-S.MPMATH_IMPL["ErasedInfoSharp"] = _gs_mp
+S.register_scalar_function("ErasedInfoSharp", erased_info_sharp_value)
 
 
 def erased_vertex_bound(c2, p, n, eps, d):
