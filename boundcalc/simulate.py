@@ -233,7 +233,7 @@ class Trial:
     ``n`` is ``ns[index]`` (``ns``: the whole grid of the check; ``seed``: the check's seed).
     ``result``: :func:`boundcalc.api.rate` at n; ``upper``/``lower``: its best certified bounds;
     ``derived``: the values at n with the entry's auxiliary values; ``bound(name)``: the entry's
-    :class:`boundcalc.bounds.Bound` of that name at n; ``notes``/``failures``: lists the check's notes
+    :class:`boundcalc.bounds.Bound` of that name at n; ``result_at(m)``: the rate result at another n; ``notes``/``failures``: lists the check's notes
     and extra failures are appended to; ``interval(errors)``: the risk and its confidence interval.
     """
 
@@ -257,6 +257,14 @@ class Trial:
     def interval(errors):
         """:func:`risk_interval` of ``errors``: (mean, CI low, CI high)."""
         return risk_interval(errors)
+
+    def result_at(self, n):
+        """The rate result of this check's (problem, privacy, values) at another sample size ``n``
+        (so a problem's instance generator can look along the grid without importing the API)."""
+        from .api import rate
+
+        params = {k: v for k, v in self.values.items() if k not in ("problem", "privacy")}
+        return rate(self.entry.problem, self.values["privacy"], **{**params, "n": n})
 
     def bound(self, name):
         if self._bounds is None:

@@ -354,12 +354,9 @@ _TWO_STAGE = ("two-stage-threshold",)
 def _same_mechanism_over_grid(t):
     """The threshold scheme at every n of the grid when it is the best at the largest n (so the fitted slope of
     the simulated risk is that of one mechanism, comparable with the slope of its bound)."""
-    from ..api import rate
-
     if t.upper is None or t.upper.name in _THRESHOLD + _TWO_STAGE:
         return t.upper  # (the two-stage bound is never forced: it is loose before its asymptotic regime)
-    params = {k: v for k, v in t.values.items() if k not in ("problem", "privacy")}
-    last = rate(t.entry.problem, t.values["privacy"], **{**params, "n": t.ns[-1]}).upper
+    last = t.result_at(t.ns[-1]).upper
     if last is None or last.name not in _THRESHOLD:
         return t.upper
     same = [u for u in t.result.uppers if u.name == last.name and u.certified and math.isfinite(u.value)]
