@@ -371,20 +371,23 @@ class DiscreteMechanism:
     """One ε-LDP frequency-estimation mechanism: its title, the constant of its exact risk (sympy,
     ``risk_constant(n, ε, d, s)``), its finite channel and estimator matrix (``channel(d, ε, s)``, None when
     the output is continuous) and its vectorised sampler of the unbiased estimates
-    (``estimate(θ, n, ε, reps, rng, s)``). ``s`` is the subset size (used by subset selection only)."""
+    (``estimate(θ, n, ε, reps, rng, s)``). ``s`` is the subset size, a free parameter of the mechanisms
+    with ``subset_size`` set (subset selection only); the others ignore it."""
 
     name: str
     title: str
     risk_constant: Callable
     channel: Callable | None
     estimate: Callable
+    subset_size: bool = False
 
 
 REGISTRY = {m.name: m for m in (
     DiscreteMechanism("rr", "randomized response on the one-hot vector", _rr_risk, _rr_channel, _rr_estimate),
     DiscreteMechanism("laplace", "Laplace noise on the one-hot vector", _laplace_risk, None, _laplace_estimate),
     DiscreteMechanism("krr", "k-ary randomized response (k-RR)", _krr_risk, _krr_channel, _krr_estimate),
-    DiscreteMechanism("subset", "subset selection (Ye-Barg)", _subset_risk, _subset_channel, _subset_estimate),
+    DiscreteMechanism("subset", "subset selection (Ye-Barg)", _subset_risk, _subset_channel, _subset_estimate,
+                      subset_size=True),
 )}
 MECHANISMS = tuple(REGISTRY)
 TITLES = {name: m.title for name, m in REGISTRY.items()}

@@ -522,6 +522,11 @@ def shrink_factor(alpha: float, h: float, V: float) -> float:
     return B / (B + V) if B + V > 0 else 0.0
 
 
+#: bound name -> (Laplace noise on the counts?, shrunk toward f ≡ 1?) of the central histograms (default: noisy,
+#: not shrunk; without privacy there is no noise whatever the bound)
+CENTRAL_HISTOGRAMS = {"uniform": (False, False), "shrunk-histogram": (True, True)}
+
+
 def check_central_instances(t):
     """ISE of the (private) histogram — shrunk toward f ≡ 1 when the best bound is ``shrunk-histogram`` —
     at the solver's b on a smooth density (additive cosine), on the extremal sawtooth of the bin width
@@ -535,9 +540,10 @@ def check_central_instances(t):
         return
     h = 1.0 / bins
     mm = bins ** d
-    eps = float(values["eps"]) if priv != "none" and res.upper.name != "uniform" else None
+    noisy, shrunk = CENTRAL_HISTOGRAMS.get(res.upper.name, (True, False))
+    eps = float(values["eps"]) if priv != "none" and noisy else None
     lam = 1.0
-    if res.upper.name == "shrunk-histogram":
+    if shrunk:
         V = (mm - 1) / n + (8 * mm ** 2 / (n * eps) ** 2 if eps else 0.0)
         lam = shrink_factor(d * Lv ** 2 / 12, h, V)
     amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
@@ -576,19 +582,65 @@ def sample_cos_density(rng, amp, freq, size):
     return out[:total].reshape(size)
 
 
-#: bound name -> (estimator shape, privatising channel) of each local mechanism simulated
-LOCAL_MECHANISMS = {"hist-laplace": ("histogram", "laplace"), "hist-rr": ("histogram", "rr"),
-                    "uniform": ("histogram", None), "series-linf": ("series", "linf"),
-                    "series-laplace": ("series", "laplace"), "hist-subset": ("histogram", "subset")}
-
-
 def _rr_count_variance(eps):
     q = H.rr_flip_probability(eps)
     return q * (1 - q) / (1 - 2 * q) ** 2
 
 
-#: the variance of one user's privatised bin indicator, per channel (the exact risk's noise term / n)
-COUNT_NOISE_VARIANCE = {"laplace": lambda eps: 8 / eps ** 2, "rr": _rr_count_variance}
+def _normalised(gb, ig2, h):
+    """The bin probabilities and ∫f² of an additive instance."""
+    p, if2 = _additive_instance(gb, ig2, 1, h)
+    p = np.clip(p, 0, None)
+    return p / p.sum(), if2
+
+
+def _counts_channel(noise_variance):
+    """Histogram from privatised bin indicators (Laplace or randomized response on each bin), simulated
+    from the channel's counts; ``noise_variance(ε)``: one user's privatised indicator variance (the exact
+    risk's noise term / n)."""
+    def run(t, channel, insts, bins, h, fam):
+        n, eps = t.n, float(t.values["eps"])
+        for name, (gb, ig2), desc in insts:
+            p, if2 = _normalised(gb, ig2, h)
+            c = H.local_counts(t.rng, n, p, t.reps, eps, channel)
+            yield name, H.ise(c, p, if2, n, h), desc, H.exact_risk(p, if2, n, n * noise_variance(eps), h)
+    return run
+
+
+def _flat_channel(t, channel, insts, bins, h, fam):
+    """f̂ ≡ 1 (no data): the ISE is ∫f² - 1 exactly."""
+    for name, (gb, ig2), desc in insts:
+        p, if2 = _normalised(gb, ig2, h)
+        yield name, np.full(t.reps, if2 - 1.0), desc, H.exact_risk(p, if2, t.n, 0.0, h)
+
+
+def _subset_channel(t, channel, insts, bins, h, fam):
+    """f̂ = 1 + λ(m p̂ - 1), p̂ from n users' subsets (subset selection on the bins, simulated user by
+    user), on the given instances plus a linear density (both bias terms) for the Lipschitz family."""
+    from ..mechanisms import discrete as DM
+
+    values, n, eps = t.values, t.n, float(t.values["eps"])
+    if fam == "lipschitz":
+        lin = min(float(values["L"]), 1.8)
+        insts = insts + [("linear", linear_instance(lin, bins), f"1 + {lin:.3g}(x - 1/2): both bias terms")]
+    s_sub = H.best_subset_size(bins, eps)
+    c_s = H.subset_second_moment(bins, eps, s_sub)
+    lam = shrink_factor(_uniform_bias_value(values, fam), h, bins * (c_s - 1 / bins) / n)
+    for name, (gb, ig2), desc in insts:
+        p, if2 = _normalised(gb, ig2, h)
+        ph = DM.estimate("subset", p, n, eps, t.reps, t.rng, s_sub)
+        err = H.ise(n * h * (1 + lam * (bins * ph - 1)), p, if2, n, h)
+        exact = H.exact_risk_shrunk(p, if2, n, lam, (c_s - float(np.sum(p ** 2))) / n)
+        yield name, err, desc + f" (s = {s_sub}, λ = {lam:.3g})", exact
+
+
+#: histogram channel -> how its estimates are simulated
+HISTOGRAM_CHANNELS = {"laplace": _counts_channel(lambda eps: 8 / eps ** 2), "rr": _counts_channel(_rr_count_variance),
+                      None: _flat_channel, "subset": _subset_channel}
+#: bound name -> (estimator shape, privatising channel) of each local mechanism simulated
+LOCAL_MECHANISMS = {"hist-laplace": ("histogram", "laplace"), "hist-rr": ("histogram", "rr"),
+                    "uniform": ("histogram", None), "series-linf": ("series", "linf"),
+                    "series-laplace": ("series", "laplace"), "hist-subset": ("histogram", "subset")}
 
 
 def check_local_instances(t):
@@ -611,33 +663,7 @@ def check_local_instances(t):
             a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
             hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
         insts = [("smooth", cos_instance(smooth_amp, 1, bins), f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard]
-        if channel == "subset":
-            lin = min(Lv, 1.8)
-            if fam == "lipschitz":
-                insts.append(("linear", linear_instance(lin, bins), f"1 + {lin:.3g}(x - 1/2): both bias terms"))
-            s_sub = H.best_subset_size(bins, eps)
-            c_s = H.subset_second_moment(bins, eps, s_sub)
-            lam = shrink_factor(_uniform_bias_value(values, fam), h, bins * (c_s - 1 / bins) / n)
-        for name, (gb, ig2), desc in insts:
-            p, if2 = _additive_instance(gb, ig2, 1, h)
-            p = np.clip(p, 0, None)
-            p = p / p.sum()
-            if channel == "subset":  # f̂ = 1 + λ(m p̂ - 1), p̂ from n users' subsets (simulated user by user)
-                from ..mechanisms import discrete as DM
-
-                ph = DM.estimate("subset", p, n, eps, reps, rng, s_sub)
-                err = H.ise(n * h * (1 + lam * (bins * ph - 1)), p, if2, n, h)
-                exact = H.exact_risk_shrunk(p, if2, n, lam, (c_s - float(np.sum(p ** 2))) / n)
-                yield name, err, desc + f" (s = {s_sub}, λ = {lam:.3g})", exact
-                continue
-            if channel is None:  # f̂ ≡ 1: the ISE is ∫f² - 1 exactly
-                err = np.full(reps, if2 - 1.0)
-                nv = 0.0
-            else:
-                c = H.local_counts(rng, n, p, reps, eps, channel)
-                err = H.ise(c, p, if2, n, h)
-                nv = n * COUNT_NOISE_VARIANCE[channel](eps)
-            yield name, err, desc, H.exact_risk(p, if2, n, nv, h)
+        yield from HISTOGRAM_CHANNELS[channel](t, channel, insts, bins, h, fam)
     else:
         Kt = int(up.free_parameters["K"])
         beta_s = 1.0 if fam == "lipschitz" else bv

@@ -296,7 +296,7 @@ def _errors_threshold(t, theta, L, release):
     k = int(t.upper.free_parameters.get("k_sub", 1)) if d > 1 else 1
     n = t.n
     cols = (np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d  # (n, k) coordinates of each user
-    closed = t.upper.name == "threshold-rr-split"
+    closed = t.upper.name in _CLOSED_FORM_SPLIT
     if closed:  # all reports, λ = 1
         use, lam = np.ones((n, k), bool), 1.0
     else:  # the scheme's choice: the first m_used reports of each coordinate, shrink λ
@@ -349,6 +349,8 @@ def _errors_two_stage(t, theta, L, release):
 
 _THRESHOLD = ("threshold-rr", "threshold-rr-split", "threshold-rr-split-exact")
 _TWO_STAGE = ("two-stage-threshold",)
+#: the threshold bound with a closed-form per-cell risk (all reports used, no shrinkage)
+_CLOSED_FORM_SPLIT = ("threshold-rr-split",)
 
 
 def _same_mechanism_over_grid(t):
@@ -379,7 +381,7 @@ def check_instances(t):
     if up.name in _TWO_STAGE:  # near the edge of the stage-2 window (where the closed form is attained)
         th = np.full(d, min(B, 0.5 * B + float(values["sigma"]) * float(up.free_parameters["w"])))
         yield "window-edge", errors(t, th, L, release), "θ_j = B/2 + σw"
-    if up.name in _THRESHOLD and up.name != "threshold-rr-split":
+    if up.name in _THRESHOLD and up.name not in _CLOSED_FORM_SPLIT:
         k = int(up.free_parameters.get("k_sub", 1)) if d > 1 else 1
         sg = float(values["sigma"])
         at = LS.threshold_scheme(t.n * k // d, eps / k, B / sg)[3] * sg

@@ -447,6 +447,8 @@ def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
 
 #: one-dimensional mechanisms on discrete data, from the counts of each (truncated) atom
 SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d, "levels-rr": _levels_1d}
+#: the free parameters of a bound passed to its 1-D sampler: mechanism -> {sampler keyword: free parameter}
+SIM_FREE_PARAMETERS = {"levels-rr": {"m": "m_levels"}}
 
 
 def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng, **kw):
@@ -499,7 +501,7 @@ def check_instances(t):
     if mech in EXACT:
         yield EXACT[mech](r, h)
     elif d == 1:
-        kw1 = {"m": int(up.free_parameters.get("m_levels", 1))} if mech == "levels-rr" else {}
+        kw1 = {key: int(up.free_parameters.get(free, 1)) for key, free in SIM_FREE_PARAMETERS.get(mech, {}).items()}
         for sgn in (1, -1):
             atoms = np.array([0.0, sgn * far])
             est = _sim_1d(mech, atoms, np.array([1 - p, p]), T, n, eps, reps, rng, **kw1)

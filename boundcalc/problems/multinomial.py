@@ -106,7 +106,7 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
             expr = risk if loss == "l2sq" else sp.sqrt(d * risk)
             free = ()
             opt = None
-            if mech == "subset":
+            if DM.mechanism(mech).subset_size:
                 free = (FreeParameter(DM.ssub, lambda v: 1, lambda v: max(1, v["d"] - 1), integer=True,
                                       doc="subset size"),)
                 opt = {DM.ssub: sp.Max(1, sp.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
