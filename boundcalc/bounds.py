@@ -6,8 +6,10 @@ parameters, its validity conditions, its source and method/mechanism, and the de
 constants. Numeric evaluation is ``lambdify`` of that one expression (cached), so the expression a
 user reads is the expression that is evaluated.
 
-Problem modules (``boundcalc/problems/*.py``) register :class:`Entry` records with :func:`register`;
-the registry is passive (it imports no problem module): :mod:`boundcalc.catalog` discovers the
+A problem module (``boundcalc/problems/*.py``) defines one :class:`Problem` subclass (its parameters,
+rate terms, bounds per privacy model and simulation check) and registers it with
+:func:`register_problem_class`; the registry keeps the per-(problem, privacy) view of it, an
+:class:`Entry`, which is what the application layer uses. The registry is passive (it imports no problem module): :mod:`boundcalc.catalog` discovers the
 problem modules and installs its loader here, and the CLI and the API reach problems through it.
 """
 from __future__ import annotations
@@ -187,7 +189,8 @@ class CheckSpec:
 
 @dataclass
 class Entry:
-    """Everything boundcalc knows about one (problem, privacy) pair.
+    """Everything boundcalc knows about one (problem, privacy) pair: the view of a :class:`Problem` at one
+    privacy model (built by :meth:`Problem.entry`), which the application layer uses.
 
     ``params``: the problem parameters used (privacy parameters come from the privacy model).
     ``rate(values)``: list of (label, sympy term); the minimax rate is their sum (order only).
@@ -213,6 +216,7 @@ class Entry:
     check: object = None
     notes: tuple = ()
     report: Callable | None = None  # report(values, result) -> list of notes for this result
+    definition: object = None  # the Problem this view was built from (None for a hand-made Entry)
 
     def with_derived(self, values: dict) -> dict:
         """``values`` plus this entry's auxiliary values (e.g. the implied TV level)."""
@@ -230,12 +234,161 @@ class Entry:
         return getattr(importlib.import_module(mod), fn)
 
 
+class Problem:
+    """One estimation problem: one module, one subclass, one registered instance.
+
+    Class attributes: ``name``, ``title``, ``aliases``, ``privacies`` (the privacy models it supports),
+    ``params`` (its :class:`ParamSpec` s; the privacy model adds its own), ``source`` and ``check`` (a
+    :class:`CheckSpec`, a lazy ``"module:name"`` path to one, or None).
+
+    Required methods: ``rate(privacy, values)`` -> list of (label, sympy term), the minimax rate being
+    their sum (order only); ``bounds(privacy, values)`` -> list of :class:`Bound` (built from structural
+    parameters such as k; cache them). Optional methods (define them only where the problem needs them;
+    the defaults mean "nothing to do"): ``validate(privacy, values)`` (cross-parameter checks, raise
+    :class:`InputError`), ``derived(privacy, values)`` (values of auxiliary symbols, e.g. an implied TV
+    level), ``lower_rate(privacy, values)`` (the rate of the lower bound where it differs),
+    ``report(privacy, values, result)`` (extra notes about one result). Per-privacy text:
+    ``entry_title(privacy)``, ``entry_source(privacy)``, ``notes(privacy)``, ``check_for(privacy)``,
+    ``params_for(privacy)`` (defaults: the class attributes).
+    """
+
+    name: str = ""
+    title: str = ""
+    aliases: tuple = ()
+    privacies: tuple = ()
+    params: tuple = ()
+    source: str = ""
+    check: object = None
+
+    #: the optional methods; an :class:`Entry` carries them only where a subclass defines them
+    OPTIONAL = ("validate", "derived", "lower_rate", "report")
+
+    def rate(self, privacy: str, values: dict) -> list:
+        raise NotImplementedError
+
+    def bounds(self, privacy: str, values: dict) -> list:
+        raise NotImplementedError
+
+    def validate(self, privacy: str, values: dict) -> None:
+        return None
+
+    def derived(self, privacy: str, values: dict) -> dict:
+        return {}
+
+    def lower_rate(self, privacy: str, values: dict):
+        return None
+
+    def report(self, privacy: str, values: dict, result) -> list:
+        return []
+
+    def entry_title(self, privacy: str) -> str:
+        return self.title
+
+    def entry_source(self, privacy: str) -> str:
+        return self.source
+
+    def notes(self, privacy: str) -> tuple:
+        return ()
+
+    def check_for(self, privacy: str):
+        return self.check
+
+    def params_for(self, privacy: str) -> tuple:
+        return tuple(self.params)
+
+    def _defines(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(Problem, method)
+
+    def entry(self, privacy: str) -> "Entry":
+        """The per-privacy view of this problem used by the application layer."""
+        def bind(method):
+            fn = getattr(self, method)
+            return lambda *args: fn(privacy, *args)
+
+        optional = {m: bind(m) for m in self.OPTIONAL if self._defines(m)}
+        return Entry(problem=self.name, privacy=privacy, params=self.params_for(privacy), rate=bind("rate"),
+                     bounds=bind("bounds"), title=self.entry_title(privacy), source=self.entry_source(privacy),
+                     check=self.check_for(privacy), notes=tuple(self.notes(privacy)), definition=self, **optional)
+
+
+# ---------------------------------------------------------------------- lower-bound methods
+
+@dataclass(frozen=True)
+class TwoPointFamily:
+    """A family shape: two hypotheses P_± of a problem whose estimates are ``2s`` apart in the loss.
+
+    ``loss_at_s``: the loss Φ(s) paid by any estimate on the wrong side (sympy); ``tv_one``: TV(P_+, P_-)
+    of one observation; ``tv_product``: an upper bound on TV(P_+^n, P_-^n) (exact, or by data processing),
+    or None. The rest describes the bound the methods build from it: ``name``, ``title`` (as printed; a
+    method may prefix it), ``source``, ``derivation`` (of the family: separation and TVs), ``free``,
+    ``optimum``, ``extra``. A problem lists its families in its bounds; every registered :class:`Method`
+    that applies to the shape and the privacy model turns each into :class:`Bound` s
+    (:func:`boundcalc.methods.method_bounds`).
+    """
+
+    name: str
+    title: str
+    loss_at_s: object
+    tv_one: object
+    tv_product: object = None
+    source: str = ""
+    derivation: str = ""
+    free: tuple = ()
+    optimum: dict | None = None
+    extra: dict | None = None
+
+
+class Method:
+    """A lower-bound lemma written once: ``applies_to(family, privacy)`` says for which family shape and
+    privacy model it holds, ``bounds(family, privacy)`` returns its :class:`Bound` s. Registered with
+    :func:`register_method` (in a module listed in :data:`boundcalc.methods.METHOD_MODULES`),
+    a method is applied to every problem that lists a family of its shape
+    (:func:`boundcalc.methods.method_bounds`)."""
+
+    name: str = ""
+    shape: type = object
+    privacies: tuple = ()
+
+    def applies_to(self, family, privacy: str) -> bool:
+        return isinstance(family, self.shape) and privacy in self.privacies
+
+    def bounds(self, family, privacy: str) -> list:
+        raise NotImplementedError
+
+
+_METHODS: list = []
+
+
+def register_method(cls):
+    """Register a :class:`Method` subclass (usable as a class decorator)."""
+    _METHODS.append(cls())
+    return cls
+
+
+def registered_methods() -> list:
+    """The methods registered so far (the registry imports no method module: see
+    :func:`boundcalc.methods.method_bounds`)."""
+    return list(_METHODS)
+
+
+def register_problem_class(cls):
+    """Register a :class:`Problem` subclass (usable as a class decorator): one instance, one
+    :class:`Entry` per privacy model it supports."""
+    problem = cls()
+    info = register_problem(problem.name, problem.title, problem.aliases)
+    info.definitions.append(problem)
+    for privacy in problem.privacies:
+        register(problem.entry(privacy))
+    return cls
+
+
 @dataclass
 class ProblemInfo:
     name: str
     title: str
     aliases: tuple = ()
     entries: dict = field(default_factory=dict)  # privacy -> Entry
+    definitions: list = field(default_factory=list)  # the Problem instances (one per module)
 
 
 _PROBLEMS: dict[str, ProblemInfo] = {}

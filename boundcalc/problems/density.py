@@ -47,7 +47,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..errors import InputError
 from ..mechanisms import histogram as H
 from ..mechanisms import series as SER
@@ -688,20 +688,49 @@ def check_local_instances(t):
 CHECK_LOCAL = CheckSpec(check_local_instances, DEFAULT_NS_LOCAL)
 
 
-register_problem("density", "density estimation, loss integrated squared error", aliases=("density-estimation",))
-for _priv in ("none", "pure"):
-    register(Entry(
-        problem="density", privacy=_priv, params=PARAMS_CENTRAL, rate=rate_terms, bounds=bounds,
-        title="coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²",
-        source=SOURCE_C, derived=derived, check=CHECK_CENTRAL,
-        notes=("Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
-               "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
-               "Histogram bias constant derived: dL²h²/12 (sharp), not the original theorem catalogue's dL²h²; variance (m-1)/n.")))
-register(Entry(
-    problem="density", privacy="local", params=PARAMS_LOCAL, rate=rate_terms, bounds=bounds,
-    title="smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²",
-    source=SOURCE_L, derived=derived, validate=_validate_local, check=CHECK_LOCAL,
-    notes=("Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
-           "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
-           "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
-           "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")))
+@register_problem_class
+class Density(Problem):
+    """Density estimation: Lipschitz densities on [0,1]^d under central privacy, Sobolev densities on [0,1]
+    under ε-LDP."""
+
+    name, title, aliases = "density", "density estimation, loss integrated squared error", ("density-estimation",)
+    privacies = ("none", "pure", "local")
+    _CENTRAL_NOTES = (
+        "Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
+        "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
+        "Histogram bias constant derived: dL²h²/12 (sharp), not the original theorem catalogue's dL²h²; variance (m-1)/n.")
+    _LOCAL_NOTES = (
+        "Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
+        "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
+        "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
+        "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return bounds(values)
+
+    def derived(self, privacy, values):
+        return derived(values)
+
+    def validate(self, privacy, values):
+        if privacy == "local":
+            _validate_local(values)
+
+    def params_for(self, privacy):
+        return PARAMS_LOCAL if privacy == "local" else PARAMS_CENTRAL
+
+    def entry_title(self, privacy):
+        return ("smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, loss ∫(f̂-f)²"
+                if privacy == "local" else
+                "coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²")
+
+    def entry_source(self, privacy):
+        return SOURCE_L if privacy == "local" else SOURCE_C
+
+    def check_for(self, privacy):
+        return CHECK_LOCAL if privacy == "local" else CHECK_CENTRAL
+
+    def notes(self, privacy):
+        return self._LOCAL_NOTES if privacy == "local" else self._CENTRAL_NOTES

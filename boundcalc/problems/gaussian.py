@@ -38,7 +38,8 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..methods import method_bounds
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
@@ -231,14 +232,13 @@ def _bounds(d1: bool, private: bool) -> tuple:
     h = S.h
     tv1 = sp.erf(h / (sp.sqrt(2) * sigma))  # TV(N(h,σ²), N(-h,σ²)) = 2Φ(h/σ) - 1
     tvn = sp.erf(sp.sqrt(n) * h / (sp.sqrt(2) * sigma))
-    expr = ldp.private_le_cam_expr(h ** 2, n, e, tv1, tvn) if private else sp.Max(0, h ** 2 * (1 - tvn) / 2)
-    out.append(Bound(
-        "lower", "le-cam", "private Le Cam, θ = ±h e_1" if private else "Le Cam, θ = ±h e_1", expr,
+    out += method_bounds(TwoPointFamily(
+        "le-cam", "Le Cam, θ = ±h e_1", h ** 2, tv1, tvn,
         "docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
         "θ = ±h e_1 (h <= B) are 2h apart; TV(N(h,σ²),N(-h,σ²)) = 2Φ(h/σ)-1 = erf(h/(σ√2)), "
         "TV of the n-samples = erf(√n h/(σ√2)) (the mean is sufficient); private Le Cam (methods.ldp).",
         free=(FreeParameter(h, lambda v: 1e-9 * v["B"], lambda v: v["B"], doc="half-separation h"),),
-        extra={"instance": "two-point"}))
+        extra={"instance": "two-point"}), "local" if private else "none")
     return tuple(out)
 
 
@@ -395,16 +395,37 @@ CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else
 
 # ------------------------------------------------------------------------------ registration
 
-register_problem("gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d", aliases=("gaussian-location",))
-register(Entry(
-    problem="gaussian", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
-    title="Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source=SOURCE, check=CHECK,
-    notes=("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
+@register_problem_class
+class Gaussian(Problem):
+    """Gaussian location in a box, non-private and under ε-LDP."""
+
+    name, title, aliases = "gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d", ("gaussian-location",)
+    privacies = ("local", "none")
+    params = PARAMS
+    _BOUNDS = {"local": bounds_local, "none": bounds_none}
+    _TITLES = {"local": "Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²",
+               "none": "Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²"}
+    _NOTES_LOCAL = ("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
            "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
            "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ; the two-stage bound (localise, then "
            "threshold at the estimate) removes both for large n.",
            "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
-           "dB²/π²); the upper bound for large B/σ.")))
-register(Entry(
-    problem="gaussian", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
-    title="Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²", source="textbook"))
+           "dB²/π²); the upper bound for large B/σ.")
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return self._BOUNDS[privacy](values)
+
+    def entry_title(self, privacy):
+        return self._TITLES[privacy]
+
+    def entry_source(self, privacy):
+        return SOURCE if privacy == "local" else "textbook"
+
+    def check_for(self, privacy):
+        return CHECK if privacy == "local" else None
+
+    def notes(self, privacy):
+        return self._NOTES_LOCAL if privacy == "local" else ()

@@ -58,7 +58,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, FreeParameter, Problem, register_problem_class
 from ..mechanisms import privunit as PU
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
@@ -342,13 +342,17 @@ CHECK = CheckSpec(check_instances, DEFAULT_NS,
                   notes=("the upper bound column is the optimiser's certified bound (θ̂ = 0 is not simulated)",))
 
 
-register_problem("linear", "convex risk minimisation with linear losses", aliases=("convex", "linear-loss"))
-for _priv in ("none", "local"):
-    register(Entry(
-        problem="linear", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
-        title="linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk",
-        source=SOURCE, check=CHECK,
-        notes=("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
+@register_problem_class
+class Linear(Problem):
+    """Convex risk minimisation with linear losses, non-private and under ε-LDP."""
+
+    name, title, aliases = "linear", "convex risk minimisation with linear losses", ("convex", "linear-loss")
+    privacies = ("none", "local")
+    params = PARAMS
+    title_entry = "linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk"
+    source = SOURCE
+    check = CHECK
+    _NOTES = ("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
                "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
                "order only.",
                "Which side is loose: l2, both by constants (largest near n = d, where the lower family's "
@@ -356,4 +360,16 @@ for _priv in ("none", "local"):
                "simulated risk of its mechanism); l1, the lower bound, which "
                "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
                "that rate at ε <= 1): the variational bound needed for it is certified only for "
-               "non-interactive protocols (docs/problems/linear.md).")))
+               "non-interactive protocols (docs/problems/linear.md).")
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return bounds(values)
+
+    def entry_title(self, privacy):
+        return self.title_entry
+
+    def notes(self, privacy):
+        return self._NOTES

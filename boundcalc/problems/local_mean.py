@@ -49,7 +49,8 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..methods import method_bounds
 from ..errors import InputError
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import privunit as PU
@@ -294,9 +295,9 @@ def _cube_van_trees(ball: str) -> Bound:
 def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     a = _a(k)
     p, h, n, e, r, d = S.p, S.h, S.n, S.eps, S.r, S.d
-    mixture = Bound(
-        "lower", "le-cam-mixture", "private Le Cam, mixtures (1-p)δ_0 + p δ_(±r p^(-1/k))",
-        ldp.private_le_cam_expr(r ** 2 * p ** (2 * a), n, e, p, -S.expm1(n * S.log1p(-p))),
+    mixture = TwoPointFamily(
+        "le-cam-mixture", "Le Cam, mixtures (1-p)δ_0 + p δ_(±r p^(-1/k))",
+        r ** 2 * p ** (2 * a), p, -S.expm1(n * S.log1p(-p)),
         "DJW Prop 1 (rate); constant derived (docs/methods/ldp-contraction.md, docs/problems/mean.md)",
         "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} e_1} satisfy E‖X‖^k = r^k; means ±r p^{(k-1)/k} are 2s-separated with "
         "s = r p^{(k-1)/k}; TV(P_+,P_-) = p and TV(P_+^n,P_-^n) = 1-(1-p)^n. Private Le Cam: "
@@ -305,16 +306,15 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         # maximiser of p^β (1 - c p), β = 2(k-1)/k, c = sqrt(n/2)(e^ε-1): p = β/((1+β)c) (a valid choice)
         optimum={p: sp.Min(1, 2 * a / ((1 + 2 * a) * sp.sqrt(n / 2) * S.expm1(e)))},
         extra={"instance": "mixture"})
-    two_point = Bound(
-        "lower", "le-cam-two-point", "private Le Cam, P(X = ±r e_1) = (1±h)/2",
-        ldp.private_le_cam_expr(r ** 2 * h ** 2, n, e, h,
-                                ldp.binomial_tv_bound(n, (1 - h) / 2, (1 + h) / 2)),
+    two_point = TwoPointFamily(
+        "le-cam-two-point", "Le Cam, P(X = ±r e_1) = (1±h)/2",
+        r ** 2 * h ** 2, h, ldp.binomial_tv_bound(n, (1 - h) / 2, (1 + h) / 2),
         "docs/methods/ldp-contraction.md (derived)",
         "Means ±r h e_1 (s = rh); TV(P_+,P_-) = h; the number of +r draws is sufficient, so TV(P_+^n,P_-^n) is "
         "the exact binomial TV; private Le Cam as above. Valid for every k (|X| = r).",
         free=(FreeParameter(h, lambda v: 1e-9, lambda v: 1.0 - 1e-9, doc="probability gap"),),
         extra={"instance": "two-point"})
-    out = [mixture, two_point]
+    out = method_bounds(mixture, "local") + method_bounds(two_point, "local")
     if d1:
         out += _sharp_van_trees_1d(k)
     w = W_BOX
@@ -545,11 +545,30 @@ CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS_1D if int(v["d"]) == 1 e
 
 # ------------------------------------------------------------------------------ registration
 
-register_problem("mean", "mean estimation with a k-th moment bound", aliases=("mean-estimation",))
-register(Entry(
-    problem="mean", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds,
-    title="mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²", source=SOURCE,
-    lower_rate=lower_rate, check=CHECK,
-    notes=("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
-           "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
-           "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")))
+@register_problem_class
+class LocalMean(Problem):
+    """Mean estimation under ε-LDP (the central models of the same problem are
+    :class:`boundcalc.problems.mean_central.CentralMean`: other mathematics, another module)."""
+
+    name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
+    privacies = ("local",)
+    params = PARAMS
+    source = SOURCE
+    check = CHECK
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return bounds(values)
+
+    def lower_rate(self, privacy, values):
+        return lower_rate(values)
+
+    def entry_title(self, privacy):
+        return "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
+
+    def notes(self, privacy):
+        return ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
+                "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
+                "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")

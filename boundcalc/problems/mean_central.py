@@ -21,7 +21,7 @@ import sympy as sp
 
 from .. import relations
 from .. import symbolic as S
-from ..bounds import Bound, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
 from ..methods import group_coupling, ldp, le_cam, sphere_cap, uniformity
 from ..params import D, N, R, ParamSpec
 
@@ -529,15 +529,39 @@ def lower_rate(values: dict):
 
 # ------------------------------------------------------------------ registration
 
-register_problem("mean", "mean estimation with a k-th moment bound", aliases=("mean-estimation",))
-for _priv in ("none", "pure", "smooth", "approx", "tv", "kl"):
-    register(Entry(
-        problem="mean", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
-        title="mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²", source=SOURCE,
-        derived=relations.privacy_levels, lower_rate=lower_rate,
-        check="boundcalc.problems._mean_check:CHECK",
-        notes=((("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
-                 "min{d, log(1/δ)} (approx) or no d (tv).",) if _priv in ("approx", "tv") else ())
-               + ((SMOOTH_METRIC,) if _priv == "smooth" else ())
-               + (("Upper bounds: the estimator is (1-σ)(projected mean + noise); σ = sigma_shrink is tuned "
-                   "(σ = 0: no shrinkage).",) if _priv != "none" else ()))))
+@register_problem_class
+class CentralMean(Problem):
+    """Mean estimation with a k-th moment bound under the central privacy models (ε-LDP:
+    :class:`boundcalc.problems.local_mean.LocalMean`)."""
+
+    name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
+    privacies = ("none", "pure", "smooth", "approx", "tv", "kl")
+    params = PARAMS
+    title_entry = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
+    source = SOURCE
+    check = "boundcalc.problems._mean_check:CHECK"
+    #: privacy model -> its notes
+    _NOTES = {"approx": ("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
+                         "min{d, log(1/δ)} (approx) or no d (tv).",),
+              "smooth": (SMOOTH_METRIC,)}
+    _NOTES["tv"] = _NOTES["approx"]
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return bounds(values)
+
+    def derived(self, privacy, values):
+        return relations.privacy_levels(values)
+
+    def lower_rate(self, privacy, values):
+        return lower_rate(values)
+
+    def entry_title(self, privacy):
+        return self.title_entry
+
+    def notes(self, privacy):
+        return self._NOTES.get(privacy, ()) + (
+            ("Upper bounds: the estimator is (1-σ)(projected mean + noise); σ = sigma_shrink is tuned "
+             "(σ = 0: no shrinkage).",) if privacy != "none" else ())

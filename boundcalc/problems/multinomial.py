@@ -38,7 +38,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..errors import InputError
 from ..mechanisms import discrete as DM
 from ..methods import fisher as F
@@ -319,13 +319,39 @@ CHECK = CheckSpec(check_instances, DEFAULT_NS, prepare=_prepare)
 
 # ------------------------------------------------------------------------------ registration
 
-register_problem("multinomial", "discrete distribution estimation", aliases=("discrete",))
-register(Entry(
-    problem="multinomial", privacy="local", params=PARAMS, rate=rate_terms, bounds=bounds_local,
-    title="discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁", source=SOURCE,
-    derived=derived, lower_rate=lower_rate, check=CHECK,
-    notes=("Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
-           "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")))
-register(Entry(
-    problem="multinomial", privacy="none", params=PARAMS, rate=rate_terms, bounds=bounds_none,
-    title="discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁", source="textbook", derived=derived))
+@register_problem_class
+class Multinomial(Problem):
+    """Discrete distribution estimation, non-private and under ε-LDP."""
+
+    name, title, aliases = "multinomial", "discrete distribution estimation", ("discrete",)
+    privacies = ("local", "none")
+    params = PARAMS
+    _BOUNDS = {"local": bounds_local, "none": bounds_none}
+    _TITLES = {"local": "discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁",
+               "none": "discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁"}
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return self._BOUNDS[privacy](values)
+
+    def derived(self, privacy, values):
+        return derived(values)
+
+    def lower_rate(self, privacy, values):
+        return lower_rate(values) if privacy == "local" else None
+
+    def entry_title(self, privacy):
+        return self._TITLES[privacy]
+
+    def entry_source(self, privacy):
+        return SOURCE if privacy == "local" else "textbook"
+
+    def check_for(self, privacy):
+        return CHECK if privacy == "local" else None
+
+    def notes(self, privacy):
+        return () if privacy == "none" else (
+            "Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
+            "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")

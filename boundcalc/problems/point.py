@@ -70,7 +70,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..errors import InputError
 from ..mechanisms import clipped_statistic as cstat
 from ..mechanisms import subsample_aggregate as sa
@@ -682,18 +682,40 @@ def rate_terms(values: dict) -> list:
 
 
 # ---------------------------------------------------------------------- registration
-register_problem("point", "efficient point estimation in a one-parameter model (subsample and aggregate)",
-                 aliases=("point-estimation", "smith"))
-for _priv in ("none", "pure", "approx"):
-    register(Entry(
-        problem="point", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
-        title="point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
-              "N = [θ-h, θ+h] ∩ Θ",
-        source=SOURCE, validate=validate, derived=derived,
-        check=None if _priv == "none" else "boundcalc.problems.point:CHECK",
-        notes=("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
+@register_problem_class
+class Point(Problem):
+    """Point estimation in a regular one-parameter model (subsample and aggregate)."""
+
+    name = "point"
+    title = "efficient point estimation in a one-parameter model (subsample and aggregate)"
+    aliases = ("point-estimation", "smith")
+    privacies = ("none", "pure", "approx")
+    params = PARAMS
+    source = SOURCE
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return bounds(values)
+
+    def validate(self, privacy, values):
+        validate(values)
+
+    def derived(self, privacy, values):
+        return derived(values)
+
+    def entry_title(self, privacy):
+        return ("point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
+                "N = [θ-h, θ+h] ∩ Θ")
+
+    def check_for(self, privacy):
+        return None if privacy == "none" else "boundcalc.problems.point:CHECK"
+
+    def notes(self, privacy):
+        return ("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
                "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
-               "only because they are pointwise). The block count is the free parameter 'blocks'.",)))
+               "only because they are pointwise). The block count is the free parameter 'blocks'.",)
 
 
 # ---------------------------------------------------------------------- simulation check

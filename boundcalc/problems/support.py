@@ -53,7 +53,7 @@ import sympy as sp
 
 from .. import relations
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, Entry, FreeParameter, register, register_problem
+from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..methods import le_cam, threshold_bayes, uniformity
 from ..params import N, ParamSpec
 
@@ -374,14 +374,30 @@ CHECK = CheckSpec(check_instances, DEFAULT_NS, tolerance=lambda v: 0.25 if v["lo
 
 # ------------------------------------------------------------------ registration
 
-register_problem("support", "support of a uniform distribution Unif[0, θ], θ ∈ [θ_0, 2θ_0]",
-                 aliases=("uniform-support",))
-for _priv in PRIVACIES:
-    register(Entry(
-        problem="support", privacy=_priv, params=PARAMS, rate=rate_terms, bounds=bounds,
-        title="support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²", source=SOURCE,
-        derived=relations.privacy_levels, check=CHECK,
-        notes=() if _priv == "none" else (
+@register_problem_class
+class Support(Problem):
+    """The support of a uniform distribution, under every central privacy model."""
+
+    name, title, aliases = "support", "support of a uniform distribution Unif[0, θ], θ ∈ [θ_0, 2θ_0]", ("uniform-support",)
+    privacies = PRIVACIES
+    params = PARAMS
+    source = SOURCE
+    check = CHECK
+
+    def rate(self, privacy, values):
+        return rate_terms(values)
+
+    def bounds(self, privacy, values):
+        return bounds(values)
+
+    def derived(self, privacy, values):
+        return relations.privacy_levels(values)
+
+    def entry_title(self, privacy):
+        return "support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²"
+
+    def notes(self, privacy):
+        return () if privacy == "none" else (
             "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
             "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
-            "order θ_0(1/n + 1/(nα)).",)))
+            "order θ_0(1/n + 1/(nα)).",)

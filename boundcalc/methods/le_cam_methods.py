@@ -1,0 +1,48 @@
+"""Le Cam's two-point method as :class:`boundcalc.bounds.Method` objects: written once, applied to every
+problem that lists a :class:`boundcalc.bounds.TwoPointFamily` (derivation: docs/methods/le-cam.md,
+docs/methods/ldp-contraction.md, docs/methods/chi2-contraction.md).
+
+For two hypotheses whose estimates are 2s apart, any estimator pays at least Φ(s) on one of them unless the
+test it induces is right, so ``max_± E_± loss >= Φ(s) (1 - TV(M_+, M_-))/2`` where M_± are the laws of what
+the estimator sees.
+
+* :class:`LeCam` (no privacy): M_± = P_±^n and the family's ``tv_product`` bounds their TV.
+* :class:`PrivateLeCam` (sequentially interactive ε-LDP): the χ²–TV contraction gives
+  KL(M_+‖M_-) <= n c_ε TV(P_+,P_-)², c_ε = 2(e^ε-1)²/(e^ε+1), hence TV(M_+, M_-) <= min{sqrt(KL/2),
+  sqrt(1 - e^{-KL})} (Pinsker, Bretagnolle–Huber), and also <= TV(P_+^n, P_-^n) (data processing).
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .. import symbolic as S
+from ..bounds import Bound, Method, TwoPointFamily, register_method
+from . import ldp
+
+
+def _bound(family: TwoPointFamily, title: str, expr) -> Bound:
+    return Bound("lower", family.name, title, expr, family.source, family.derivation, free=family.free,
+                 optimum=family.optimum, extra=family.extra)
+
+
+@register_method
+class LeCam(Method):
+    """Le Cam's two-point bound without privacy: Φ(s)(1 - TV(P_+^n, P_-^n))/2."""
+
+    name, shape, privacies = "le-cam", TwoPointFamily, ("none",)
+
+    def bounds(self, family, privacy):
+        if family.tv_product is None:
+            return []
+        return [_bound(family, family.title, sp.Max(0, family.loss_at_s * (1 - family.tv_product) / 2))]
+
+
+@register_method
+class PrivateLeCam(Method):
+    """Le Cam's two-point bound under ε-LDP with the χ²–TV contraction (and data processing)."""
+
+    name, shape, privacies = "private-le-cam", TwoPointFamily, ("local",)
+
+    def bounds(self, family, privacy):
+        expr = ldp.private_le_cam_expr(family.loss_at_s, S.n, S.eps, family.tv_one, family.tv_product)
+        return [_bound(family, "private " + family.title, expr)]

@@ -1,0 +1,94 @@
+"""One shape for problems and lower-bound methods: every problem is one Problem subclass in its own module,
+and a Method registered for a family shape reaches every problem that lists a family of that shape."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import sympy as sp
+
+import boundcalc as bc
+from boundcalc import bounds as registry
+from boundcalc import catalog  # noqa: F401  (installs discovery)
+from boundcalc.bounds import Bound, Method, Problem, TwoPointFamily, register_method
+from boundcalc.methods import method_bounds
+
+
+def test_every_problem_is_one_problem_class_per_module():
+    infos = registry.problems()
+    modules = []
+    for name, info in infos.items():
+        assert info.definitions, f"{name}: registered without a Problem class"
+        for problem in info.definitions:
+            assert isinstance(problem, Problem) and type(problem) is not Problem
+            assert problem.name == name
+            modules.append(inspect.getmodule(type(problem)).__name__)
+        # every privacy model of the problem comes from exactly one of its classes
+        privs = [p for problem in info.definitions for p in problem.privacies]
+        assert sorted(privs) == sorted(info.entries), name
+        for priv, entry in info.entries.items():
+            assert entry.definition in info.definitions
+    assert len(modules) == len(set(modules)), "a module defines two problems"
+
+
+def test_entry_optional_callables_only_where_defined():
+    """An Entry carries validate/derived/lower_rate/report only where the Problem subclass defines them."""
+    for info in registry.problems().values():
+        for entry in info.entries.values():
+            cls = type(entry.definition)
+            for method in Problem.OPTIONAL:
+                defined = getattr(cls, method) is not getattr(Problem, method)
+                assert (getattr(entry, method) is not None) == defined, (entry.problem, entry.privacy, method)
+
+
+def _le_cam_family():
+    h = sp.Symbol("h", positive=True)
+    return TwoPointFamily("probe", "Le Cam probe", h ** 2, h, None)
+
+
+def test_private_le_cam_method_matches_the_lemma():
+    """The registered private Le Cam method gives Φ(s)(1 - min{√(KL/2), √(1-e^{-KL})})/2 with KL = n c_ε TV²,
+    c_ε = 2(e^ε-1)²/(e^ε+1), evaluated independently here."""
+    import math
+
+    fam = _le_cam_family()
+    (b,) = method_bounds(fam, "local")
+    assert b.side == "lower" and b.name == "probe" and b.label == "private Le Cam probe"
+    assert method_bounds(fam, "none") == []  # no n-sample TV given: plain Le Cam has nothing to say
+    for n, eps, h in ((10, 1.0, 0.1), (1000, 0.5, 0.02), (5, 3.0, 0.3)):
+        kl = n * 2 * math.expm1(eps) ** 2 / (math.exp(eps) + 1) * h ** 2
+        tv = min(math.sqrt(kl / 2), math.sqrt(-math.expm1(-kl)))
+        want = max(0.0, h ** 2 * (1 - tv) / 2)
+        got = float(b.evaluate({"n": n, "eps": eps}, {"h": h}))
+        assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_a_new_method_reaches_every_problem_with_that_family_shape():
+    """Register a throwaway method for TwoPointFamily: it appears in the bounds of the Gaussian (local and
+    none) and local mean problems, which list two-point families, and in no other bound list."""
+    from boundcalc.problems import gaussian, local_mean
+
+    @register_method
+    class Probe(Method):
+        name, shape, privacies = "probe", TwoPointFamily, ("local", "none")
+
+        def bounds(self, family, privacy):
+            return [Bound("lower", "probe-" + family.name, "probe", sp.Integer(0), "test", "test")]
+
+    def names(problem, privacy, **kw):
+        return {b.name for b in registry.get_entry(problem, privacy).bounds({**kw})}
+
+    try:
+        gaussian._bounds.cache_clear()
+        local_mean._bounds.cache_clear()
+        assert "probe-le-cam" in names("gaussian", "local", d=1)
+        assert "probe-le-cam" in names("gaussian", "none", d=1)
+        got = names("mean", "local", d=1, k=2.0, ball="l2")
+        assert {"probe-le-cam-mixture", "probe-le-cam-two-point"} <= got
+    finally:
+        registry._METHODS[:] = [m for m in registry._METHODS if not isinstance(m, Probe)]
+        gaussian._bounds.cache_clear()
+        local_mean._bounds.cache_clear()
+    assert "probe-le-cam" not in names("gaussian", "local", d=1)
+    r = bc.rate("gaussian", "local", d=1)
+    assert all(not b.name.startswith("probe") for b in r.lowers)
