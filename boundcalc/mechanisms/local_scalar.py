@@ -27,12 +27,12 @@ Both second moments are checked by simulation and by exact computation in tests/
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
+from ..diskcache import persistent
 
 
 def coth_half(eps):
@@ -88,7 +88,7 @@ def threshold_rr_bits(x, eps, rng: np.random.Generator, c=0.0):
 
 def threshold_estimate(ones, m, eps, sigma, B):
     """θ̂ = σ Φ^{-1}(clip(p̂, Φ(-B/σ), Φ(B/σ))), p̂ = (ones/m - (1-q))/(2q-1) (arrays broadcast; m >= 1)."""
-    from scipy import special, stats
+    from scipy import special
 
     q = 1.0 / (1.0 + np.exp(-eps))
     p_hat = (np.asarray(ones, float) / np.asarray(m, float) - (1 - q)) / (2 * q - 1)
@@ -100,12 +100,14 @@ def threshold_estimate(ones, m, eps, sigma, B):
 
 def threshold_exact_risk(m: int, eps: float, sigma: float, B: float, theta: float) -> float:
     """E(θ̂ - θ)² of the threshold scheme with m users at θ, summed over the binomial law of the count."""
-    from scipy import special, stats
+    from scipy import special
+
+    from ..distributions import binom_pmf
 
     q = 1.0 / (1.0 + math.exp(-eps))
     p1 = (1 - q) + (2 * q - 1) * float(special.ndtr(theta / sigma))
     k = np.arange(m + 1)
-    w = stats.binom.pmf(k, m, p1)
+    w = binom_pmf(k, m, p1)
     return float(np.sum(w * (threshold_estimate(k, m, eps, sigma, B) - theta) ** 2))
 
 
@@ -129,7 +131,7 @@ def threshold_closed_form(m, eps, b):
     return math.pi / 2 * math.exp(b * b) * float(coth_half_np(eps)) ** 2 / m
 
 
-@lru_cache(maxsize=4096)
+@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)
 def threshold_worst_risk(m: int, eps: float, b: float):
     """Certified ``sup_{|θ| <= b} E(θ̂_λ - θ)²`` of the threshold scheme with exactly m reports and σ = 1 (scale by
     σ² for σ != 1, b = B/σ), for the shrunk estimate ``θ̂_λ = λ Φ^{-1}(clip(p̂))``. Returns (value, λ, θ*).
@@ -145,7 +147,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
     The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
     """
-    from scipy import stats
+    from ..distributions import binom_pmf, norm_cdf
 
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0:
@@ -155,7 +157,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
         return closed, 1.0, b
     q = 1.0 / (1.0 + math.exp(-eps))
     th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
-    p = (1 - q) + (2 * q - 1) * stats.norm.cdf(th)
+    p = (1 - q) + (2 * q - 1) * norm_cdf(th)
     W = 7.0 * math.sqrt(m) + 1.0
     tail = 4 * b * b * 2 * math.exp(-2 * W * W / m)
     lams = THRESHOLD_SHRINK if m <= 100 else THRESHOLD_SHRINK[-5:]
@@ -165,7 +167,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
         c1 = min(c0 + block, THRESHOLD_CELLS)
         k = np.arange(max(0, math.floor(m * p[c0] - W)), min(m, math.ceil(m * p[c1] + W)) + 1)
         pa, pb = p[c0:c1, None], p[c0 + 1:c1 + 1, None]
-        wmax = stats.binom.pmf(k[None, :], m, np.clip(k[None, :] / m, pa, pb))  # (cells, window)
+        wmax = binom_pmf(k[None, :], m, np.clip(k[None, :] / m, pa, pb))  # (cells, window)
         g1 = threshold_estimate(k, m, eps, 1.0, b)
         ta, tb = th[c0:c1, None], th[c0 + 1:c1 + 1, None]
         for i, lam in enumerate(lams):

@@ -57,12 +57,12 @@ d/(n κ_ε) squared, so it only matters in the saturated and transition regimes 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
+from ..diskcache import persistent
 
 
 def kappa(eps):
@@ -160,7 +160,7 @@ def erased_info_value(p: float, eps: float) -> float:
     return _erased_info_exact(_p_grid_up(p), float(eps))
 
 
-@lru_cache(maxsize=200000)
+@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)
 def _erased_info_exact(p: float, eps: float) -> float:
     from scipy import optimize
 
@@ -260,7 +260,7 @@ def erased_info_sharp_value(p: float, eps: float) -> float:
     return _erased_info_sharp_exact(_p_grid_up(p), float(eps))
 
 
-@lru_cache(maxsize=200000)
+@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)
 def _erased_info_sharp_exact(p: float, eps: float) -> float:
     return erased_info_sharp_certified(p, eps) * (1 + 1e-9) + 1e-300
 

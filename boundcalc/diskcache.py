@@ -1,0 +1,139 @@
+"""A persistent memo for certified numeric tables that are expensive to recompute in every process.
+
+Some certified constants are numeric sums or envelopes evaluated at a few hundred points per ``rate`` call
+(e.g. the Lemma C′ envelope g*(p, ε) of the local mean, the exact threshold-scheme risk of the Gaussian
+location problem): pure functions of a few numbers, costing most of a fresh process's time. :func:`persistent`
+wraps such a function with an in-process memo and a JSON file per function under the user's cache directory
+(``$BOUNDCALC_CACHE_DIR``, else ``$XDG_CACHE_HOME/boundcalc``, else ``~/.cache/boundcalc``), written atomically
+at exit and merged with what other processes wrote.
+
+A stale entry can never give a different number: the file name carries a fingerprint of the whole package
+source (every ``boundcalc/**/*.py``) and the numpy, scipy, sympy and mpmath versions, so any change of the code
+or of a library starts a new file; keys are the exact ``repr`` of the arguments and values are stored as
+``float.hex`` (exact round trip). A missing, unreadable, corrupt or unwritable cache only costs time: the
+function is then computed as without the cache. ``BOUNDCALC_NO_CACHE=1`` turns the disk cache off.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import json
+import os
+import pathlib
+
+_FINGERPRINT = None
+_DIRTY: dict = {}  # file path -> {key: value} computed in this process
+_MAX_ENTRIES = 200_000
+
+
+def cache_dir() -> pathlib.Path | None:
+    if os.environ.get("BOUNDCALC_NO_CACHE"):
+        return None
+    if os.environ.get("BOUNDCALC_CACHE_DIR"):
+        return pathlib.Path(os.environ["BOUNDCALC_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "boundcalc"
+
+
+def fingerprint() -> str:
+    """sha256 of the package source and the numeric libraries' versions (computed once per process)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import importlib.metadata as md
+
+        h = hashlib.sha256()
+        root = pathlib.Path(__file__).resolve().parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+        for lib in ("numpy", "scipy", "sympy", "mpmath"):
+            try:
+                h.update(f"{lib}={md.version(lib)}".encode())
+            except md.PackageNotFoundError:  # pragma: no cover
+                h.update(f"{lib}=?".encode())
+        _FINGERPRINT = h.hexdigest()[:20]
+    return _FINGERPRINT
+
+
+def _encode(value):
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"int:{value}"
+    return float(value).hex()
+
+
+def _decode(value):
+    if isinstance(value, list):
+        return tuple(_decode(v) for v in value)
+    if value.startswith("int:"):
+        return int(value[4:])
+    return float.fromhex(value)
+
+
+def _read(path: pathlib.Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _flush() -> None:
+    """Merge this process's new entries into their files (atomic replace; errors ignored)."""
+    from .fileio import write_atomic
+
+    for path, new in list(_DIRTY.items()):
+        if not new:
+            continue
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            merged = _read(path)
+            merged.update(new)
+            if len(merged) <= _MAX_ENTRIES:
+                write_atomic(path, json.dumps(merged, separators=(",", ":")))
+        except Exception:  # noqa: BLE001 - a cache that cannot be written only costs time
+            pass
+        new.clear()
+
+
+atexit.register(_flush)
+
+
+def persistent(fn):
+    """Memoise ``fn`` (a pure function of numbers returning a float or a tuple of floats) in memory and on
+    disk (see the module docstring)."""
+    memo: dict = {}
+    state = {"path": None, "loaded": False}
+
+    def path():
+        if not state["loaded"]:
+            state["loaded"] = True
+            d = cache_dir()
+            if d is not None:
+                state["path"] = d / f"{fn.__module__}.{fn.__qualname__}-{fingerprint()}.json"
+                for key, value in _read(state["path"]).items():
+                    try:
+                        memo[key] = _decode(value)
+                    except (TypeError, ValueError):
+                        continue
+        return state["path"]
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        key = repr(args)
+        p = path()
+        if key in memo:
+            return memo[key]
+        value = fn(*args)
+        memo[key] = value
+        if p is not None:
+            try:
+                _DIRTY.setdefault(p, {})[key] = _encode(value)
+            except (TypeError, ValueError):
+                pass
+        return value
+
+    wrapper.cache_clear = memo.clear
+    return wrapper

@@ -1,0 +1,92 @@
+"""The persistent memo of certified numeric tables: bit-identical values, and a bad cache only costs time."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from boundcalc import diskcache
+
+
+def _fresh(fn_name, tmp_path, monkeypatch):
+    """A new persistent wrapper of a module-level test function, caching under tmp_path."""
+    monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("BOUNDCALC_NO_CACHE", raising=False)
+
+    def f(x, y):
+        return math.exp(-x) * math.sin(y) / 3.0, int(x * 10), y
+
+    f.__qualname__ = fn_name
+    return diskcache.persistent(f), f
+
+
+def test_cached_values_are_bit_identical_after_a_round_trip_through_disk(tmp_path, monkeypatch):
+    g, f = _fresh("probe_roundtrip", tmp_path, monkeypatch)
+    rng = np.random.default_rng(0)
+    args = [(float(a), float(b)) for a, b in rng.normal(size=(200, 2)) * 50] + [(0.0, -0.0), (1e-300, 1e300)]
+    first = [g(*a) for a in args]
+    diskcache._flush()
+    files = list(tmp_path.glob("*probe_roundtrip*.json"))
+    assert len(files) == 1
+    g2, _ = _fresh("probe_roundtrip", tmp_path, monkeypatch)  # a new process would start like this
+    again = [g2(*a) for a in args]
+    for a, x, y in zip(args, first, again):
+        assert x == f(*a) and y == f(*a) and type(y[1]) is int
+        assert all(math.copysign(1, u) == math.copysign(1, v) for u, v in zip(x, y) if isinstance(u, float))
+
+
+def test_a_corrupt_or_tampered_file_is_ignored_or_keyed_away(tmp_path, monkeypatch):
+    g, f = _fresh("probe_corrupt", tmp_path, monkeypatch)
+    g(1.0, 2.0)
+    diskcache._flush()
+    (path,) = tmp_path.glob("*probe_corrupt*.json")
+    path.write_text("{not json", encoding="utf-8")
+    g2, _ = _fresh("probe_corrupt", tmp_path, monkeypatch)
+    assert g2(1.0, 2.0) == f(1.0, 2.0)
+    path.write_text(json.dumps({repr((1.0, 2.0)): ["zz", "int:x"]}), encoding="utf-8")
+    g3, _ = _fresh("probe_corrupt", tmp_path, monkeypatch)
+    assert g3(1.0, 2.0) == f(1.0, 2.0)
+
+
+def test_the_file_name_carries_the_source_fingerprint(tmp_path, monkeypatch):
+    """Another package source (or library version) means another file: an entry written by other code is
+    never read."""
+    g, f = _fresh("probe_stale", tmp_path, monkeypatch)
+    g(1.0, 2.0)
+    diskcache._flush()
+    (path,) = tmp_path.glob("*probe_stale*.json")
+    assert diskcache.fingerprint() in path.name
+    path.write_text(json.dumps({repr((3.0, 4.0)): [(123.0).hex(), "int:1", (4.0).hex()]}), encoding="utf-8")
+    monkeypatch.setattr(diskcache, "_FINGERPRINT", "0" * 20)  # the code changed
+    g2, _ = _fresh("probe_stale", tmp_path, monkeypatch)
+    assert g2(3.0, 4.0) == f(3.0, 4.0)
+
+
+def test_unwritable_or_disabled_cache_still_computes(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(blocker / "sub"))  # cannot be created
+    g = diskcache.persistent(lambda x: x * 2.0)
+    assert g(2.5) == 5.0
+    diskcache._flush()  # must not raise
+    monkeypatch.setenv("BOUNDCALC_NO_CACHE", "1")
+    assert diskcache.cache_dir() is None
+    h = diskcache.persistent(lambda x: x + 1.0)
+    assert h(1.0) == 2.0
+
+
+def test_rate_is_identical_cold_and_warm(tmp_path):
+    """The real tables (local mean g*, Gaussian threshold risk): a cold process, a warm one and one with the
+    cache off print the same JSON."""
+    outs = []
+    for env_extra in ({}, {}, {"BOUNDCALC_NO_CACHE": "1"}):
+        env = {**os.environ, "BOUNDCALC_CACHE_DIR": str(tmp_path), **env_extra}
+        env.pop("BOUNDCALC_NO_CACHE", None) if not env_extra else None
+        r = subprocess.run([sys.executable, "-m", "boundcalc", "rate", "--problem", "gaussian", "--privacy", "local",
+                            "--json"], capture_output=True, text=True, env=env, check=True)
+        outs.append(r.stdout)
+    assert list(tmp_path.glob("*threshold_worst_risk*.json"))
+    assert outs[0] == outs[1] == outs[2]
