@@ -21,7 +21,7 @@ Distinct (ε, δ) pairs are solved once per call (``np.unique``) and scalar pair
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from .diskcache import persistent
 
 import numpy as np
 
@@ -163,7 +163,7 @@ def _solve(eps: np.ndarray, dl: np.ndarray) -> np.ndarray:
     return np.where(out > 1e300, np.inf, out)
 
 
-@lru_cache(maxsize=4096)
+@persistent  # memoised in memory and on disk (boundcalc.diskcache): one solve per (ε, δ) ever
 def _scalar(eps: float, dl: float) -> float:
     return float(_solve(np.array([eps]), np.array([dl]))[0])
 
