@@ -235,80 +235,78 @@ class Entry:
 
 
 class Problem:
-    """One estimation problem: one module, one subclass, one registered instance.
+    """One estimation problem: one module, one subclass, one registered instance (the pattern of
+    scipy.stats: a small declarative class per problem, the shared machinery here fills in the rest).
 
-    Class attributes: ``name``, ``title``, ``aliases``, ``privacies`` (the privacy models it supports),
-    ``params`` (its :class:`ParamSpec` s; the privacy model adds its own), ``source`` and ``check`` (a
-    :class:`CheckSpec`, a lazy ``"module:name"`` path to one, or None).
+    A subclass sets ``name``, ``title``, ``aliases``, ``privacies`` (the privacy models it supports) and, as
+    class attributes, the functions of the parameter values that define it:
 
-    Required methods: ``rate(privacy, values)`` -> list of (label, sympy term), the minimax rate being
-    their sum (order only); ``bounds(privacy, values)`` -> list of :class:`Bound` (built from structural
-    parameters such as k; cache them). Optional methods (define them only where the problem needs them;
-    the defaults mean "nothing to do"): ``validate(privacy, values)`` (cross-parameter checks, raise
-    :class:`InputError`), ``derived(privacy, values)`` (values of auxiliary symbols, e.g. an implied TV
-    level), ``lower_rate(privacy, values)`` (the rate of the lower bound where it differs),
-    ``report(privacy, values, result)`` (extra notes about one result). Per-privacy text:
-    ``entry_title(privacy)``, ``entry_source(privacy)``, ``notes(privacy)``, ``check_for(privacy)``,
-    ``params_for(privacy)`` (defaults: the class attributes).
+    - ``rate_terms(values)``: list of (label, sympy term), the minimax rate being their sum (order only);
+    - ``bounds_of(values)``: list of :class:`Bound` (built from structural parameters such as k; cache them);
+    - optional: ``validate_values(values)`` (cross-parameter checks, raise :class:`InputError`),
+      ``derived_values(values)`` (auxiliary symbols, e.g. an implied TV level), ``lower_rate_of(values)``
+      (the rate of the lower bound where it differs), ``report_of(values, result)`` (extra notes);
+
+    and the per-privacy data ``params`` (its :class:`ParamSpec` s; the privacy model adds its own),
+    ``entry_titles``, ``sources``, ``checks`` (a :class:`CheckSpec` or a lazy ``"module:name"`` path) and
+    ``notes_of``. Each of these may be one value for every privacy model or a dict keyed by privacy model
+    (the key None: every model not listed; a model missing from the dict: nothing).
+    :meth:`entry` builds the per-privacy :class:`Entry` the application layer uses.
     """
 
     name: str = ""
     title: str = ""
     aliases: tuple = ()
     privacies: tuple = ()
-    params: tuple = ()
-    source: str = ""
-    check: object = None
+    params: object = ()
+    rate_terms = None
+    bounds_of = None
+    validate_values = None
+    derived_values = None
+    lower_rate_of = None
+    report_of = None
+    entry_titles = None  # default: title
+    sources = ""
+    checks = None
+    notes_of = ()
 
-    #: the optional methods; an :class:`Entry` carries them only where a subclass defines them
-    OPTIONAL = ("validate", "derived", "lower_rate", "report")
+    #: Entry field -> the class attribute that defines it
+    FIELDS = {"rate": "rate_terms", "bounds": "bounds_of", "validate": "validate_values",
+              "derived": "derived_values", "lower_rate": "lower_rate_of", "report": "report_of",
+              "params": "params", "title": "entry_titles", "source": "sources", "check": "checks",
+              "notes": "notes_of"}
 
-    def rate(self, privacy: str, values: dict) -> list:
-        raise NotImplementedError
-
-    def bounds(self, privacy: str, values: dict) -> list:
-        raise NotImplementedError
-
-    def validate(self, privacy: str, values: dict) -> None:
-        return None
-
-    def derived(self, privacy: str, values: dict) -> dict:
-        return {}
-
-    def lower_rate(self, privacy: str, values: dict):
-        return None
-
-    def report(self, privacy: str, values: dict, result) -> list:
-        return []
-
-    def entry_title(self, privacy: str) -> str:
-        return self.title
-
-    def entry_source(self, privacy: str) -> str:
-        return self.source
-
-    def notes(self, privacy: str) -> tuple:
-        return ()
-
-    def check_for(self, privacy: str):
-        return self.check
-
-    def params_for(self, privacy: str) -> tuple:
-        return tuple(self.params)
-
-    def _defines(self, method: str) -> bool:
-        return getattr(type(self), method) is not getattr(Problem, method)
+    def pick(self, attr: str, privacy: str):
+        """The value of the class attribute ``attr`` for ``privacy`` (functions are returned unbound)."""
+        for klass in type(self).__mro__:
+            if attr in vars(klass):
+                value = vars(klass)[attr]
+                break
+        value = value.__func__ if isinstance(value, staticmethod) else value
+        if isinstance(value, dict):
+            return value.get(privacy, value.get(None))
+        return value
 
     def entry(self, privacy: str) -> "Entry":
         """The per-privacy view of this problem used by the application layer."""
-        def bind(method):
-            fn = getattr(self, method)
-            return lambda *args: fn(privacy, *args)
+        f = {field: self.pick(attr, privacy) for field, attr in self.FIELDS.items()}
+        if f["rate"] is None or f["bounds"] is None:
+            raise TypeError(f"{type(self).__name__}: rate_terms and bounds_of are required for {privacy!r}")
+        return Entry(problem=self.name, privacy=privacy, params=tuple(f["params"] or ()), rate=f["rate"],
+                     bounds=f["bounds"], title=f["title"] or self.title, source=f["source"] or "",
+                     validate=f["validate"], derived=f["derived"], lower_rate=f["lower_rate"], check=f["check"],
+                     notes=tuple(f["notes"] or ()), report=f["report"], definition=self)
 
-        optional = {m: bind(m) for m in self.OPTIONAL if self._defines(m)}
-        return Entry(problem=self.name, privacy=privacy, params=self.params_for(privacy), rate=bind("rate"),
-                     bounds=bind("bounds"), title=self.entry_title(privacy), source=self.entry_source(privacy),
-                     check=self.check_for(privacy), notes=tuple(self.notes(privacy)), definition=self, **optional)
+
+def register_problem_class(cls):
+    """Register a :class:`Problem` subclass (usable as a class decorator): one instance, one
+    :class:`Entry` per privacy model it supports."""
+    problem = cls()
+    info = register_problem(problem.name, problem.title, problem.aliases)
+    info.definitions.append(problem)
+    for privacy in problem.privacies:
+        register(problem.entry(privacy))
+    return cls
 
 
 # ---------------------------------------------------------------------- lower-bound methods
@@ -369,17 +367,6 @@ def registered_methods() -> list:
     """The methods registered so far (the registry imports no method module: see
     :func:`boundcalc.methods.method_bounds`)."""
     return list(_METHODS)
-
-
-def register_problem_class(cls):
-    """Register a :class:`Problem` subclass (usable as a class decorator): one instance, one
-    :class:`Entry` per privacy model it supports."""
-    problem = cls()
-    info = register_problem(problem.name, problem.title, problem.aliases)
-    info.definitions.append(problem)
-    for privacy in problem.privacies:
-        register(problem.entry(privacy))
-    return cls
 
 
 @dataclass

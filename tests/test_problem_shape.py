@@ -31,14 +31,32 @@ def test_every_problem_is_one_problem_class_per_module():
     assert len(modules) == len(set(modules)), "a module defines two problems"
 
 
-def test_entry_optional_callables_only_where_defined():
-    """An Entry carries validate/derived/lower_rate/report only where the Problem subclass defines them."""
+def test_entries_are_built_from_the_class_attributes():
+    """Each Entry field is what the Problem subclass declares for that privacy model (a value for every model
+    or a dict keyed by model), and an optional function is None exactly where the subclass declares none."""
     for info in registry.problems().values():
         for entry in info.entries.values():
-            cls = type(entry.definition)
-            for method in Problem.OPTIONAL:
-                defined = getattr(cls, method) is not getattr(Problem, method)
-                assert (getattr(entry, method) is not None) == defined, (entry.problem, entry.privacy, method)
+            problem = entry.definition
+            for field, attr in Problem.FIELDS.items():
+                declared = problem.pick(attr, entry.privacy)
+                got = getattr(entry, field)
+                if field in ("params", "notes"):
+                    assert got == tuple(declared or ()), (entry.problem, entry.privacy, field)
+                elif field == "title":
+                    assert got == (declared or problem.title)
+                elif field == "source":
+                    assert got == (declared or "")
+                else:
+                    assert got is declared, (entry.problem, entry.privacy, field)
+
+
+def test_a_problem_without_bounds_is_refused():
+    class Broken(Problem):
+        name, privacies = "broken", ("none",)
+        rate_terms = staticmethod(lambda v: [])
+
+    with pytest.raises(TypeError, match="bounds_of"):
+        Broken().entry("none")
 
 
 def _le_cam_family():

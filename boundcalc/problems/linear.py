@@ -349,10 +349,12 @@ class Linear(Problem):
     name, title, aliases = "linear", "convex risk minimisation with linear losses", ("convex", "linear-loss")
     privacies = ("none", "local")
     params = PARAMS
-    title_entry = "linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk"
-    source = SOURCE
-    check = CHECK
-    _NOTES = ("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
+    rate_terms = rate_terms
+    bounds_of = bounds
+    entry_titles = "linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk"
+    sources = SOURCE
+    checks = CHECK
+    notes_of = ("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
                "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
                "order only.",
                "Which side is loose: l2, both by constants (largest near n = d, where the lower family's "
@@ -361,15 +363,3 @@ class Linear(Problem):
                "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
                "that rate at ε <= 1): the variational bound needed for it is certified only for "
                "non-interactive protocols (docs/problems/linear.md).")
-
-    def rate(self, privacy, values):
-        return rate_terms(values)
-
-    def bounds(self, privacy, values):
-        return bounds(values)
-
-    def entry_title(self, privacy):
-        return self.title_entry
-
-    def notes(self, privacy):
-        return self._NOTES

@@ -553,22 +553,12 @@ class LocalMean(Problem):
     name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
     privacies = ("local",)
     params = PARAMS
-    source = SOURCE
-    check = CHECK
-
-    def rate(self, privacy, values):
-        return rate_terms(values)
-
-    def bounds(self, privacy, values):
-        return bounds(values)
-
-    def lower_rate(self, privacy, values):
-        return lower_rate(values)
-
-    def entry_title(self, privacy):
-        return "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
-
-    def notes(self, privacy):
-        return ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
+    rate_terms = rate_terms
+    bounds_of = bounds
+    lower_rate_of = lower_rate
+    entry_titles = "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
+    sources = SOURCE
+    checks = CHECK
+    notes_of = ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
                 "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
                 "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")

@@ -529,6 +529,12 @@ def lower_rate(values: dict):
 
 # ------------------------------------------------------------------ registration
 
+_SHRINK_NOTE = ("Upper bounds: the estimator is (1-σ)(projected mean + noise); σ = sigma_shrink is tuned "
+                "(σ = 0: no shrinkage).",)
+_NOT_TIGHT_IN_D = ("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
+                   "min{d, log(1/δ)} (approx) or no d (tv).",)
+
+
 @register_problem_class
 class CentralMean(Problem):
     """Mean estimation with a k-th moment bound under the central privacy models (ε-LDP:
@@ -537,31 +543,12 @@ class CentralMean(Problem):
     name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
     privacies = ("none", "pure", "smooth", "approx", "tv", "kl")
     params = PARAMS
-    title_entry = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
-    source = SOURCE
-    check = "boundcalc.problems._mean_check:CHECK"
-    #: privacy model -> its notes
-    _NOTES = {"approx": ("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
-                         "min{d, log(1/δ)} (approx) or no d (tv).",),
-              "smooth": (SMOOTH_METRIC,)}
-    _NOTES["tv"] = _NOTES["approx"]
-
-    def rate(self, privacy, values):
-        return rate_terms(values)
-
-    def bounds(self, privacy, values):
-        return bounds(values)
-
-    def derived(self, privacy, values):
-        return relations.privacy_levels(values)
-
-    def lower_rate(self, privacy, values):
-        return lower_rate(values)
-
-    def entry_title(self, privacy):
-        return self.title_entry
-
-    def notes(self, privacy):
-        return self._NOTES.get(privacy, ()) + (
-            ("Upper bounds: the estimator is (1-σ)(projected mean + noise); σ = sigma_shrink is tuned "
-             "(σ = 0: no shrinkage).",) if privacy != "none" else ())
+    rate_terms = rate_terms
+    bounds_of = bounds
+    derived_values = relations.privacy_levels
+    lower_rate_of = lower_rate
+    entry_titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
+    sources = SOURCE
+    checks = "boundcalc.problems._mean_check:CHECK"
+    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
+                "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}

@@ -326,32 +326,14 @@ class Multinomial(Problem):
     name, title, aliases = "multinomial", "discrete distribution estimation", ("discrete",)
     privacies = ("local", "none")
     params = PARAMS
-    _BOUNDS = {"local": bounds_local, "none": bounds_none}
-    _TITLES = {"local": "discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁",
-               "none": "discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁"}
-
-    def rate(self, privacy, values):
-        return rate_terms(values)
-
-    def bounds(self, privacy, values):
-        return self._BOUNDS[privacy](values)
-
-    def derived(self, privacy, values):
-        return derived(values)
-
-    def lower_rate(self, privacy, values):
-        return lower_rate(values) if privacy == "local" else None
-
-    def entry_title(self, privacy):
-        return self._TITLES[privacy]
-
-    def entry_source(self, privacy):
-        return SOURCE if privacy == "local" else "textbook"
-
-    def check_for(self, privacy):
-        return CHECK if privacy == "local" else None
-
-    def notes(self, privacy):
-        return () if privacy == "none" else (
-            "Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
-            "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")
+    rate_terms = rate_terms
+    bounds_of = {"local": bounds_local, "none": bounds_none}
+    derived_values = derived
+    lower_rate_of = {"local": lower_rate}
+    entry_titles = {"local": "discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁",
+                    "none": "discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁"}
+    sources = {"local": SOURCE, "none": "textbook"}
+    checks = {"local": CHECK}
+    notes_of = {"local": (
+        "Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
+        "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")}

@@ -276,33 +276,17 @@ class SparseBernoulli(Problem):
     name, title, aliases = "sparse-bernoulli", "sparse product Bernoulli means, Σθ_j <= s", ("sparse_bernoulli",)
     privacies = ("local", "none")
     params = PARAMS
-    _BOUNDS = {"local": bounds_local, "none": bounds_none}
-    _TITLES = {"local": "s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²",
-               "none": "s-sparse Bernoulli means, loss ||θ̂-θ||²"}
-
-    def rate(self, privacy, values):
-        return rate_terms(values)
-
-    def bounds(self, privacy, values):
-        return self._BOUNDS[privacy](values)
-
-    def validate(self, privacy, values):
-        validate(values)
-
-    def entry_title(self, privacy):
-        return self._TITLES[privacy]
-
-    def entry_source(self, privacy):
-        return SOURCE if privacy == "local" else "textbook"
-
-    def check_for(self, privacy):
-        return CHECK if privacy == "local" else None
-
-    def notes(self, privacy):
-        return () if privacy == "none" else ("Derived analogue of BCO Cor 3 (the paper's formulas (11)-(12) were not recovered).",
+    rate_terms = rate_terms
+    bounds_of = {"local": bounds_local, "none": bounds_none}
+    validate_values = validate
+    entry_titles = {"local": "s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²",
+                    "none": "s-sparse Bernoulli means, loss ||θ̂-θ||²"}
+    sources = {"local": SOURCE, "none": "textbook"}
+    checks = {"local": CHECK}
+    notes_of = {"local": ("Derived analogue of BCO Cor 3 (the paper's formulas (11)-(12) were not recovered).",
            upper_rate_note(),
            "the original theorem catalogue's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.",
            "Which side is loose: for d >= 100 both (ratios up to ~1800): the lower families give at most about "
            "s/(10 sqrt(n c_ε)) in the middle regime and miss the sparse-position factor; the certified uppers pay "
            "the truncation level K >= s squared (d K²/(nε²) against BCO's order s d/(nε²)) and have no "
-           "thresholding/projection step (docs/problems/sparse-bernoulli.md).")
+           "thresholding/projection step (docs/problems/sparse-bernoulli.md).")}
