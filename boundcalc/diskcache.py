@@ -33,6 +33,8 @@ def cache_dir() -> pathlib.Path | None:
     if os.environ.get("BOUNDCALC_CACHE_DIR"):
         return pathlib.Path(os.environ["BOUNDCALC_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # no home directory to speak of: no disk cache (never a relative path)
+        return None
     return pathlib.Path(base) / "boundcalc"
 
 

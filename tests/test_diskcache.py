@@ -78,6 +78,15 @@ def test_unwritable_or_disabled_cache_still_computes(tmp_path, monkeypatch):
     assert h(1.0) == 2.0
 
 
+def test_no_home_means_no_relative_cache_dir(monkeypatch):
+    monkeypatch.delenv("BOUNDCALC_CACHE_DIR", raising=False)
+    monkeypatch.delenv("BOUNDCALC_NO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")
+    assert diskcache.cache_dir() is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "/abs/dir")
+    assert str(diskcache.cache_dir()) == "/abs/dir/boundcalc"
+
+
 def test_rate_is_identical_cold_and_warm(tmp_path):
     """The real tables (local mean g*, Gaussian threshold risk): a cold process, a warm one and one with the
     cache off print the same JSON."""
