@@ -16,7 +16,7 @@ from . import catalog
 from .errors import InputError
 from .privacy import get_model, validate_privacy_values
 from .result import BoundValue, RateResult, best_bound, finite_or_none, notes_for_loss
-from .solver import optimise
+from .solver import solve
 
 
 def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict]:
@@ -62,11 +62,8 @@ def evaluate_bound(bound, values) -> BoundValue:
     if failed:
         return BoundValue(bound.side, bound.name, bound.label, None, bound.certified, bound.expr, bound.source,
                           bound.derivation, {}, conds, failed, reason="conditions fail")
-    sol = optimise(bound, values)
+    sol = solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
     value = finite_or_none(sol.value)
-    if value is not None and sol.free:
-        # final value recomputed at the optimum with the mpmath fallback enabled
-        value = finite_or_none(float(bound.evaluate(values, sol.free)))
     reason = None
     if value is None:
         reason = "not finite at these parameters"

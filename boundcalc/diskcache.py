@@ -25,6 +25,7 @@ import pathlib
 _FINGERPRINT = None
 _DIRTY: dict = {}  # file path -> {key: value} computed in this process
 _MAX_ENTRIES = 200_000
+_MAX_BYTES = 32 * 2**20
 
 
 def cache_dir() -> pathlib.Path | None:
@@ -93,8 +94,9 @@ def _flush() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             merged = _read(path)
             merged.update(new)
-            if len(merged) <= _MAX_ENTRIES:
-                write_atomic(path, json.dumps(merged, separators=(",", ":")))
+            text = json.dumps(merged, separators=(",", ":"))
+            if len(merged) <= _MAX_ENTRIES and len(text) <= _MAX_BYTES:  # a full file is no longer extended
+                write_atomic(path, text)
         except Exception:  # noqa: BLE001 - a cache that cannot be written only costs time
             pass
         new.clear()
@@ -103,39 +105,73 @@ def _flush() -> None:
 atexit.register(_flush)
 
 
+class JsonStore:
+    """One cache file of JSON values by string key: read lazily on first use, merged back at exit.
+
+    ``name`` names the file (``<name>-<fingerprint>.json`` in :func:`cache_dir`); with no cache directory the
+    store is memory only. Values must be JSON-serialisable; :meth:`get` returns None for a missing key.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.memo: dict = {}
+        self.path: pathlib.Path | None = None
+        self._loaded = False
+
+    def _load(self) -> None:
+        self._loaded = True
+        d = cache_dir()
+        if d is not None:
+            self.path = d / f"{self.name}-{fingerprint()}.json"
+            self.memo.update(_read(self.path))
+
+    def get(self, key: str):
+        if not self._loaded:
+            self._load()
+        return self.memo.get(key)
+
+    def put(self, key: str, value) -> None:
+        if not self._loaded:
+            self._load()
+        self.memo[key] = value
+        if self.path is not None:
+            _DIRTY.setdefault(self.path, {})[key] = value
+
+    def clear(self) -> None:
+        """Forget this process's copy (the file is re-read on next use)."""
+        self.memo.clear()
+        self._loaded = False
+
+
 def persistent(fn):
     """Memoise ``fn`` (a pure function of numbers returning a float or a tuple of floats) in memory and on
     disk (see the module docstring)."""
+    store = JsonStore(f"{fn.__module__}.{fn.__qualname__}")
     memo: dict = {}
-    state = {"path": None, "loaded": False}
-
-    def path():
-        if not state["loaded"]:
-            state["loaded"] = True
-            d = cache_dir()
-            if d is not None:
-                state["path"] = d / f"{fn.__module__}.{fn.__qualname__}-{fingerprint()}.json"
-                for key, value in _read(state["path"]).items():
-                    try:
-                        memo[key] = _decode(value)
-                    except (TypeError, ValueError):
-                        continue
-        return state["path"]
 
     @functools.wraps(fn)
     def wrapper(*args):
         key = repr(args)
-        p = path()
         if key in memo:
             return memo[key]
+        stored = store.get(key)
+        if stored is not None:
+            try:
+                value = memo[key] = _decode(stored)
+                return value
+            except (TypeError, ValueError, AttributeError):
+                pass
         value = fn(*args)
         memo[key] = value
-        if p is not None:
-            try:
-                _DIRTY.setdefault(p, {})[key] = _encode(value)
-            except (TypeError, ValueError):
-                pass
+        try:
+            store.put(key, _encode(value))
+        except (TypeError, ValueError):
+            pass
         return value
 
-    wrapper.cache_clear = memo.clear
+    def cache_clear():
+        memo.clear()
+        store.clear()
+
+    wrapper.cache_clear = cache_clear
     return wrapper

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from . import symbolic as S
 from .errors import InputError
 
 __all__ = ["Model", "MODELS", "ALIASES", "get_model", "model_names"]
@@ -78,14 +79,14 @@ class Model:
 
     def score(self) -> sp.Expr:
         """``S_θ(x) = ∂/∂θ log p_θ(x)``."""
-        return sp.simplify(sp.diff(self.log_density, self.theta))
+        return S.simplify(S.diff(self.log_density, self.theta))
 
     def expectation(self, expr: sp.Expr) -> sp.Expr:
         """``E_θ[expr(X)]``, summed/integrated symbolically over the support."""
         x = self.x
-        dens = sp.simplify(self.density())
+        dens = S.simplify(self.density())
         if self.support == "binary":
-            return sp.simplify(sum((expr * dens).subs(x, v) for v in (0, 1)))
+            return S.simplify(sum((expr * dens).subs(x, v) for v in (0, 1)))
         if self.support not in ("count", "positive", "real"):
             raise ValueError(f"unknown support {self.support!r}")  # pragma: no cover
         # linearity: E[Σ c_j g_j(X)] = Σ c_j E[g_j(X)], with E[1] = 1 (the density is normalised:
@@ -100,8 +101,8 @@ class Model:
             elif self.support == "count":
                 total += coeff * sp.summation(g * dens, (x, lo, sp.oo))
             else:
-                total += coeff * sp.integrate(g * dens, (x, lo, sp.oo), conds="none")
-        return sp.simplify(total)
+                total += coeff * S.integrate(g * dens, (x, lo, sp.oo), conds="none")
+        return S.simplify(total)
 
     def fisher_information(self) -> sp.Expr:
         """``I(θ) = -E_θ[∂²_θ log p_θ(X)]`` computed by sympy (cached per model).
@@ -110,8 +111,8 @@ class Model:
         """
         key = self.name
         if key not in _FISHER_CACHE:
-            d2 = sp.diff(self.log_density, self.theta, 2)
-            _FISHER_CACHE[key] = sp.simplify(-self.expectation(d2))
+            d2 = S.diff(self.log_density, self.theta, 2)
+            _FISHER_CACHE[key] = S.simplify(-self.expectation(d2))
         return _FISHER_CACHE[key]
 
     def total_mass(self) -> sp.Expr:
@@ -119,15 +120,15 @@ class Model:
         x = self.x
         dens = self.density()
         if self.support == "binary":
-            return sp.simplify(sum(dens.subs(x, v) for v in (0, 1)))
+            return S.simplify(sum(dens.subs(x, v) for v in (0, 1)))
         if self.support == "count":
-            return sp.simplify(sp.summation(dens, (x, 0, sp.oo)))
+            return S.simplify(sp.summation(dens, (x, 0, sp.oo)))
         lo = 0 if self.support == "positive" else -sp.oo
-        return sp.simplify(sp.integrate(dens, (x, lo, sp.oo), conds="none"))
+        return S.simplify(S.integrate(dens, (x, lo, sp.oo), conds="none"))
 
     def fisher_information_from_score(self) -> sp.Expr:
         """``E_θ[S_θ(X)²]`` (an independent route to the Fisher information)."""
-        return sp.simplify(self.expectation(self.score() ** 2))
+        return S.simplify(self.expectation(self.score() ** 2))
 
     def fisher_function(self, **extra):
         """Numeric ``θ -> I(θ)`` (numpy-vectorised) with the extra parameters substituted."""
@@ -143,7 +144,7 @@ class Model:
         if key not in _KL_CACHE:
             th1 = sp.Symbol("theta_1", positive=bool(self.theta.is_positive), real=True)
             diff = self.log_density - self.log_density.subs(self.theta, th1)
-            kl = sp.simplify(self.expectation(sp.expand_log(diff, force=True)))
+            kl = S.simplify(self.expectation(sp.expand_log(diff, force=True)))
             # expanded logs: no θ^θ powers that overflow in floating point
             _KL_CACHE[key] = (sp.expand_log(kl, force=True), th1)
         return _KL_CACHE[key]

@@ -96,6 +96,73 @@ def optimise(bound: Bound, values: dict) -> Solution:
     return Solution(float(sign * best_sc), free)
 
 
+def solve(bound: Bound, values: dict) -> Solution:
+    """:func:`optimise`, then the value at the optimum recomputed with the mpmath fallback (the value reported
+    for a bound with free parameters); memoised on disk.
+
+    The memo key is the bound's identity (sha256 of its side and expression, in the exact form of
+    :mod:`boundcalc.exprcodec`), the values of the expression's parameters and the search range of each free
+    parameter, all as exact float bits; its file carries the package fingerprint (:mod:`boundcalc.diskcache`).
+    The result depends on nothing else, so a memoised solution is the one this function computes.
+    """
+    key = _solve_key(bound, values)
+    store = None
+    if key is not None:
+        from .diskcache import JsonStore
+
+        ident, point = key
+        store = _SOLVE_STORES.get(ident)
+        if store is None:
+            store = _SOLVE_STORES[ident] = JsonStore(f"boundcalc.solver.{ident}")
+        hit = store.get(point)
+        if hit is not None:
+            try:
+                return Solution(float.fromhex(hit[0]), {k: (int(v[1:]) if v.startswith("i") else float.fromhex(v))
+                                                        for k, v in hit[1].items()})
+            except (TypeError, ValueError, AttributeError, IndexError):
+                pass
+    sol = optimise(bound, values)
+    if math.isfinite(sol.value) and sol.free:
+        sol = Solution(float(bound.evaluate(values, sol.free)), sol.free)
+    if store is not None:
+        store.put(key[1], [float(sol.value).hex(), {k: (f"i{v}" if isinstance(v, int) else float(v).hex())
+                                                    for k, v in sol.free.items()}])
+    return sol
+
+
+_SOLVE_STORES: dict = {}
+
+
+def _solve_key(bound: Bound, values: dict):
+    """(bound identity, point) for :func:`solve`'s memo, or None when a part is not an exact scalar."""
+    ident = bound.__dict__.get("_identity", False)
+    if ident is False:
+        import hashlib
+
+        from . import symbolic
+
+        text = symbolic.expression_key(bound._args(), bound.expr)
+        ident = None if text is None else hashlib.sha256(f"{bound.side}|{text}".encode()).hexdigest()[:24]
+        bound.__dict__["_identity"] = ident
+    if ident is None:
+        return None
+    from .bounds import _symbol_values
+
+    sv = _symbol_values(values, None)
+    free_names = {fp.name for fp in bound.free}
+    parts = []
+    try:
+        for a in bound._args():
+            if a.name not in free_names:
+                parts.append(float(sv[a.name]).hex())
+        for fp in bound.free:
+            parts.append(f"{fp.name}:{float(fp.low(values)).hex()}:{float(fp.high(values)).hex()}:"
+                         f"{int(fp.integer)}{int(fp.log)}")
+    except (KeyError, TypeError, ValueError):
+        return None
+    return ident, "|".join(parts)
+
+
 def minimise_integer(fn, kmin: int, kmax: int, exhaustive_limit: float = 20000, grid: int = 600):
     """The integer minimiser: of ``fn`` (vectorised over an int array of k) on [kmin, kmax].
 

@@ -7,6 +7,7 @@ mpmath implementations are registered in :data:`NUMPY_IMPL` / :data:`MPMATH_IMPL
 """
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -30,6 +31,83 @@ h = sp.Symbol("h", positive=True)  # half-gap of a two-point construction
 
 #: map from parameter name (as used in params dicts) to its symbol
 PARAM_SYMBOLS = {"n": n, "eps": eps, "delta": delta, "d": d, "r": r}
+
+
+# ------------------------------------------------- sympy operations kept across processes
+
+def _disk_memo(op, name: str):
+    """``op`` (a sympy operation: ``Min``, ``simplify``, ...) memoised in memory and in the disk cache.
+
+    A bound's expression is built by the same Python code in every process; the expensive steps are a few
+    sympy operations (pairwise comparisons in ``Min``/``Max``, ``simplify``, symbolic integrals), whose result
+    depends only on their arguments. Their arguments and results are stored in the eval-free form of
+    :mod:`boundcalc.exprcodec`, in a file keyed by the package fingerprint (:mod:`boundcalc.diskcache`), and
+    a result is stored only if it reads back identical; so a cached result is the very expression sympy
+    returned, and sympy stays the one source of every formula. Arguments that the format cannot represent are
+    simply computed.
+    """
+    import functools
+
+    state = {"store": None, "memo": {}}
+
+    @functools.wraps(op)
+    def wrapper(*args, **kwargs):
+        from . import exprcodec
+
+        try:
+            key = json.dumps([exprcodec.encode(a) for a in args] + [[k, exprcodec.encode(v)]
+                                                                     for k, v in sorted(kwargs.items())],
+                             separators=(",", ":"))
+        except exprcodec.Unencodable:
+            return op(*args, **kwargs)
+        memo = state["memo"]
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if state["store"] is None:
+            from .diskcache import JsonStore
+
+            state["store"] = JsonStore(name if name.startswith("boundcalc.") else f"boundcalc.sympy.{name}")
+        stored = state["store"].get(key)
+        if stored is not None:
+            try:
+                value = memo[key] = exprcodec.decode(stored)
+                return value
+            except Exception:  # noqa: BLE001 - an unreadable entry is recomputed
+                pass
+        value = op(*args, **kwargs)
+        memo[key] = value
+        try:
+            data = exprcodec.encode(value)
+        except exprcodec.Unencodable:
+            return value
+        if exprcodec.roundtrips(value, data):
+            state["store"].put(key, data)
+        return value
+
+    def cache_clear():
+        state["memo"].clear()
+        if state["store"] is not None:
+            state["store"].clear()
+
+    wrapper.cache_clear = cache_clear
+    return wrapper
+
+
+def cached_expression(fn):
+    """Decorator: memoise a pure expression-building function (sympy or number arguments, a sympy result) in
+    memory and in the disk cache, as :func:`_disk_memo` does for sympy's own operations. For functions of
+    this package whose result depends only on their arguments (the package fingerprint covers their code)."""
+    return _disk_memo(fn, f"{fn.__module__}.{fn.__qualname__}")
+
+
+#: memoised sympy operations: use these (``S.Min(...)``) when building bounds
+Min = _disk_memo(sp.Min, "Min")
+Max = _disk_memo(sp.Max, "Max")
+simplify = _disk_memo(sp.simplify, "simplify")
+integrate = _disk_memo(sp.integrate, "integrate")
+diff = _disk_memo(sp.diff, "diff")
+limit = _disk_memo(sp.limit, "limit")
 
 
 def _pow(tex: str, exp) -> str:
@@ -206,6 +284,111 @@ def numpy_lambdify(args, expr):
 
 
 def _numpy_lambdify(args, expr):
+    """The generated function, from the disk cache of generated code when this very expression was compiled
+    before (in any process of the same package version), else from ``sympy.lambdify``.
+
+    The cache maps the expression (and argument symbols), in the form of :mod:`boundcalc.exprcodec`, to the
+    source text ``lambdify`` printed for it; the source is compiled again in a namespace of the same objects
+    (numpy, math, our implementations), and kept only if every global name it uses is bound to the very same
+    object there as in ``lambdify``'s own namespace. So the function is the one ``lambdify`` would build.
+    """
+    key = expression_key(args, expr)
+    store = _code_store()
+    if key is not None:
+        source = store.get(key)
+        if isinstance(source, str):
+            fn = _compile_generated(source)
+            if fn is not None:
+                return fn
+    fn = _fresh_numpy_lambdify(args, expr)
+    if key is not None:
+        source = _reusable_source(fn)
+        if source is not None:
+            store.put(key, source)
+    return fn
+
+
+def expression_key(args, expr) -> str | None:
+    """The exact text identity of (argument symbols, expression) in the form of :mod:`boundcalc.exprcodec`,
+    or None when the expression has a part that form does not represent."""
+    from . import exprcodec
+
+    try:
+        return json.dumps([[exprcodec.encode(a) for a in args], exprcodec.encode(expr)], separators=(",", ":"))
+    except exprcodec.Unencodable:
+        return None
+
+
+_CODE_STORE = None
+_GENERATED_NAME = "_lambdifygenerated"
+
+
+def _code_store():
+    global _CODE_STORE
+    if _CODE_STORE is None:
+        from .diskcache import JsonStore
+
+        _CODE_STORE = JsonStore("boundcalc.generated-code")
+    return _CODE_STORE
+
+
+def _base_namespace() -> dict:
+    """The objects generated code may refer to (what :func:`_fresh_numpy_lambdify` hands to lambdify)."""
+    import builtins
+    import functools
+
+    return {"numpy": np, "functools": functools, "math": math, **NUMPY_IMPL, "builtins": builtins, "range": range}
+
+
+def _code_names(code) -> set:
+    """The global (and builtin) names that ``code`` and its nested code objects load."""
+    import dis
+
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            names |= _code_names(const)
+    return names
+
+
+def _reusable_source(fn) -> str | None:
+    """The source of a lambdify-generated ``fn`` if compiling it in :func:`_base_namespace` gives the same
+    function (every global it names is bound to the same object), else None."""
+    import linecache
+
+    if fn.__name__ != _GENERATED_NAME or fn.__closure__:
+        return None
+    lines = linecache.cache.get(fn.__code__.co_filename)
+    if not lines:
+        return None
+    base = _base_namespace()
+    glob = fn.__globals__
+    for name in _code_names(fn.__code__):
+        if name in glob and (name not in base or base[name] is not glob[name]):
+            return None
+    return "".join(lines[2])
+
+
+_GENERATED_COUNT = [0]
+
+
+def _compile_generated(source: str):
+    try:
+        import linecache
+
+        _GENERATED_COUNT[0] += 1
+        filename = f"<boundcalc-generated-{_GENERATED_COUNT[0]}>"
+        namespace = _base_namespace()
+        local: dict = {}
+        exec(compile(source, filename, "exec"), namespace, local)  # our own cached lambdify output
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        fn = local.get(_GENERATED_NAME)
+        return fn if callable(fn) else None
+    except Exception:  # noqa: BLE001 - an unusable entry is regenerated
+        return None
+
+
+def _fresh_numpy_lambdify(args, expr):
     from sympy.printing.numpy import NumPyPrinter
 
     printer = NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": True,

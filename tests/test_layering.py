@@ -17,7 +17,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "boundcalc"
 #: module (or package) -> layer; lower numbers are lower layers
 LAYERS = {
     "errors": 0, "params": 0, "fileio": 0, "outpath": 0, "latex": 0, "distributions": 0,
-    "diskcache": 0.5,
+    "diskcache": 0.5, "exprcodec": 0.5,
     "symbolic": 1, "privacy": 1, "gauss_calibration": 1, "models": 1,
     "solver": 2, "bounds": 2, "chtp": 2, "relation_table": 2, "relations": 2,
     "methods": 3, "mechanisms": 3,

@@ -112,7 +112,7 @@ def local_rr_term(m, n, eps):
 def subset_size_choices(m, eps):
     """The two integer subset sizes ⌊m/(e^ε+1)⌋ and ⌈m/(e^ε+1)⌉, clipped to [1, m-1] (sympy)."""
     x = m / (sp.exp(eps) + 1)
-    return (sp.Max(1, sp.Min(m - 1, sp.floor(x))), sp.Max(1, sp.Min(m - 1, sp.ceiling(x))))
+    return (S.Max(1, S.Min(m - 1, sp.floor(x))), S.Max(1, S.Min(m - 1, sp.ceiling(x))))
 
 
 def subset_variance(m, n, eps, s):
@@ -121,12 +121,14 @@ def subset_variance(m, n, eps, s):
     return (m - 1) ** 2 * (s + (m - s) * sp.exp(-eps)) ** 2 / (n * s * (m - s) * S.expm1(-eps) ** 2)
 
 
+@S.cached_expression
 def subset_noise_term(m, n, eps):
     """The histogram variance term with subset selection, at the better of the two subset sizes (m >= 2)."""
     s1, s2 = subset_size_choices(m, eps)
-    return sp.Min(subset_variance(m, n, eps, s1), subset_variance(m, n, eps, s2))
+    return S.Min(subset_variance(m, n, eps, s1), subset_variance(m, n, eps, s2))
 
 
+@S.cached_expression
 def shrunk_risk(alpha, h, V):
     """A + BV/(B+V), A = α h², B = α(1 - h²): the histogram shrunk toward 1 with λ = B/(B+V)."""
     A = alpha * h ** 2

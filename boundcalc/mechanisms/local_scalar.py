@@ -269,7 +269,7 @@ def levels_second_moment(T, eps, m, r):
     """
     lam = levels_keep_probability(eps, m)
     h = T / m
-    ey2 = sp.Min(sp.Min(r ** 2, T ** 2) + sp.Min(h * r, h ** 2 / 4), T * sp.Min(r, T))
+    ey2 = S.Min(S.Min(r ** 2, T ** 2) + S.Min(h * r, h ** 2 / 4), T * S.Min(r, T))
     return ey2 / lam + (2 * m + 1) / (S.expm1(eps) + 2 * m + 1) * T ** 2 * (m + 1) / (3 * m) / lam ** 2
 
 

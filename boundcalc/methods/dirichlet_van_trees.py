@@ -63,9 +63,10 @@ def expected_trace_nonprivate(k, alpha):
     return (k - 1) * (k * alpha - 1) / (alpha - 1)
 
 
+@S.cached_expression
 def dirichlet_van_trees(n, eps, k, alpha, tau, private=True):
     """(k-1)² / (n T + J): lower bound on sup_p E‖p̂ - p‖² over the d-simplex, k <= d (sympy)."""
     T = expected_trace_nonprivate(k, alpha)
     if private:
-        T = sp.Min(T, expected_trace_private(eps, k, alpha, tau))
+        T = S.Min(T, expected_trace_private(eps, k, alpha, tau))
     return (k - 1) ** 2 / (n * T + dirichlet_prior_information(k, alpha))

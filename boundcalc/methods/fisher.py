@@ -65,7 +65,7 @@ def subgaussian_bound(sigma2, eps):
 
 def subexponential_bound(nu2, b, eps):
     """Row 3: Tr I_Z <= max{2ν²ε, 4b²ε²} (sympy)."""
-    return sp.Max(2 * nu2 * eps, 4 * b ** 2 * eps ** 2)
+    return S.Max(2 * nu2 * eps, 4 * b ** 2 * eps ** 2)
 
 
 def trace_bound(eps, trace_IX=None, I0=None, subgaussian=None, subexponential=()):
@@ -81,7 +81,7 @@ def trace_bound(eps, trace_IX=None, I0=None, subgaussian=None, subexponential=()
         terms.append(subexponential_bound(nu2, b, eps))
     if not terms:
         raise ValueError("no Fisher information bound available")
-    return sp.Min(*terms) if len(terms) > 1 else terms[0]
+    return S.Min(*terms) if len(terms) > 1 else terms[0]
 
 
 def variance_bound_np(I0, eps):
@@ -162,35 +162,35 @@ def tail_parameters(name: str) -> TailParameters:
 
     m = get_model(name)
     th = m.theta
-    score = sp.simplify(m.score())
-    fisher = sp.simplify(m.fisher_information())
+    score = S.simplify(m.score())
+    fisher = S.simplify(m.fisher_information())
     c = sp.Symbol("c", positive=True)
     if m.name == "normal-mean":
         sigma = m.extra_symbols()["sigma"]
-        cgf = sp.simplify(sp.log(m.expectation(sp.exp(t_sym * score))))
+        cgf = S.simplify(sp.log(m.expectation(sp.exp(t_sym * score))))
         return TailParameters(m.name, th, score, fisher, cgf, 1 / sigma ** 2, None,
                               "K(t) = t²/(2σ²) exactly: sub-Gaussian with proxy 1/σ².")
     if m.name == "bernoulli":
         cgf = sp.log(sum((sp.exp(t_sym * score) * sp.exp(m.log_density)).subs(m.x, v) for v in (0, 1)))
         proxy = kearns_saul_proxy(th) / (th * (1 - th)) ** 2
-        return TailParameters(m.name, th, score, fisher, sp.simplify(cgf), proxy, None,
+        return TailParameters(m.name, th, score, fisher, S.simplify(cgf), proxy, None,
                               "S = (X-θ)/(θ(1-θ)); centred Bernoulli proxy (Kearns–Saul) scaled by 1/(θ(1-θ))².")
     if m.name == "poisson":
         # t S + log p_θ(x) + log x! is linear in x (an exponential family): the summand is
         # C a^x / x!, so E e^{tS} = C e^a (sympy's summation does not close this sum by itself)
         L = sp.expand(sp.expand_log(t_sym * score + m.log_density + sp.log(sp.factorial(m.x)), force=True))
-        assert sp.simplify(sp.diff(L, m.x, 2)) == 0
-        a = sp.exp(sp.diff(L, m.x))
-        cgf = sp.simplify(L.subs(m.x, 0) + a)
-        nu2 = sp.simplify(2 * cgf.subs(t_sym, c * th) / (c * th) ** 2)
+        assert S.simplify(S.diff(L, m.x, 2)) == 0
+        a = sp.exp(S.diff(L, m.x))
+        cgf = S.simplify(L.subs(m.x, 0) + a)
+        nu2 = S.simplify(2 * cgf.subs(t_sym, c * th) / (c * th) ** 2)
         return TailParameters(m.name, th, score, fisher, cgf, None,
                               lambda cc: (nu2.subs(c, cc), 1 / (cc * th)),
                               "K''' = e^{t/λ}/λ² > 0, so sup_{|t|<=cλ} 2K(t)/t² is at t = cλ.")
     if m.name == "exponential":
         # E e^{tS} = e^{t/λ} λ/(λ+t) for t > -λ (sympy integral with the convergence condition dropped)
-        cgf = sp.simplify(sp.log(sp.integrate(sp.exp(t_sym * score + m.log_density), (m.x, 0, sp.oo),
+        cgf = S.simplify(sp.log(S.integrate(sp.exp(t_sym * score + m.log_density), (m.x, 0, sp.oo),
                                               conds="none")))
-        nu2 = sp.simplify(2 * cgf.subs(t_sym, -c * th) / (c * th) ** 2)
+        nu2 = S.simplify(2 * cgf.subs(t_sym, -c * th) / (c * th) ** 2)
         return TailParameters(m.name, th, score, fisher, cgf, None,
                               lambda cc: (nu2.subs(c, cc), 1 / (cc * th)),
                               "K''' = -2/(λ+t)³ < 0, so sup_{|t|<=cλ} 2K(t)/t² is at t = -cλ (c < 1).")
@@ -248,7 +248,7 @@ def fisher_matrix_finite(thetas, pmf) -> sp.Matrix:
     k = len(thetas)
     I = sp.zeros(k, k)
     for p in pmf:
-        g = [sp.diff(sp.log(p), t) for t in thetas]
+        g = [S.diff(sp.log(p), t) for t in thetas]
         for a in range(k):
             for b in range(k):
                 I[a, b] += p * g[a] * g[b]

@@ -76,7 +76,7 @@ def testing_bound(n, t, eps, delta=None):
     if delta is None:
         return m
     c = _delta_const(eps, delta)
-    return sp.Max(0, (1 + c) * m - c)
+    return S.Max(0, (1 + c) * m - c)
 
 
 def testing_bound_jensen(n, t, eps, delta=None):
@@ -89,7 +89,7 @@ def testing_bound_jensen(n, t, eps, delta=None):
     Jensen with E H = nt. Better than :func:`testing_bound` when εnt is of order 1 (2/(1+e^x) >= e^{-x}).
     """
     c = sp.Integer(0) if delta is None else _delta_const(eps, delta)
-    return sp.Max(0, 2 * (1 + 2 * c) / (1 + sp.exp(eps * n * t)) - 2 * c)
+    return S.Max(0, 2 * (1 + 2 * c) / (1 + sp.exp(eps * n * t)) - 2 * c)
 
 
 def growth_factor(n, p, eps):

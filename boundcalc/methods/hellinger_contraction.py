@@ -63,15 +63,16 @@ def hellinger_factor_float(eps: float) -> float:
 def per_round_h2_expr(eps, tv, h2_stat=None):
     """sympy: the per-sample squared Hellinger bound min(H²_stat, h_ε TV²) (or h_ε TV² alone)."""
     hp = hellinger_factor(eps) * tv ** 2
-    return hp if h2_stat is None else sp.Min(h2_stat, hp)
+    return hp if h2_stat is None else S.Min(h2_stat, hp)
 
 
+@S.cached_expression
 def affinity_lower_expr(n, eps, tv, h2_stat=None):
     """sympy: (1 - h)^{2n} with h = min(H²_stat, h_ε TV²): a lower bound on the two-point squared-loss
     affinity 1 - Δ/2 of the n-sample transcripts (sequential interaction allowed). Stable form
     exp(2n log1p(-min(h, 1))); h >= 1 gives 0."""
     h = per_round_h2_expr(eps, tv, h2_stat)
-    return sp.exp(2 * n * S.log1p(-sp.Min(h, 1)))
+    return sp.exp(2 * n * S.log1p(-S.Min(h, 1)))
 
 
 def affinity_lower(n: int, eps: float, tv: float, h2_stat: float | None = None) -> float:

@@ -140,6 +140,7 @@ def fano_probability(mi_bound: float, n_hyp: int) -> float:
 
 # ----------------------------------------------------------------------------- sympy forms
 
+@S.cached_expression
 def tv_private_expr(n, eps, tv_one, tv_product=None):
     """sympy: min{sqrt(KL/2), sqrt(1 - e^{-KL}), TV(P_0^n,P_1^n)} (last optional) with the n-sample KL
     bound KL <= n c_ε TV² of the χ²–TV contraction (:mod:`boundcalc.methods.chi2_contraction`; it is
@@ -149,12 +150,12 @@ def tv_private_expr(n, eps, tv_one, tv_product=None):
     kl = kl_bound_expr(n, eps, tv_one)
     a = sp.sqrt(kl / 2)
     bh = sp.sqrt(-S.expm1(-kl))
-    return sp.Min(a, bh) if tv_product is None else sp.Min(a, bh, tv_product)
+    return S.Min(a, bh) if tv_product is None else S.Min(a, bh, tv_product)
 
 
 def private_le_cam_expr(loss_at_s, n, eps, tv_one, tv_product=None):
     """sympy: Φ(s)(1 - TV bound)/2 with the TV bound of :func:`tv_private_expr`, clipped at 0."""
-    return sp.Max(0, loss_at_s * (1 - tv_private_expr(n, eps, tv_one, tv_product)) / 2)
+    return S.Max(0, loss_at_s * (1 - tv_private_expr(n, eps, tv_one, tv_product)) / 2)
 
 
 def private_fano_expr(loss_at_s, n, eps, max_tv, log_nhyp):
@@ -162,15 +163,16 @@ def private_fano_expr(loss_at_s, n, eps, max_tv, log_nhyp):
     from .chi2_contraction import kl_bound_expr
 
     mi = kl_bound_expr(n, eps, max_tv)  # I <= (1/|V|²) Σ KL(M_v‖M_v') <= n c_ε max TV² (χ²–TV contraction)
-    return loss_at_s * sp.Max(0, 1 - (mi + sp.log(2)) / log_nhyp)
+    return loss_at_s * S.Max(0, 1 - (mi + sp.log(2)) / log_nhyp)
 
 
 def private_assouad_expr(s_sep, n_coords, n, eps, tv_flip, tv_flip_product=None):
     """sympy: s Σ_j (1 - TV bound(τ)) for ``n_coords`` coordinates whose flip changes P_v by TV τ
     (``tv_flip_product``: an optional bound on the TV of the n-sample laws, by data processing)."""
-    return s_sep * n_coords * sp.Max(0, 1 - tv_private_expr(n, eps, tv_flip, tv_flip_product))
+    return s_sep * n_coords * S.Max(0, 1 - tv_private_expr(n, eps, tv_flip, tv_flip_product))
 
 
+@S.cached_expression
 def hellinger_tv_product(n, bc_one):
     """sympy: TV(P^n, Q^n) <= sqrt(1 - BC^{2n}) (Le Cam's inequality with the Bhattacharyya coefficient
     BC = Σ sqrt(pq) of one sample); ``bc_one`` is given as 1 - BC (``one_minus_bc``) for accuracy."""
@@ -183,6 +185,7 @@ def hellinger_tv_product(n, bc_one):
 EXACT_BINOMIAL_TV_MAX_N = S.EXACT_BINOMIAL_TV_MAX_N
 
 
+@S.cached_expression
 def bernoulli_one_minus_bc(q1, q2):
     """sympy: 1 - BC(Bern(q1), Bern(q2)) = ((√q1-√q2)² + (√(1-q1)-√(1-q2))²)/2, written without
     cancellation: (q1-q2)²/2 · (1/(√q1+√q2)² + 1/(√(1-q1)+√(1-q2))²)."""
@@ -190,6 +193,7 @@ def bernoulli_one_minus_bc(q1, q2):
                                  + 1 / (sp.sqrt(1 - q1) + sp.sqrt(1 - q2)) ** 2)
 
 
+@S.cached_expression
 def binomial_tv_bound(n, q1, q2):
     """sympy: an upper bound on TV(Bin(n, q1), Bin(n, q2)) = TV(Bern(q1)^n, Bern(q2)^n): exact
     (1 - BinomTVComplement) for n <= EXACT_BINOMIAL_TV_MAX_N, else the Hellinger bound

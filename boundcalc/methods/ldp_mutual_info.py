@@ -281,7 +281,7 @@ def erased_vertex_bound(c2, p, n, eps, d):
     (the Theorem above; ``c2`` = c²; c_ε = 2(e^ε-1)²/(e^ε+1) of the χ²–TV contraction)."""
     from .chi2_contraction import chi2_factor
 
-    info = sp.Min(n * p * kappa(eps), n * ErasedInfo(p, eps), n * ErasedInfoSharp(p, eps),
+    info = S.Min(n * p * kappa(eps), n * ErasedInfo(p, eps), n * ErasedInfoSharp(p, eps),
                   n * chi2_factor(eps) * p ** 2,
                   d * sp.log(2) * (-S.expm1(n * S.log1p(-p))))
     return c2 * p ** 2 * d * (1 - PsiTildeInverse(info / d))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .. import symbolic as S
+
 
 def two_point(loss_at_s, tv):
     """Φ(s)(1 - TV)/2 as a sympy expression."""
@@ -21,4 +23,4 @@ def two_point(loss_at_s, tv):
 
 def tv_private_contraction(alpha_tv, n, tv_one, tv_product):
     """Upper bound on the TV between the output laws under α-TV privacy (i.i.d. samples)."""
-    return sp.Min(alpha_tv * n * tv_one, tv_product)
+    return S.Min(alpha_tv * n * tv_one, tv_product)

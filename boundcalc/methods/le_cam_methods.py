@@ -34,7 +34,7 @@ class LeCam(Method):
     def bounds(self, family, privacy):
         if family.tv_product is None:
             return []
-        return [_bound(family, family.title, sp.Max(0, family.loss_at_s * (1 - family.tv_product) / 2))]
+        return [_bound(family, family.title, S.Max(0, family.loss_at_s * (1 - family.tv_product) / 2))]
 
 
 @register_method

@@ -39,9 +39,10 @@ from .. import symbolic as S
 from .chi2_contraction import chi2_factor, chi2_factor_float
 
 
+@S.cached_expression
 def sign_information(kl):
     """sympy: min{1, 2(1 - e^{-K/2})}, the bound on E[(E[v_j|Z])²] from a KL bound K."""
-    return sp.Min(1, sp.Max(0, -2 * S.expm1(-kl / 2)))
+    return S.Min(1, S.Max(0, -2 * S.expm1(-kl / 2)))
 
 
 def sign_information_float(kl: float) -> float:
@@ -54,7 +55,7 @@ def kl_bound_expr(n, eps, tv_flip, kl_flip=None):
     if eps is None:
         return n * kl_flip
     priv = n * chi2_factor(eps) * tv_flip ** 2
-    return priv if kl_flip is None else sp.Min(priv, n * kl_flip)
+    return priv if kl_flip is None else S.Min(priv, n * kl_flip)
 
 
 def kl_bound_float(n: int, eps, tv_flip: float, kl_flip=None) -> float:

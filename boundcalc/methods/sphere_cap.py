@@ -100,13 +100,14 @@ S.NUMPY_IMPL["LogSphereCap"] = _log_cap_numpy
 S.MPMATH_IMPL["LogSphereCap"] = _log_cap_mpmath
 
 
+@S.cached_expression
 def failure_probability(n, p, eps, d, t=tau, delta=None):
     """Sympy: max{0, 1 - G cap(τ) - δ(G-1)/(e^ε-1)}, G = (1 + p(e^ε-1))^n (G cap computed in logs)."""
     log_g = n * S.log1p(p * S.expm1(eps))
     val = 1 - sp.exp(log_g + LogSphereCap(d, t))
     if delta is not None:
         val = val - group_coupling.point_mass_additive(n, p, eps, delta)
-    return sp.Max(0, val)
+    return S.Max(0, val)
 
 
 def risk_lower_value(n: int, p: float, eps: float, d: int, t: float, rho: float, delta: float = 0.0) -> float:
@@ -123,6 +124,7 @@ def risk_lower_value(n: int, p: float, eps: float, d: int, t: float, rho: float,
 LAYERS = 12
 
 
+@S.cached_expression
 def layered_failure(n, p, eps, d, t=tau, delta=None, layers=LAYERS):
     """Sympy: (1/K) Σ_{i=1..K} failure(τ sqrt(i/K)), the layer-cake refinement of step 4.
 
@@ -155,7 +157,7 @@ def failure_probability_min(n, p, eps, d, t=tau, delta=None):
     f(a) <= G a + δ(G-1)/(e^ε-1), this is never below :func:`failure_probability`; for large nε p the
     exponent of the cost is about εnp instead of n log(1 + p(e^ε - 1)).
     """
-    return sp.Max(0, 1 - group_coupling.truncated_point_mass(n, p, eps, LogSphereCap(d, t), delta))
+    return S.Max(0, 1 - group_coupling.truncated_point_mass(n, p, eps, LogSphereCap(d, t), delta))
 
 
 def layered_failure_min(n, p, eps, d, t=tau, delta=None, layers=LAYERS):
@@ -201,6 +203,6 @@ def moved_cap_first_moment(d, c=c_cut):
 
 def layered_failure_threshold(n, p, eps, d, t=tau, delta=None, layers=6):
     """Sympy (1/K) Σ_i max{0, 1 - φ(cap(τ sqrt(i/K)))}, φ = :func:`group_coupling.threshold_point_mass`."""
-    terms = [sp.Max(0, 1 - group_coupling.threshold_point_mass(
+    terms = [S.Max(0, 1 - group_coupling.threshold_point_mass(
         n, p, eps, LogSphereCap(d, t * sp.sqrt(sp.Rational(i, layers))), delta)) for i in range(1, layers + 1)]
     return sp.Add(*terms) / layers

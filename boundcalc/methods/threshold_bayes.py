@@ -41,6 +41,8 @@ import math
 import numpy as np
 import sympy as sp
 
+from .. import symbolic as S
+
 ZETA3 = 1.2020569031595942853997
 _Y_SWITCH = 2.0
 _NTERMS = 40
@@ -164,7 +166,7 @@ def bayes_linear(width, c, loss):
     |·|: (2/W)[Y²/2 - cY³/6 + (X - Y)/(2c)];  squared: (2/W)[Y³/3 - cY⁴/6 + (X - Y)/(3c²)].
     """
     big_x = width / 2
-    y = sp.Min(big_x, 1 / c)
+    y = S.Min(big_x, 1 / c)
     if loss == "abs":
         return 2 / width * (y ** 2 / 2 - c * y ** 3 / 6 + (big_x - y) / (2 * c))
     return 2 / width * (y ** 3 / 3 - c * y ** 4 / 6 + (big_x - y) / (3 * c ** 2))

@@ -39,7 +39,7 @@ def failure_probability(n, p, M, eps, log_nm1, delta=None):
     num = 1 - tail
     if delta is not None:
         num = num - delta * S.expm1(M * eps) / S.expm1(eps)
-    return sp.Max(0, num / (1 + sp.exp(M * eps - log_nm1)))
+    return S.Max(0, num / (1 + sp.exp(M * eps - log_nm1)))
 
 
 def failure_probability_direct(N: int, n: int, p: float, M: int, eps: float, delta: float = 0.0) -> float:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .. import symbolic as S
+
 
 def box_prior_density(theta, center, half_width):
     """(1/w) cos²(π(θ - c)/(2w)) on [c - w, c + w]."""
@@ -34,8 +36,8 @@ def prior_information_symbolic(half_width):
     w = half_width
     mu = box_prior_density(th, 0, w)
     # (μ')²/μ = (π/w)² sin²(πθ/w)... integrate the simplified form
-    integrand = sp.simplify(sp.diff(mu, th) ** 2 / mu)
-    return sp.simplify(sp.integrate(integrand, (th, -w, w)))
+    integrand = S.simplify(S.diff(mu, th) ** 2 / mu)
+    return S.simplify(S.integrate(integrand, (th, -w, w)))
 
 
 def van_trees(k, n, one_sample_trace, J):

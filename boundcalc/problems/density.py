@@ -117,6 +117,7 @@ def linear_pieces():
     return sl ** 2 / 12, sl / 4, (sl ** 2 / 12) / (2 - sl ** 2 / 4)
 
 
+@S.cached_expression
 def _assouad_stat_factor(hel):
     """(1 - H²)^{2n} = ρ(Pⁿ, Qⁿ)² <= 1 - Δ/2 (product Hellinger affinity ρ; Cauchy–Schwarz, see
     :mod:`boundcalc.methods.hellinger_contraction`); in stable form."""
@@ -148,6 +149,7 @@ def _m_bump_range(local: bool):
 SECH2_SLOPE = sp.Rational(5826, 10000)
 
 
+@S.cached_expression
 def _privacy_factor(kind, tv, hel):
     stat = _assouad_stat_factor(hel)
     if kind == "none":
@@ -158,13 +160,13 @@ def _privacy_factor(kind, tv, hel):
         # and >= 1 - c_sech (ε/2) E K = 1 - c_sech εnt/2 (tanh²(u) <= c_sech u for u >= 0, affine in K)
         second = 1 - S.eps ** 2 * (S.n * tv * (1 - tv) + (S.n * tv) ** 2) / 4
         affine = 1 - SECH2_SLOPE * S.eps * S.n * tv / 2
-        return sp.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)), second, affine)
+        return S.Max(stat, 2 / (1 + sp.exp(S.eps * S.n * tv)), second, affine)
     from ..methods.chi2_contraction import kl_bound_expr
     from ..methods.hellinger_contraction import affinity_lower_expr
 
     kl = kl_bound_expr(S.n, S.eps, tv)  # = 2a²t², a = (e^ε-1)sqrt(n/(e^ε+1)): Pinsker gives TV <= a t
     # per-sample H² <= min(H²_stat, h_ε t²), tensorised over sequential rounds: (1 - h)^(2n)
-    return sp.Max(affinity_lower_expr(S.n, S.eps, tv, hel), 1 - sp.sqrt(kl / 2))
+    return S.Max(affinity_lower_expr(S.n, S.eps, tv, hel), 1 - sp.sqrt(kl / 2))
 
 
 def two_point_linear_lower(kind: str) -> Bound:
@@ -173,7 +175,7 @@ def two_point_linear_lower(kind: str) -> Bound:
     sep, tv, hel = linear_pieces()
     return Bound(
         "lower", "two-point-linear", "two points 1 ± s(x - 1/2) (saturated regime)",
-        sep * sp.Max(0, _privacy_factor(kind, tv, hel)),
+        sep * S.Max(0, _privacy_factor(kind, tv, hel)),
         "Le Cam two points, squared-loss form (docs/methods/density-assouad.md)",
         two_point_linear_lower.__doc__ + " " + linear_pieces.__doc__,
         free=(FreeParameter(slope, lambda v: 0.0, lambda v: min(float(v["L"]), 2.0), log=False,
@@ -216,7 +218,7 @@ def assouad_lower(kind: str) -> Bound:
              "local": "Assouad, triangle-wave bumps, Hellinger contraction under ε-LDP"}[kind]
     lo, hi = _m_bump_range(kind == "local")
     return Bound(
-        "lower", "assouad-bumps", label, sep * sp.Max(0, factor),
+        "lower", "assouad-bumps", label, sep * S.Max(0, factor),
         "Assouad's lemma (Yu 1997) with triangle-wave bumps; " + (
             "Barber & Duchi (2014) Prop 1 with group privacy (central)" if kind == "pure" else
             "Hellinger and χ² contractions of ε-LDP channels (docs/methods/hellinger-contraction.md), Duchi, Jordan & "
@@ -257,7 +259,7 @@ def b_max(v: dict) -> float:
 
 def _round_pos(x):
     """A valid integer choice >= 1 near x (closed-form free-parameter choice for vectorised curves)."""
-    return sp.Max(1, sp.floor(x + sp.Rational(1, 2)))
+    return S.Max(1, sp.floor(x + sp.Rational(1, 2)))
 
 
 @lru_cache(maxsize=None)
@@ -274,7 +276,7 @@ def _central_bounds(private: bool) -> tuple:
                             "over m bins of volume h^d: 8m²/(nε)²." if private else "")
         + " Corrects the original theorem catalogue (dL²h² + m/n): the constant 1/12 is sharp.",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
-        optimum={b: _round_pos(sp.Min((L ** 2 * S.n / 6) ** (1 / (S.d + 2)),
+        optimum={b: _round_pos(S.Min((L ** 2 * S.n / 6) ** (1 / (S.d + 2)),
                                       (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
                                       if private else (L ** 2 * S.n / 6) ** (1 / (S.d + 2)))},
         extra={"kind": "central-histogram"})
@@ -366,10 +368,10 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
     k_stat = (beta_s * L ** 2 * S.n / (2 * sp.pi ** (2 * beta_s))) ** (1 / (2 * beta_s + 1))
 
     def m_opt(a):
-        return {m: _round_pos(sp.Min(m_stat, (cb * L ** 2 * S.n / a) ** sp.Rational(1, 4)))}
+        return {m: _round_pos(S.Min(m_stat, (cb * L ** 2 * S.n / a) ** sp.Rational(1, 4)))}
 
     def k_opt(expr_k):
-        return {K: _round_pos(sp.Min(k_stat, expr_k))}
+        return {K: _round_pos(S.Min(k_stat, expr_k))}
 
     optima = {
         "hist-laplace": m_opt(8 / S.eps ** 2) if private else {m: _round_pos(m_stat)},
@@ -378,7 +380,7 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
                              ** (1 / (2 * beta_s + 2))) if private else {K: _round_pos(k_stat)},
         "series-laplace": k_opt((beta_s * L ** 2 * S.eps ** 2 * S.n / (24 * sp.pi ** (2 * beta_s)))
                                 ** (1 / (2 * beta_s + 3))),
-        "hist-subset": {m: sp.Max(2, _round_pos(sp.Min(m_stat, (cb * L ** 2 * S.n / (
+        "hist-subset": {m: S.Max(2, _round_pos(S.Min(m_stat, (cb * L ** 2 * S.n / (
             4 * sp.exp(-S.eps) / S.expm1(-S.eps) ** 2)) ** sp.Rational(1, 4))))},
         "uniform": None,
     }

@@ -135,7 +135,7 @@ def _threshold_bounds(d1: bool):
                   "every coordinate gets m >= floor(nk/d) reports; sum over the d coordinates (4dB² if some "
                   "coordinate may get none: θ̂ stays in the box).",
                   free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),),
-                  optimum={k: sp.Max(1, sp.Min(d, sp.floor(e / 2) + 1))},
+                  optimum={k: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))},
                   extra={"mechanism": "threshold-rr-split"}),
             Bound("upper", "threshold-rr-split-exact", "threshold + randomized response, k coordinates per user, "
                   "exact certified risk per coordinate",
@@ -161,8 +161,8 @@ def _two_stage_bound(d1: bool):
     m2 = sp.floor((n - n1) * k / d)
     L = Bs + tau
     bias = sigma * GaussLoss(tau / sigma)
-    dev = sp.Max(0, sigma * wwin - bias)
-    delta = sp.Min(1, 2 * sp.exp(-m1 * dev ** 2 / (2 * L ** 2 * LS.coth_half(ek) ** 2)))
+    dev = S.Max(0, sigma * wwin - bias)
+    delta = S.Min(1, 2 * sp.exp(-m1 * dev ** 2 / (2 * L ** 2 * LS.coth_half(ek) ** 2)))
     per = LS.threshold_risk_bound(m2, ek, sigma, sigma * wwin) + 4 * Bs ** 2 * delta
     expr = sp.Piecewise((d * per, sp.And(m1 >= 1, m2 >= 1)), (4 * d * Bs ** 2, True))
     free = (FreeParameter(alpha, lambda v: 1e-5, lambda v: 0.5, doc="fraction of users in stage 1"),
@@ -191,11 +191,11 @@ def _bounds(d1: bool, private: bool) -> tuple:
         for name, title, second in _mechanisms(d1):
             expr = d * sigma ** 2 * GaussLoss(tau / sigma) ** 2 + second / n
             free = (FreeParameter(tau, lambda v: 1e-3 * v["sigma"], lambda v: 60.0 * v["sigma"], doc="clip margin τ"),)
-            opt = {tau: sigma * sp.sqrt(2 * sp.log(sp.Max(sp.E, n * sp.Min(e, 1) ** 2 / d)))}
+            opt = {tau: sigma * sp.sqrt(2 * sp.log(S.Max(sp.E, n * S.Min(e, 1) ** 2 / d)))}
             if SM.k_sub in expr.free_symbols:
                 free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True,
                                        doc="coordinates released"),)
-                opt[SM.k_sub] = sp.Max(1, sp.Min(d, sp.floor(e / 2) + 1))
+                opt[SM.k_sub] = S.Max(1, S.Min(d, sp.floor(e / 2) + 1))
             out.append(Bound(
                 "upper", name, title, expr, SOURCE + "; docs/problems/gaussian.md (upper bound derived here)",
                 "Clip each coordinate to [-L, L], L = B + τ; unbiased ε-LDP view of the clipped vector (mechanisms."
@@ -222,7 +222,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
     if private:
         out.append(Bound(
             "lower", "van-trees-threshold", "van Trees, cos² prior on the box, threshold Fisher bound",
-            VT.van_trees(d, n, sp.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
+            VT.van_trees(d, n, S.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
             F.SOURCE_BCO + " (Lemma 1); docs/methods/fisher-score-tails.md, docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
             "Tr I_Z = E_z‖E[S r_z]‖², r_z ∈ [a, ae^ε], E r_z = 1; σ⟨u,S⟩ ~ N(0,1) for every unit u, and E[G r] "
             "over such r is largest for a threshold r (rearrangement): ‖E[S|z]‖ <= V_ε/σ, V_ε = sup_t "
@@ -254,8 +254,8 @@ def rate_terms(values: dict) -> list:
     n, e, d = S.n, S.eps, S.d
     if values["privacy"] == "local":
         return [("statistical σ²d/n", sigma ** 2 * d / n),
-                ("privacy σ²d²/(n min{ε², ε, d})", sp.Min(d * Bs ** 2, sigma ** 2 * d ** 2 / (n * sp.Min(e ** 2, e, d))))]
-    return [("statistical σ²d/n", sp.Min(d * Bs ** 2, sigma ** 2 * d / n))]
+                ("privacy σ²d²/(n min{ε², ε, d})", S.Min(d * Bs ** 2, sigma ** 2 * d ** 2 / (n * S.Min(e ** 2, e, d))))]
+    return [("statistical σ²d/n", S.Min(d * Bs ** 2, sigma ** 2 * d / n))]
 
 
 # ------------------------------------------------------------------------------ simulation

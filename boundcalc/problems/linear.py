@@ -155,7 +155,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
         "X = ±M e_1 with P(+) = (1±δ)/2: excess_± = δM(r ± θ̂_1) >= rδM 1{±θ̂_1 >= 0} (|θ̂_1| <= r), so "
         "max E excess >= rδM(1 - TV(M_+^n, M_-^n))/2, TV(P_+,P_-) = δ; " + lc_why + ".",
         free=(d_free,),
-        optimum={dlt: sp.Min(1, 1 / (sp.sqrt(2 * S.n) * S.expm1(S.eps))) if private else sp.Min(1, 1 / sp.sqrt(S.n))}))
+        optimum={dlt: S.Min(1, 1 / (sp.sqrt(2 * S.n) * S.expm1(S.eps))) if private else S.Min(1, 1 / sp.sqrt(S.n))}))
     if private and geometry == "l2":
         s_half = dlt * Msym * S.r / (4 * S.d ** sp.Rational(3, 2))
         out.append(Bound(
@@ -165,7 +165,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "v ∈ {±1}^d, X = M s e_J, J uniform, P(s=+|J=j) = (1+δv_j)/2, μ_v = (δM/d)v; excess >= "
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
-            free=(d_free,), optimum={dlt: sp.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
+            free=(d_free,), optimum={dlt: S.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
     # posterior-mean Assouad (methods.posterior_assouad): a = 1 (both geometries, d-free) and, for l2,
     # a free number a <= d of active coordinates
     for A in ((sp.Integer(1), A_ACT) if geometry == "l2" else (sp.Integer(1),)):
@@ -177,7 +177,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "lower", "posterior-assouad" if A == A_ACT else "posterior-le-cam",
             ("posterior-mean Assouad, X = ±M e_J, J uniform on a <= d coordinates" if A == A_ACT
              else "posterior-mean two-point bound, X = ±M e_1 (d-free)"),
-            sp.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
+            S.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
             SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
             "v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
             "min_Θ⟨θ,μ_v⟩ = -rδM/√a (ℓ2 ball; for a = 1 the ℓ1 ball gives the same). Bayes excess = (δM/a)"
@@ -191,7 +191,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
         budget = 2 * S.n * PA.mi_per_report(S.eps) / S.d
         out.append(Bound(
             "lower", "posterior-budget", "posterior-mean bound, dense data X = (M/√d)ξ, information budget",
-            sp.Max(0, dlt * Msym * S.r * (1 - sp.sqrt(sp.Min(k_dense, budget)))),
+            S.Max(0, dlt * Msym * S.r * (1 - sp.sqrt(S.Min(k_dense, budget)))),
             SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
             "v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) = (1+δ)/2 (‖X‖₂ = M): μ_v = (δM/√d)v, "
             "‖μ_v‖ = δM. Bayes excess >= (δMr/√d)(√d - E‖E[v|Z]‖₂) >= δMr(1 - sqrt(Σ_j E[(E[v_j|Z])²]/d)), and "
@@ -202,10 +202,10 @@ def _bounds(geometry: str, private: bool) -> tuple:
             free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),),
             optimum={dlt: 1 - sp.Float(1e-12)}))
     if private and geometry == "l1":
-        fano_mi = sp.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
+        fano_mi = S.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
         out.append(Bound(
             "lower", "fano-kl", "private Fano over the 2d signed coordinates, MI also capped by the data KL",
-            dlt * Msym * S.r / 2 * sp.Max(0, 1 - (fano_mi + sp.log(2)) / sp.log(2 * S.d)),
+            dlt * Msym * S.r / 2 * S.Max(0, 1 - (fano_mi + sp.log(2)) / sp.log(2 * S.d)),
             SOURCE + "; constant derived (boundcalc)",
             "The 'fano' construction (v ∈ {±e_j}, X ∈ {±M}^d, P(X_i = M) = (1 + δv_i)/2, loss δMr/2 on an error) "
             "with I(Z_{1:n};V) <= n min{c_ε max TV², max KL(P_v‖P_v')}: the chain rule of KL bounds each step by "
@@ -224,7 +224,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "mutual-information bound I(Z_{1:n};V) <= n(e^ε-1)² max TV(P_v,P_v')², max TV <= δ (two coordinates "
             "change by δ/2 each), log|V| = log(2d) (boundcalc.methods.ldp item 3'). Order rM√(log(2d)/(nε²)): "
             "the √d of the rate needs the variational bound (certified only for non-interactive channels).",
-            free=(d_free,), optimum={dlt: sp.Min(1, sp.sqrt(sp.log(2 * S.d) / (4 * S.n)) / S.expm1(S.eps))}))
+            free=(d_free,), optimum={dlt: S.Min(1, sp.sqrt(sp.log(2 * S.d) / (4 * S.n)) / S.expm1(S.eps))}))
     out.append(Bound("lower", "order", "order only (DJW Props 2-3, constant unspecified)", _rate_expr(geometry, private),
                      SOURCE, "DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
                      certified=False))
@@ -237,9 +237,9 @@ def _posterior_optimum(A, private):
     c = PA.chi2_factor(S.eps) if private else None
     a = A
     if A == A_ACT:
-        a = sp.Max(1, sp.Min(S.d, sp.floor(3 * sp.sqrt(S.n * c)))) if private else sp.Integer(1)
-    beta = sp.sqrt(S.n * (sp.Min(c, 2 * a) if private else 2 * a)) / a
-    opt = {dlt: sp.Min(1 - sp.Float(1e-12), 1 / (2 * beta))}
+        a = S.Max(1, S.Min(S.d, sp.floor(3 * sp.sqrt(S.n * c)))) if private else sp.Integer(1)
+    beta = sp.sqrt(S.n * (S.Min(c, 2 * a) if private else 2 * a)) / a
+    opt = {dlt: S.Min(1 - sp.Float(1e-12), 1 / (2 * beta))}
     if A == A_ACT:
         opt = {dlt: opt[dlt].subs(A_ACT, a), A_ACT: a}
     return opt
@@ -248,8 +248,8 @@ def _posterior_optimum(A, private):
 def _rate_expr(geometry, private):
     log_term = sp.log(2 * S.d) if geometry == "l1" else 1
     if private:
-        return S.r * Msym * sp.Min(1, sp.sqrt(S.d * log_term / (S.n * S.eps ** 2)))
-    return S.r * Msym * sp.Min(1, sp.sqrt(log_term / S.n))
+        return S.r * Msym * S.Min(1, sp.sqrt(S.d * log_term / (S.n * S.eps ** 2)))
+    return S.r * Msym * S.Min(1, sp.sqrt(log_term / S.n))
 
 
 def bounds(values):

@@ -91,7 +91,7 @@ def _mechanisms(d1: bool, ball: str):
         return [
             ("one-bit", "truncation at T + one-bit mechanism", LS.onebit_second_moment(T, e),
              "one-bit: Z = ±T coth(ε/2), P(+) = 1/2 + [x]_T/(2T coth(ε/2)): unbiased for [x]_T, Z² = T² coth²(ε/2)."),
-            ("laplace", "truncation at T + Laplace(2T/ε)", sp.Min(S.r ** 2, T ** 2) + LS.laplace_noise_second_moment(T, e),
+            ("laplace", "truncation at T + Laplace(2T/ε)", S.Min(S.r ** 2, T ** 2) + LS.laplace_noise_second_moment(T, e),
              "Laplace: Var([X]_T + W) <= E[X_T²] + 8T²/ε² <= min{r², T²} + 8T²/ε² (k >= 2)."),
         ]
     out = []
@@ -123,7 +123,7 @@ def _mechanisms(d1: bool, ball: str):
 
 def _kstar():
     """A valid closed-form choice of k for coordinate subsampling (about ε/2, clipped to [1, d])."""
-    return sp.Max(1, sp.Min(S.d, sp.floor(S.eps / 2) + 1))
+    return S.Max(1, S.Min(S.d, sp.floor(S.eps / 2) + 1))
 
 
 def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
@@ -133,7 +133,7 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     hi = (lambda v: v["r"]) if math.isinf(k) else (lambda v: v["r"] * 1e12)
     for name, title, second, why in _mechanisms(d1, ball):
         expr = bias2 + second / S.n
-        c = sp.simplify(second / S.T ** 2) / S.n if name != "laplace" else (1 + 8 / S.eps ** 2) / S.n
+        c = S.simplify(second / S.T ** 2) / S.n if name != "laplace" else (1 + 8 / S.eps ** 2) / S.n
         dd = S.d if (ball == "linf" and not d1) else 1
         free = (FreeParameter(S.T, lo, hi, doc="truncation radius"),)
         opt = {S.T: truncation_optimum(k, c.subs(SM.k_sub, _kstar()) / dd)}
@@ -214,12 +214,12 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
         "chain rule over sequentially interactive users: n times it. van Trees: E(û-u)² >= 1/(nI + π²/η²), "
         "times r². As n → ∞ (η → 1 slowly) it tends to r² coth²(ε/2)/n, the one-bit risk.",
         free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
-        optimum={eta: sp.Min(1, (sp.pi ** 2 / (n * sp.tanh(e / 2) ** 2)) ** sp.Rational(1, 4))},
+        optimum={eta: S.Min(1, (sp.pi ** 2 / (n * sp.tanh(e / 2) ** 2)) ** sp.Rational(1, 4))},
         extra={"instance": "two-point"})]
     if not math.isinf(k):
         a = _a(k)
         p = P_MIX
-        info = sp.Min(c_eps(e) * p ** 2, p * sp.Min(1, F.sinh2_half(e)) / (1 - eta ** 2))
+        info = S.Min(c_eps(e) * p ** 2, p * S.Min(1, F.sinh2_half(e)) / (1 - eta ** 2))
         kk = _knum(k)
         out.append(Bound(
             "lower", "van-trees-mixture", "van Trees, X ∈ {0, ±r p^(-1/k)}, first-absolute-moment Fisher bound",
@@ -233,7 +233,7 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
             "n times it. van Trees, times (r p^{(k-1)/k})². p and η are tuned; p* ≈ π sqrt((k-1)/(nC_ε)).",
             free=(FreeParameter(p, lambda v: 1e-15, lambda v: 1.0, doc="mixture weight"),
                   FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0 - 1e-9, log=False, doc="prior half-width")),
-            optimum={p: sp.Min(1, sp.pi * sp.sqrt((kk - 1) / (n * c_eps(e)))), eta: 1 - sp.Rational(1, 10 ** 6)},
+            optimum={p: S.Min(1, sp.pi * sp.sqrt((kk - 1) / (n * c_eps(e)))), eta: 1 - sp.Rational(1, 10 ** 6)},
             extra={"instance": "mixture"}))
     return out
 
@@ -269,7 +269,7 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
 def _cube_van_trees(ball: str) -> Bound:
     """van Trees on the hypercube family X = c x, x ∈ {±1}^d independent, P(x_j = 1) = (1+u_j)/2."""
     n, e, r, d, eta = S.n, S.eps, S.r, S.d, ETA
-    trace = sp.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) * CP.CubeMaxInvVar(d, eta),
+    trace = S.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) * CP.CubeMaxInvVar(d, eta),
                    2 * MI.kappa(e) * CP.CubeMaxSubGauss(d, eta))
     scale, cdesc = (r ** 2 / d, "r/√d (‖X‖₂ = r)") if ball == "l2" else (r ** 2, "r (‖X‖_∞ = r)")
     return Bound(
@@ -304,7 +304,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         "TV(M_+^n,M_-^n) <= min{√n(e^ε-1)p, 1-(1-p)^n} (Corollary 1 + Pinsker).",
         free=(FreeParameter(p, lambda v: 1e-12, lambda v: 1.0, doc="mixture weight"),),
         # maximiser of p^β (1 - c p), β = 2(k-1)/k, c = sqrt(n/2)(e^ε-1): p = β/((1+β)c) (a valid choice)
-        optimum={p: sp.Min(1, 2 * a / ((1 + 2 * a) * sp.sqrt(n / 2) * S.expm1(e)))},
+        optimum={p: S.Min(1, 2 * a / ((1 + 2 * a) * sp.sqrt(n / 2) * S.expm1(e)))},
         extra={"instance": "mixture"})
     two_point = TwoPointFamily(
         "le-cam-two-point", "Le Cam, P(X = ±r e_1) = (1±h)/2",
@@ -388,13 +388,13 @@ def rate_terms(values: dict) -> list:
     k = float(values["k"])
     a = _a(k)
     n, e, r, d = S.n, S.eps, S.r, S.d
-    eff = n * sp.Min(e ** 2, 1)  # effective sample size n min{ε², 1} (n(e^ε-1)² capped at n)
+    eff = n * S.Min(e ** 2, 1)  # effective sample size n min{ε², 1} (n(e^ε-1)² capped at n)
     if int(values["d"]) == 1:
-        priv = r ** 2 * sp.Min(1, eff ** (-a))
+        priv = r ** 2 * S.Min(1, eff ** (-a))
     elif values["ball"] == "l2":
-        priv = r ** 2 * sp.Min(1, (d / eff) ** a)
+        priv = r ** 2 * S.Min(1, (d / eff) ** a)
     else:
-        priv = r ** 2 * d * sp.Min(1, (d / eff) ** a)
+        priv = r ** 2 * d * S.Min(1, (d / eff) ** a)
     return [("statistical r²/n", r ** 2 / n), ("privacy", priv)]
 
 
@@ -402,12 +402,12 @@ def lower_rate(values: dict):
     k = float(values["k"])
     a = _a(k)
     n, e, r, d = S.n, S.eps, S.r, S.d
-    eff = n * sp.Min(e ** 2, 1)
+    eff = n * S.Min(e ** 2, 1)
     if int(values["d"]) == 1:
         return None
     if values["ball"] == "l2":
-        return r ** 2 / n + r ** 2 * sp.Min(1, sp.Max(d / eff, eff ** (-a)))
-    return r ** 2 / n + r ** 2 * sp.Min(d, sp.Max(d ** 2 / eff, eff ** (-a)))
+        return r ** 2 / n + r ** 2 * S.Min(1, S.Max(d / eff, eff ** (-a)))
+    return r ** 2 / n + r ** 2 * S.Min(d, S.Max(d ** 2 / eff, eff ** (-a)))
 
 
 # ------------------------------------------------------------------------------ simulation

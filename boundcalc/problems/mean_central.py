@@ -55,6 +55,7 @@ def bias_constant(k: float):
     return (kk - 1) ** (kk - 1) / kk ** kk
 
 
+@S.cached_expression
 def bias_bound_min(k: float):
     """Bias bound over 𝒫_k using every moment order k' in [2, k] (sympy, in T and r); non-increasing in k.
 
@@ -70,12 +71,12 @@ def bias_bound_min(k: float):
     which makes the upper bound monotone in k (a larger k is a smaller class).
     """
     if math.isinf(k):
-        return sp.Max(S.r - S.T, 0)
+        return S.Max(S.r - S.T, 0)
     kk = _knum(k)
     own = bias_constant(k) * S.r ** kk / S.T ** (kk - 1)
     if kk == 2:
-        return sp.Min(own, S.r)
-    return sp.Min(sp.Piecewise((S.r ** 2 / (4 * S.T), S.T <= S.r / 2),
+        return S.Min(own, S.r)
+    return S.Min(sp.Piecewise((S.r ** 2 / (4 * S.T), S.T <= S.r / 2),
                                (S.r - S.T, S.T <= S.r * (1 - 1 / kk)),
                                (own, True)), S.r)
 
@@ -84,9 +85,9 @@ def bias_bound(k: float):
     """Upper bound on ||bias of π_T|| over 𝒫_k (sympy, in T and r)."""
     if math.isinf(k):
         # ||X|| <= r: (||X|| - T)_+ <= (r - T)_+
-        return sp.Max(S.r - S.T, 0)
+        return S.Max(S.r - S.T, 0)
     kk = _knum(k)
-    return sp.Min(bias_constant(k) * S.r ** kk / S.T ** (kk - 1), S.r)
+    return S.Min(bias_constant(k) * S.r ** kk / S.T ** (kk - 1), S.r)
 
 
 # ------------------------------------------------------------------ noise of each mechanism
@@ -127,6 +128,7 @@ MECHANISMS = {
 }
 
 
+@S.cached_expression
 def truncation_optimum(k: float, c):
     """Symbolic minimiser of  b_k(T)² + c T²  (the variance term min{r²,T²}/n ignored).
 
@@ -144,6 +146,7 @@ def truncation_optimum(k: float, c):
 shrink = sp.Symbol("sigma_shrink", positive=True)  # shrinkage amount: θ̂ = (1 - σ)(projected mean + W)
 
 
+@S.cached_expression
 def upper_expr(k: float, c):
     """Risk bound of the shrunk projection estimator θ̂ = (1-σ)(mean of π_T(X_i) + W):
 
@@ -155,7 +158,7 @@ def upper_expr(k: float, c):
     σ = 1 the zero estimator (risk <= r²), so this is never worse than either.
     """
     return (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
-            + (1 - shrink) ** 2 * (sp.Min(S.r ** 2, S.T ** 2) / S.n + c * S.T ** 2))
+            + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / S.n + c * S.T ** 2))
 
 
 def _t_range(k):
@@ -191,10 +194,10 @@ def _subsample_tv_upper(k: float) -> Bound:
     sample of size m, so the shrunk projected-mean risk bound holds with n replaced by m and the Gaussian
     noise σ = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m, E||W||² = dσ² = d T²/(2 m² erfinv(α')²).
     """
-    a_sub = sp.Min(1, S.alpha * S.n / m_sub)
+    a_sub = S.Min(1, S.alpha * S.n / m_sub)
     c = S.d / (2 * m_sub ** 2 * sp.erfinv(a_sub) ** 2)
     expr = (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
-            + (1 - shrink) ** 2 * (sp.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
+            + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
     lo, hi = _t_range(k)
     return Bound(
         "upper", "subsample-gauss-tv", "random subsample of size m + projected mean + Gaussian noise (TV)", expr,
@@ -376,7 +379,7 @@ def _coupling_lowers(privacy, k):
     smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
     two = Bound(
         "lower", "two-point-coupling", "two-point mixture ±, group-privacy coupling",
-        rho ** 2 / 2 * sp.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
+        rho ** 2 / 2 * S.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
                               group_coupling.testing_bound_jensen(S.n, S.p, S.eps, delta)),
         "Barber & Duchi (2014) two-point mixtures; coupling bound derived in docs/methods/group-coupling.md",
         "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k, means ±ρu with ρ = r p^{(k-1)/k}, TV(P_+, P_-) = p. "
@@ -520,11 +523,11 @@ def lower_rate(values: dict):
     inner = {
         "none": None,
         "pure": S.d / (S.n * S.eps), "smooth": S.d / (S.n * S.eps),
-        "approx": sp.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
+        "approx": S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
         "tv": 1 / (S.n * S.alpha), "kl": 1 / (S.n * sp.sqrt(S.alpha / 2)),
     }[priv]
     base = S.r ** 2 / S.n
-    return base if inner is None else base + S.r ** 2 * sp.Min(1, inner ** e2)
+    return base if inner is None else base + S.r ** 2 * S.Min(1, inner ** e2)
 
 
 # ------------------------------------------------------------------ registration

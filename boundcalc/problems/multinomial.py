@@ -83,10 +83,10 @@ def point_mass_bayes(loss: str, n=S.n, eps=S.eps, d=S.d, g=GAMMA_MIX):
     """
     from ..methods.chi2_contraction import chi2_factor
 
-    c = sp.Min(chi2_factor(eps) * g ** 2, g ** 2 * (d / (1 - g) + 1 / ((1 - g) / d + g)))
+    c = S.Min(chi2_factor(eps) * g ** 2, g ** 2 * (d / (1 - g) + 1 / ((1 - g) / d + g)))
     growth = S.expm1(n * S.log1p(c))
     power = 2 if loss == "l2sq" else 1
-    return g ** power * (1 - 1 / d) * sp.Max(0, 1 - growth / d)
+    return g ** power * (1 - 1 / d) * S.Max(0, 1 - growth / d)
 
 
 def derived(values: dict) -> dict:
@@ -109,7 +109,7 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
             if DM.mechanism(mech).subset_size:
                 free = (FreeParameter(DM.ssub, lambda v: 1, lambda v: max(1, v["d"] - 1), integer=True,
                                       doc="subset size"),)
-                opt = {DM.ssub: sp.Max(1, sp.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
+                opt = {DM.ssub: S.Max(1, S.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
             out.append(Bound(
                 "upper", mech, DM.TITLES[mech], expr, SOURCE + "; docs/problems/multinomial.md (derived)",
                 "Unbiased linear estimator; exact risk = constant - ‖θ‖²/n (mechanisms.discrete, sympy identity and "
@@ -250,28 +250,28 @@ def bounds_none(values: dict) -> list[Bound]:
 
 
 def _eff(private: bool):
-    return S.n * sp.Min(S.eps ** 2, sp.exp(S.eps), S.d) if private else S.n * S.d
+    return S.n * S.Min(S.eps ** 2, sp.exp(S.eps), S.d) if private else S.n * S.d
 
 
 def rate_terms(values: dict) -> list:
     private = values["privacy"] == "local"
-    l2 = sp.Min(1, S.d / _eff(private))
+    l2 = S.Min(1, S.d / _eff(private))
     if values["loss"] == "l2sq":
         if private:
             # the middle regime d ≳ sqrt(nε²): 1/sqrt(n min{ε², e^ε}) (Duchi, Jordan & Wainwright 2013; the
             # sub-alphabet van Trees and the projected subset-selection bounds attain it up to log d), never
             # below the non-private 1/n
-            middle = sp.Max(1 / S.n, 1 / sp.sqrt(S.n * sp.Min(S.eps ** 2, sp.exp(S.eps))))
-            return [("ℓ2² rate min{1, 1/sqrt(n min{ε², e^ε}), d/(n min{ε², e^ε, d})}", sp.Min(l2, middle))]
+            middle = S.Max(1 / S.n, 1 / sp.sqrt(S.n * S.Min(S.eps ** 2, sp.exp(S.eps))))
+            return [("ℓ2² rate min{1, 1/sqrt(n min{ε², e^ε}), d/(n min{ε², e^ε, d})}", S.Min(l2, middle))]
         return [("ℓ2² rate 1/n", l2)]
-    return [("ℓ1 rate" if private else "ℓ1 rate sqrt(d/n)", sp.Min(1, sp.sqrt(S.d * l2)))]
+    return [("ℓ1 rate" if private else "ℓ1 rate sqrt(d/n)", S.Min(1, sp.sqrt(S.d * l2)))]
 
 
 def lower_rate(values: dict):
     if values["loss"] == "l2sq" or values["privacy"] != "local":
         return None
     # certified ℓ1 lower bound rate (Assouad): min{1, d/sqrt(n min{ε², e^ε, d})} up to constants
-    return sp.Min(1, S.d / sp.sqrt(_eff(True)))
+    return S.Min(1, S.d / sp.sqrt(_eff(True)))
 
 
 # ------------------------------------------------------------------------------ simulation

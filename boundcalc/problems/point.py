@@ -125,6 +125,7 @@ def fisher_expr(model_name: str) -> sp.Expr:
     return m.fisher_information().subs(_model_subs(m))
 
 
+@S.cached_expression
 def kl_expr(model_name: str, t1, t2) -> sp.Expr:
     """KL(P_t1 ‖ P_t2) in the problem's symbols."""
     m = get_model(model_name)
@@ -141,6 +142,7 @@ Z_CLIP = 4
 KL_TAYLOR_SWITCH = 1e-3
 
 
+@S.cached_expression
 def kl_taylor_bound(model_name: str, t1, t2) -> sp.Expr:
     """A cancellation-free upper bound on KL(P_t1 ‖ P_t2) (sympy).
 
@@ -152,10 +154,11 @@ def kl_taylor_bound(model_name: str, t1, t2) -> sp.Expr:
     it has no cancellation, unlike the exact expression (a difference of O(1) logarithms equal to O(Δ²)).
     """
     sdum = sp.Dummy("s", positive=True)
-    g = sp.simplify(sp.diff(kl_expr(model_name, t1, sdum), sdum, 2))
-    return (t2 - t1) ** 2 / 2 * sp.Max(g.subs(sdum, t1), g.subs(sdum, t2))
+    g = S.simplify(S.diff(kl_expr(model_name, t1, sdum), sdum, 2))
+    return (t2 - t1) ** 2 / 2 * S.Max(g.subs(sdum, t1), g.subs(sdum, t2))
 
 
+@S.cached_expression
 def stable_kl_expr(model_name: str, t1, t2) -> sp.Expr:
     """KL(P_t1 ‖ P_t2) for the two-point bound, certified in floating point: the exact expression when the
     separation is not tiny compared with the distance of the points to the ends of the natural space, else
@@ -170,7 +173,7 @@ def stable_kl_expr(model_name: str, t1, t2) -> sp.Expr:
     if not ends:  # normal-mean: the Taylor bound Δ²/(2σ²) is exact
         return kl_taylor_bound(model_name, t1, t2)
     mid = (t1 + t2) / 2
-    scale = sp.Min(*[sp.Abs(mid - e) for e in ends])
+    scale = S.Min(*[sp.Abs(mid - e) for e in ends])
     return sp.Piecewise((kl_taylor_bound(model_name, t1, t2), sp.Abs(t2 - t1) < KL_TAYLOR_SWITCH * scale),
                         (kl_expr(model_name, t1, t2), True))
 
@@ -188,7 +191,7 @@ def variance_max_expr(model_name: str, t) -> sp.Expr:
     """
     name = get_model(model_name).name
     if name == "bernoulli":
-        p = sp.Min(sp.Max(sp.Rational(1, 2), LO), HI)
+        p = S.Min(S.Max(sp.Rational(1, 2), LO), HI)
         return p * (1 - p) / t
     if name == "poisson":
         return HI / t
@@ -435,7 +438,7 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
     if privacy in ("pure", "approx"):
         # the same estimator clipped to N widened by Z_CLIP block standard deviations (N is public)
         sd = sp.sqrt(variance_max_expr(m.name, t))
-        a2, b2 = sp.Max(A_, LO - Z_CLIP * sd), sp.Min(B_, HI + Z_CLIP * sd)
+        a2, b2 = S.Max(A_, LO - Z_CLIP * sd), S.Min(B_, HI + Z_CLIP * sd)
         bbar2 = bias_cls(S.n, BLOCKS, LO, HI, a2, b2, SIG)
         out.append(Bound(
             "upper", "local-clip-laplace",
@@ -452,7 +455,7 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
     mid = (A_ + B_) / 2
     out.append(Bound(
         "upper", "constant", "constant estimator: the midpoint of Θ (ignores the data; ε-DP for every ε)",
-        sp.Max((LO - mid) ** 2, (HI - mid) ** 2), SOURCE + " (trivial bound)",
+        S.Max((LO - mid) ** 2, (HI - mid) ** 2), SOURCE + " (trivial bound)",
         "θ̂ ≡ (a+b)/2 does not look at the data, so it satisfies every privacy definition; its squared "
         "error at θ' is (θ' - (a+b)/2)², a convex function of θ', maximised over N at an end point. "
         "It caps the other bounds when ε is tiny."))
@@ -556,7 +559,7 @@ def _van_trees_chord(model_name: str) -> Bound:
 def _lower_bounds(model_name: str, privacy: str) -> list:
     m = get_model(model_name)
     info = fisher_expr(m.name)
-    imax = sp.Max(info.subs(TH, CEN - W), info.subs(TH, CEN + W))
+    imax = S.Max(info.subs(TH, CEN - W), info.subs(TH, CEN + W))
     vt = Bound(
         "lower", "van-trees", "van Trees, cos² prior on a sub-interval of N",
         1 / (S.n * imax + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
@@ -572,8 +575,8 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
         out.append(_threshold_lower(m.name))
     if privacy in ("pure", "approx"):
         t1, t2 = CEN - DELTA_SEP / 2, CEN + DELTA_SEP / 2
-        kl = sp.Min(stable_kl_expr(m.name, t1, t2), stable_kl_expr(m.name, t2, t1))
-        tau = sp.Min(1, sp.sqrt(kl / 2))
+        kl = S.Min(stable_kl_expr(m.name, t1, t2), stable_kl_expr(m.name, t2, t1))
+        tau = S.Min(1, sp.sqrt(kl / 2))
         delta = S.delta if privacy == "approx" else None
         expr = (DELTA_SEP / 2) ** 2 * uniformity.failure_probability(S.n, tau, S.M, S.eps, 0, delta)
         out.append(Bound(

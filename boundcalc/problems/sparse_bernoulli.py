@@ -77,7 +77,7 @@ LAMBDA_CH = sp.Symbol("lambda_ch", positive=True)  # Chernoff parameter of its b
 
 def box_m(s, d):
     """m = min{s/d, 1/2}: the sub-box is [m/2, m]^d."""
-    return sp.Min(s / d, sp.Rational(1, 2))
+    return S.Min(s / d, sp.Rational(1, 2))
 
 
 def validate(values: dict):
@@ -137,20 +137,20 @@ def _bounds(private: bool) -> tuple:
             optimum=_posterior_optimum(), extra={"instance": "assouad"}))
         k = SM.k_sub
         second = SM.subsampling_second_moment(sp.Rational(1, 2), e, d, k)
-        centre = sp.Max(0, d - 2 * ssp) ** 2 / (4 * d)
+        centre = S.Max(0, d - 2 * ssp) ** 2 / (4 * d)
         out.append(Bound(
             "upper", "coordinate-subsampling", "k random coordinates, one-bit at level ε/k",
-            sp.Max(0, second - centre) / n, SOURCE + " (upper bound derived here)",
+            S.Max(0, second - centre) / n, SOURCE + " (upper bound derived here)",
             "Coordinate subsampling of x - 1/2 ∈ [-1/2,1/2]^d (mechanisms.sampling): unbiased, ‖Z‖² = "
             "d² coth²(ε/(2k))/(4k) exactly, so the risk is (that - ‖θ - 1/2‖²)/n, and ‖θ - 1/2‖² >= (d-2s)_+²/(4d) "
             "(convexity: the minimum over Σθ <= s is at θ_j = s/d).",
             free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),),
-            optimum={k: sp.Max(1, sp.Min(d, sp.floor(e / 2) + 1))}, extra={"mechanism": "coordinate-subsampling"}))
+            optimum={k: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))}, extra={"mechanism": "coordinate-subsampling"}))
         K, lam = K_TRUNC, LAMBDA_CH
         bias1 = sp.exp(ssp * S.expm1(lam) - lam * K) / (sp.E * lam)  # >= E(|X| - K)_+ = ‖bias‖₁
         out.append(Bound(
             "upper", "truncated-rr", "keep at most K ones, then randomized response on every bit at level ε/(2K)",
-            (d / (4 * sp.sinh(e / (4 * K)) ** 2) + ssp) / n + sp.Min(bias1, ssp) ** 2,
+            (d / (4 * sp.sinh(e / (4 * K)) ** 2) + ssp) / n + S.Min(bias1, ssp) ** 2,
             SOURCE + " (upper bound derived here)",
             "Each user keeps at most K of its ones (the dropped ones uniformly at random) and flips every bit with "
             "RR at level ε' = ε/(2K) (truncated vectors differ in <= 2K bits: ε-LDP); θ̂_j = (T_j/n - (1-q))/(2q-1) "
@@ -164,16 +164,16 @@ def _bounds(private: bool) -> tuple:
             extra={"mechanism": "truncated-rr"}))
         out.append(Bound(
             "upper", "bco-reduction", "reduction to discrete distribution estimation (BCO), order only",
-            ssp * d / (n * sp.Min(e ** 2, sp.exp(e), d)), SOURCE + " (rate (paper), constant unspecified)",
+            ssp * d / (n * S.Min(e ** 2, sp.exp(e), d)), SOURCE + " (rate (paper), constant unspecified)",
             "BCO Section IV: map X to a symbol (pattern of at most one 1), estimate the symbol frequencies with "
             "subset selection, invert θ_j = p_j/(p_0 + p_j); for s > 1 a sequential grouping step. Order only: "
             "the constants of the nonlinear plug-in were not certified.",
             certified=False, extra={"mechanism": "bco-reduction"}))
     else:
         out.append(Bound("upper", "sample-mean", "coordinate-wise sample means (no privacy)",
-                         sp.Min(ssp, d / 4) / n, "textbook",
+                         S.Min(ssp, d / 4) / n, "textbook",
                          "E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
-    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", ssp * sp.Min(ssp, 1), "trivial",
+    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", ssp * S.Min(ssp, 1), "trivial",
                      "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero"}))
     return tuple(out)
 
@@ -182,9 +182,9 @@ def _posterior_optimum():
     """A valid closed-form choice for the posterior-mean Assouad bound (vectorised curves): with y = mδ and
     K ≈ n c_ε y², a y²(1 - K)/4 is largest at y² = 1/(2n c_ε); a = min{d, ceil(s sqrt(3 n c_ε))}."""
     c = F_chi2(S.eps)
-    a = sp.Max(1, sp.Min(S.d, sp.ceiling(ssp * sp.sqrt(3 * S.n * c))))
+    a = S.Max(1, S.Min(S.d, sp.ceiling(ssp * sp.sqrt(3 * S.n * c))))
     m = box_m(ssp, a)
-    return {DELTA_GAP: sp.Min(1 - sp.Float(1e-9), 1 / (m * sp.sqrt(2 * S.n * c))), A_ACT: a}
+    return {DELTA_GAP: S.Min(1 - sp.Float(1e-9), 1 / (m * sp.sqrt(2 * S.n * c))), A_ACT: a}
 
 
 def bounds_local(values: dict) -> list[Bound]:
@@ -199,8 +199,8 @@ def rate_terms(values: dict) -> list:
     n, e, d = S.n, S.eps, S.d
     if values["privacy"] == "local":
         return [("s d/(n min{ε², e^ε, d}) (BCO Cor 3, derived analogue)",
-                 sp.Min(ssp * sp.Min(ssp, 1), ssp * d / (n * sp.Min(e ** 2, sp.exp(e), d))))]
-    return [("statistical s/n", sp.Min(ssp * sp.Min(ssp, 1), ssp / n))]
+                 S.Min(ssp * S.Min(ssp, 1), ssp * d / (n * S.Min(e ** 2, sp.exp(e), d))))]
+    return [("statistical s/n", S.Min(ssp * S.Min(ssp, 1), ssp / n))]
 
 
 def upper_rate_note():

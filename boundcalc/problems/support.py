@@ -156,7 +156,7 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
         kappa = 2 * S.eps * S.n / (big_b - width)
         jensen = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
         exact = threshold_bayes.bayes_exact_relative(width, big_b - width, S.n, S.eps, loss)
-        expr = sp.Max(jensen, exact)
+        expr = S.Max(jensen, exact)
         if privacy == "approx":
             expr = expr - threshold_bayes.delta_correction(width, 2 * S.delta / S.expm1(S.eps), loss)
     return Bound(
@@ -168,7 +168,7 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
                             lambda v: 0.5,
                             doc="prior width W/(2θ_0): θ ~ Unif[2θ_0(1-ω), 2θ_0]"),),
         # near-optimal closed-form choice: maximising (1-ω)(ln2 - π²/(12 nεω)) gives ω ≈ 1.09/sqrt(nε)
-        optimum={omega: sp.Min(sp.Rational(1, 2), sp.Rational(11, 10) / sp.sqrt(
+        optimum={omega: S.Min(sp.Rational(1, 2), sp.Rational(11, 10) / sp.sqrt(
             S.n * (alpha_tv if privacy in ("tv", "kl") else S.eps)))})
 
 
@@ -186,7 +186,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
         out.append(Bound("lower", "le-cam", "Le Cam two points (exact product TV)",
                          le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); docs/methods/le-cam.md",
                          "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
-                         "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: sp.Min(1, 1 / S.n)}))
+                         "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: S.Min(1, 1 / S.n)}))
     else:
         via = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
                "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
@@ -198,7 +198,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
             "separation 2θ_0 p/(1+p) = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
             "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
             "privacy: " + via + ".", free=(p_free,),
-            optimum={S.p: sp.Min(1, 1 / (2 * S.n * alpha_tv), sp.Max(1 / S.n, 1 / (2 * S.n * alpha_tv)))}))
+            optimum={S.p: S.Min(1, 1 / (2 * S.n * alpha_tv), S.Max(1 / S.n, 1 / (2 * S.n * alpha_tv)))}))
     if privacy in ("pure", "approx"):
         q = S.p / (1 + S.p)
         delta = S.delta if privacy == "approx" else None
@@ -287,7 +287,7 @@ def lower_rate(values: dict):
     loss = values["loss"]
     lvl = _level(values["privacy"])
     base = _phi(theta0 / S.n, loss)
-    return base if lvl is None else base + _phi(theta0 * sp.Min(1, 1 / (S.n * lvl)), loss)
+    return base if lvl is None else base + _phi(theta0 * S.Min(1, 1 / (S.n * lvl)), loss)
 
 
 # ------------------------------------------------------------------ simulation

@@ -1,0 +1,161 @@
+"""A lossless, eval-free JSON form of sympy expressions, for the caches of :mod:`boundcalc.diskcache`.
+
+Building a bound's expression runs sympy's simplification (``Min``/``Max`` compare their arguments pairwise,
+``simplify``, symbolic integrals of the point models): that is most of a fresh process's time. The results of
+those operations are pure functions of their (symbolic) arguments, so they can be kept on disk and read back;
+this module is the format.
+
+An expression is written as nested JSON lists, one node per sympy object:
+
+- ``["i", "12"]`` Python int, ``["f", "0x1.8p+1"]`` Python float (``float.hex``: exact), ``["t", [...]]`` a
+  Python tuple of such objects (e.g. integration limits), ``["s", text]`` a string option
+  (e.g. ``conds="none"``);
+- ``["I", "12"]`` Integer, ``["Q", "1", "3"]`` Rational, ``["F", sign, mantissa, exponent, bits, precision]``
+  Float (its exact mpmath tuple), ``["C", "Pi"]`` a named singleton (π, e, ∞, nan, true, ...);
+- ``["S", name, {assumption: value}]`` Symbol with the assumptions it was created with;
+- ``["A", "module:qualname", [arguments...]]`` any other node: the class (looked up only among already
+  imported classes of sympy or boundcalc, never evaluated from text) applied to its arguments with
+  ``evaluate=False``.
+
+Reading it back never calls ``eval``, ``sympify`` or a parser, and never simplifies: the tree is rebuilt as it
+was stored. Anything else (Dummy or Wild symbols, dynamically created functions, non-sympy arguments) raises
+:class:`Unencodable`, and the caller then simply does not cache. :func:`roundtrips` is the check every cache
+applies before storing: a value is kept only if reading it back gives an identical expression (same classes,
+same arguments in the same order, same symbol assumptions, same Float bits).
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import sympy as sp
+
+
+class Unencodable(TypeError):
+    """The object has a part this format does not represent (it is then computed, not cached)."""
+
+
+_SINGLETON_NAMES = ("Pi", "Exp1", "EulerGamma", "Catalan", "GoldenRatio", "TribonacciConstant", "Infinity",
+                    "NegativeInfinity", "NaN", "ComplexInfinity", "ImaginaryUnit", "true", "false", "EmptySet",
+                    "Reals", "Integers", "Naturals", "UniversalSet")
+_SINGLETONS = {}
+for _name in _SINGLETON_NAMES:
+    try:
+        _SINGLETONS[type(getattr(sp.S, _name)).__name__] = getattr(sp.S, _name)
+    except AttributeError:  # pragma: no cover - an older sympy without the constant
+        pass
+_SINGLETON_TYPES = {type(v): k for k, v in _SINGLETONS.items()}
+
+#: modules whose classes may appear in a stored expression
+_ALLOWED_MODULE_PREFIXES = ("sympy.", "boundcalc.")
+
+
+def encode(obj):
+    """The JSON form of a sympy object (or a Python int / float argument). Raises :class:`Unencodable`."""
+    if isinstance(obj, bool):
+        raise Unencodable("bool")
+    if isinstance(obj, int):
+        return ["i", str(obj)]
+    if isinstance(obj, float):
+        return ["f", obj.hex()]
+    if isinstance(obj, tuple):
+        return ["t", [encode(a) for a in obj]]
+    if isinstance(obj, str):
+        return ["s", obj]
+    if not isinstance(obj, sp.Basic):
+        raise Unencodable(type(obj).__name__)
+    t = type(obj)
+    if t in _SINGLETON_TYPES:
+        return ["C", _SINGLETON_TYPES[t]]
+    if obj.is_Integer:
+        return ["I", str(int(obj))]
+    if obj.is_Rational:
+        return ["Q", str(obj.p), str(obj.q)]
+    if obj.is_Float:
+        sign, man, exp, bits = obj._mpf_
+        return ["F", sign, str(man), exp, bits, obj._prec]
+    if t is sp.Symbol:
+        orig = getattr(obj, "_assumptions_orig", None)
+        if orig is None:  # pragma: no cover - sympy < 1.12
+            raise Unencodable("Symbol without recorded assumptions")
+        return ["S", obj.name, dict(orig)]  # creation order kept (srepr prints it)
+    if isinstance(obj, (sp.Symbol, sp.Wild)) or not obj.args and not isinstance(obj, sp.Tuple):
+        raise Unencodable(t.__name__)  # Dummy, Wild, other atoms
+    module = t.__module__ or ""
+    if not module.startswith(_ALLOWED_MODULE_PREFIXES) or _resolve(module, t.__qualname__) is not t:
+        raise Unencodable(f"{module}.{t.__qualname__}")
+    return ["A", f"{module}:{t.__qualname__}", [encode(a) for a in obj.args]]
+
+
+def _resolve(module: str, qualname: str):
+    if not module.startswith(_ALLOWED_MODULE_PREFIXES):
+        raise Unencodable(module)
+    mod = sys.modules.get(module)
+    if mod is None:
+        mod = importlib.import_module(module)  # a sympy or boundcalc module named by our own cache
+    obj = mod
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    if not (isinstance(obj, type) and issubclass(obj, sp.Basic)):
+        raise Unencodable(f"{module}:{qualname}")
+    return obj
+
+
+def decode(data):
+    """The sympy object (or Python number) written by :func:`encode`, rebuilt without evaluation."""
+    tag = data[0]
+    if tag == "A":
+        module, qualname = data[1].split(":")
+        cls = _resolve(module, qualname)
+        args = [decode(a) for a in data[2]]
+        try:
+            return cls(*args, evaluate=False)
+        except TypeError:  # classes without an evaluate flag (Tuple, ExprCondPair, ...)
+            return cls(*args)
+    if tag == "S":
+        return sp.Symbol(data[1], **data[2])
+    if tag == "I":
+        return sp.Integer(int(data[1]))
+    if tag == "Q":
+        return sp.Rational(int(data[1]), int(data[2]))
+    if tag == "F":
+        return sp.Float._new((data[1], int(data[2]), data[3], data[4]), data[5])
+    if tag == "C":
+        return _SINGLETONS[data[1]]
+    if tag == "i":
+        return int(data[1])
+    if tag == "f":
+        return float.fromhex(data[1])
+    if tag == "t":
+        return tuple(decode(a) for a in data[1])
+    if tag == "s":
+        return data[1]
+    raise Unencodable(f"unknown tag {tag!r}")
+
+
+def identical(a, b) -> bool:
+    """Same tree: same classes and arguments in the same order, same symbols, same Float bits (stricter than
+    ``==``, which for example equates a Float and the Integer of the same value in some versions)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a.hex() == b.hex()
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if not isinstance(a, sp.Basic):
+        return a == b
+    if a.is_Float:
+        return a._mpf_ == b._mpf_ and a._prec == b._prec
+    if a.is_Symbol:
+        return a == b
+    if not a.args:
+        return a == b
+    return len(a.args) == len(b.args) and all(identical(x, y) for x, y in zip(a.args, b.args))
+
+
+def roundtrips(obj, data) -> bool:
+    """Whether ``data`` (the :func:`encode` form of ``obj``) reads back as an identical object."""
+    try:
+        return identical(decode(data), obj)
+    except Exception:  # noqa: BLE001 - any failure to rebuild means: do not cache
+        return False

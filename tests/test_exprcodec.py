@@ -1,0 +1,187 @@
+"""The eval-free expression format behind the sympy, generated-code and solver caches (issue 15).
+
+What must hold: every bound expression boundcalc builds reads back *identical* (same tree, same symbol
+assumptions, same Float bits); what the format cannot represent is refused, never approximated; reading
+never evaluates or simplifies; and a process that reads its expressions, code and solutions from a warm cache
+prints exactly what a process without any cache prints.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from boundcalc import api, bounds, catalog, exprcodec, solver
+from boundcalc import symbolic as S
+
+
+def _all_entries():
+    catalog.load_all()
+    out = []
+    for name, info in sorted(bounds.problems().items()):
+        for priv in info.entries:
+            out.append((name, priv))
+    return out
+
+
+@pytest.mark.parametrize("problem,privacy", _all_entries())
+def test_every_bound_expression_round_trips_identically(problem, privacy):
+    entry, values = api.resolve(problem, privacy, {})
+    v = entry.with_derived(values)
+    seen = 0
+    for b in entry.bounds(v):
+        for expr in (b.expr, b.closed_form()):
+            if expr is None:
+                continue
+            try:
+                data = exprcodec.encode(expr)
+            except exprcodec.Unencodable:  # e.g. a function class made at run time: computed, never cached
+                continue
+            back = exprcodec.decode(json.loads(json.dumps(data)))
+            assert exprcodec.identical(back, expr), b.name
+            assert sp.srepr(back) == sp.srepr(expr)
+            assert str(back) == str(expr) and sp.latex(back) == sp.latex(expr)
+            seen += 1
+    assert seen > 0
+
+
+def test_identical_is_strict():
+    x = sp.Symbol("x", positive=True)
+    y = sp.Symbol("x")  # same name, other assumptions
+    assert not exprcodec.identical(x, y)
+    assert not exprcodec.identical(sp.Float(0.5), sp.Rational(1, 2))
+    assert not exprcodec.identical(sp.Float("0.1", 15), sp.Float("0.1", 30))
+    a = sp.Add(x, 1, evaluate=False)
+    b = sp.Add(1, x, evaluate=False)
+    assert not exprcodec.identical(a, b)  # argument order matters (it is the order code is printed in)
+    assert exprcodec.identical(sp.Min(x, 2), sp.Min(x, 2))
+
+
+def test_decode_does_not_evaluate():
+    x = sp.Symbol("x", positive=True)
+    raw = sp.Add(x, x, evaluate=False)  # 2x once evaluated
+    back = exprcodec.decode(exprcodec.encode(raw))
+    assert isinstance(back, sp.Add) and back.args == (x, x)
+
+
+def test_exact_numbers():
+    for value in (sp.Float("0.1", 53), sp.Float(1e-300), sp.Rational(-7, 3), sp.Integer(10) ** 40, sp.pi, sp.oo,
+                  sp.nan, sp.S.true, 0.1, 10**30, float("inf"), (1, 2.5)):
+        data = json.loads(json.dumps(exprcodec.encode(value)))
+        back = exprcodec.decode(data)
+        if value is sp.nan:
+            assert back is sp.nan
+        else:
+            assert exprcodec.identical(back, value), value
+
+
+@pytest.mark.parametrize("obj", [sp.Dummy("z"), sp.Wild("w"), sp.Function("f_undefined")(sp.Symbol("x")),
+                                 sp.Matrix([[1]]), object(), True, [1, 2]])
+def test_what_the_format_cannot_say_is_refused(obj):
+    with pytest.raises(exprcodec.Unencodable):
+        exprcodec.encode(obj)
+
+
+def test_decode_looks_classes_up_only_in_sympy_and_boundcalc():
+    with pytest.raises(exprcodec.Unencodable):
+        exprcodec.decode(["A", "os:system", [["s", "echo hi"]]])
+    with pytest.raises(exprcodec.Unencodable):
+        exprcodec.decode(["A", "sympy:__class__", []])
+    assert not exprcodec.roundtrips(sp.Symbol("x"), ["A", "subprocess:Popen", []])
+
+
+def test_memoised_sympy_operation_returns_what_sympy_returns(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(tmp_path))
+    x = sp.Symbol("x_memo_test", positive=True)
+    expr = sp.Min(1, x / (1 + x), sp.sqrt(x))
+    S.Min.cache_clear()
+    first = S.Min(1, x / (1 + x), sp.sqrt(x))
+    assert exprcodec.identical(first, expr)
+    S.Min.cache_clear()  # memory gone: the next call reads what was kept (the store's copy)
+    from boundcalc import diskcache
+
+    diskcache._flush()
+    second = S.Min(1, x / (1 + x), sp.sqrt(x))
+    assert exprcodec.identical(second, expr)
+    # a Dummy argument is computed, not cached
+    z = sp.Dummy("z", positive=True)
+    assert S.Max(z, 2 * z) == sp.Max(z, 2 * z)
+
+
+def test_generated_code_from_the_cache_is_the_same_function():
+    n, e = S.n, S.eps
+    expr = sp.Min(1, S.expm1(e) ** 2 / n) + S.BinomSF(3, n, e / (1 + e))
+    fresh = S._fresh_numpy_lambdify((e, n), expr)
+    source = S._reusable_source(fresh)
+    assert source is not None
+    again = S._compile_generated(source)
+    rng = np.random.default_rng(1)
+    ee, nn = rng.uniform(0.01, 5, 500), np.round(rng.uniform(5, 1e4, 500))
+    a, b = fresh(ee, nn), again(ee, nn)
+    assert np.array_equal(a, b, equal_nan=True)
+
+
+def test_generated_code_with_a_foreign_global_is_not_kept():
+    from sympy.utilities.lambdify import implemented_function
+
+    f = implemented_function("f_private_impl", lambda t: t + 1)
+    fn = sp.lambdify([S.n], f(S.n) + 1)
+    assert S._reusable_source(fn) is None
+
+
+def test_solver_memo_gives_the_computed_solution(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(tmp_path))
+    entry, values = api.resolve("mean", "pure", {"n": 1234, "eps": 0.7})
+    v = entry.with_derived(values)
+    for b in entry.bounds(v):
+        if not b.holds(v):
+            direct = solver.optimise(b, v)
+            memo1 = solver.solve(b, v)
+            memo2 = solver.solve(b, v)
+            assert memo1.free == direct.free == memo2.free
+            assert (memo1.value == memo2.value) or (np.isnan(memo1.value) and np.isnan(memo2.value))
+    key1 = solver._solve_key(b, v)
+    key2 = solver._solve_key(b, dict(v, n=1235))
+    assert key1 is not None and key1[0] == key2[0] and key1[1] != key2[1]
+
+
+_DUMP = r"""
+import json, sys
+from boundcalc import api, bounds, catalog, diskcache
+import sympy as sp
+catalog.load_all()
+out = {}
+for name, info in sorted(bounds.problems().items()):
+    for priv in info.entries:
+        r = api.rate(name, priv)
+        out[f"{name}/{priv}"] = [r.to_text(), r.explain(), r.to_latex(), json.dumps(r.to_dict(), sort_keys=True, default=str), sp.srepr(r.rate_expr),
+                                 [sp.srepr(b.expr) for b in r.lowers + r.uppers]]
+json.dump(out, sys.stdout, sort_keys=True)
+"""
+
+
+def test_a_warm_cache_prints_exactly_what_no_cache_prints(tmp_path):
+    """Every (problem, privacy) at its defaults: the full `rate` text and every expression, computed (a) with
+    no cache at all, (b) filling an empty cache, (c) reading that cache, are identical."""
+    env = dict(os.environ)
+    env.pop("BOUNDCALC_CACHE_DIR", None)
+    outs = []
+    for mode in ("none", "cold", "warm"):
+        e = dict(env)
+        if mode == "none":
+            e["BOUNDCALC_NO_CACHE"] = "1"
+        else:
+            e["BOUNDCALC_CACHE_DIR"] = str(tmp_path / "cache")
+            e.pop("BOUNDCALC_NO_CACHE", None)
+        res = subprocess.run([sys.executable, "-c", _DUMP], env=e, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+        outs.append(json.loads(res.stdout))
+    assert any(p.name.startswith("boundcalc.solver.") for p in (tmp_path / "cache").iterdir())
+    assert any(p.name.startswith("boundcalc.sympy.") for p in (tmp_path / "cache").iterdir())
+    assert any(p.name.startswith("boundcalc.generated-code") for p in (tmp_path / "cache").iterdir())
+    assert outs[0] == outs[1] == outs[2]
