@@ -395,8 +395,95 @@ def _fresh_numpy_lambdify(args, expr):
                             "user_functions": {k: k for k in NUMPY_IMPL}})
     import functools
 
-    return sp.lambdify(args, expr, modules=[NUMPY_IMPL, {"numpy": np, "functools": functools, "math": math}],
-                       printer=printer)
+    fn = sp.lambdify(args, expr, modules=[NUMPY_IMPL, {"numpy": np, "functools": functools, "math": math}],
+                     printer=printer)
+    return _with_shared_subexpressions(fn)
+
+
+#: generated code shorter than this is left as printed (nothing worth sharing)
+_SHARE_MIN_SOURCE = 400
+_HOISTED_NODES = None
+
+
+def _with_shared_subexpressions(fn):
+    """``fn`` with every repeated subexpression of its code computed once: the same function, faster.
+
+    lambdify prints a closed form as one expression, and the closed forms of tuned bounds repeat their
+    tuned parameter many times (the bin count of the density histogram appears 47 times). This rewrites the
+    *generated Python code*, not the sympy expression: each syntax subtree (a call, a binary or unary
+    operation) that occurs more than once is assigned to a local variable before the ``return`` and its
+    occurrences read that variable. Every function the generated code calls is a pure numpy, math or
+    boundcalc function, so the variable holds exactly the value the subtree computed in place, with the same
+    operations in the same order: the results are bit-for-bit those of the printed code. (sympy's ``cse``
+    regroups sums and products, which changes rounding; that is why it is not used.) Code with conditional
+    evaluation (``x if c else y``, ``and``/``or``, lambdas, comprehensions) is left as printed.
+    """
+    import ast
+    import linecache
+
+    global _HOISTED_NODES
+    if _HOISTED_NODES is None:
+        _HOISTED_NODES = (ast.Call, ast.BinOp, ast.UnaryOp)
+    lines = linecache.cache.get(fn.__code__.co_filename)
+    if not lines or fn.__name__ != _GENERATED_NAME or fn.__closure__:
+        return fn
+    source = "".join(lines[2])
+    if len(source) < _SHARE_MIN_SOURCE:
+        return fn
+    try:
+        tree = ast.parse(source)
+        func = tree.body[0]
+        if len(tree.body) != 1 or not isinstance(func, ast.FunctionDef) or not isinstance(func.body[-1], ast.Return):
+            return fn
+        body_nodes = [n for stmt in func.body for n in ast.walk(stmt)]
+        if any(isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                              ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in body_nodes):
+            return fn
+        if len(func.body) != 1:
+            return fn
+        ret = func.body[0]
+        keys: dict = {}
+        counts: dict = {}
+
+        def key(node):  # structural key, bottom-up
+            k = keys.get(id(node))
+            if k is None:
+                k = keys[id(node)] = ast.dump(node)
+            return k
+
+        for node in ast.walk(ret.value):
+            if isinstance(node, _HOISTED_NODES):
+                counts[key(node)] = counts.get(key(node), 0) + 1
+        if not any(c > 1 for c in counts.values()):
+            return fn
+        names: dict = {}
+        assigns: list = []
+
+        class Share(ast.NodeTransformer):
+            def generic_visit(self, node):
+                k = key(node) if isinstance(node, _HOISTED_NODES) else None  # key of the original subtree
+                node = super().generic_visit(node)  # children first: inner shared values are assigned first
+                if k is not None and counts.get(k, 0) > 1:
+                    name = names.get(k)
+                    if name is None:
+                        name = names[k] = f"_shared{len(names)}"
+                        assigns.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=node))
+                    return ast.Name(id=name, ctx=ast.Load())
+                return node
+
+        ret.value = Share().visit(ret.value)
+        func.body = assigns + [ret]
+        ast.fix_missing_locations(tree)
+        new_source = ast.unparse(tree) + "\n"
+        _GENERATED_COUNT[0] += 1
+        filename = f"<boundcalc-shared-{_GENERATED_COUNT[0]}>"
+        local: dict = {}
+        exec(compile(new_source, filename, "exec"), fn.__globals__, local)  # our rewrite of lambdify's code
+        linecache.cache[filename] = (len(new_source), None, new_source.splitlines(True), filename)
+        new = local.get(_GENERATED_NAME)
+        return new if callable(new) else fn
+    except (SyntaxError, ValueError, RecursionError):
+        return fn
 
 
 NUMPY_IMPL = {

@@ -113,27 +113,6 @@ def test_memoised_sympy_operation_returns_what_sympy_returns(tmp_path, monkeypat
     assert S.Max(z, 2 * z) == sp.Max(z, 2 * z)
 
 
-def test_generated_code_from_the_cache_is_the_same_function():
-    n, e = S.n, S.eps
-    expr = sp.Min(1, S.expm1(e) ** 2 / n) + S.BinomSF(3, n, e / (1 + e))
-    fresh = S._fresh_numpy_lambdify((e, n), expr)
-    source = S._reusable_source(fresh)
-    assert source is not None
-    again = S._compile_generated(source)
-    rng = np.random.default_rng(1)
-    ee, nn = rng.uniform(0.01, 5, 500), np.round(rng.uniform(5, 1e4, 500))
-    a, b = fresh(ee, nn), again(ee, nn)
-    assert np.array_equal(a, b, equal_nan=True)
-
-
-def test_generated_code_with_a_foreign_global_is_not_kept():
-    from sympy.utilities.lambdify import implemented_function
-
-    f = implemented_function("f_private_impl", lambda t: t + 1)
-    fn = sp.lambdify([S.n], f(S.n) + 1)
-    assert S._reusable_source(fn) is None
-
-
 def test_solver_memo_gives_the_computed_solution(tmp_path, monkeypatch):
     monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(tmp_path))
     entry, values = api.resolve("mean", "pure", {"n": 1234, "eps": 0.7})
