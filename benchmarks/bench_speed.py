@@ -1,6 +1,8 @@
 """Speed of boundcalc as paired ratios (issue 15): `python benchmarks/bench_speed.py [--quick] [--only ...]`.
 
-Parts (``--only rate|curve|warm|check``, repeatable; default all):
+Parts (``--only rate|curve|warm|check``, repeatable; default all); ``--cache warm|cold|off`` chooses what the
+disk cache (boundcalc.diskcache) holds for each process: warm (the default: filled by each command's warm-up
+run, as on a user's second call), cold (empty for every run: a first call) or off.
 
 rate   ``boundcalc rate --problem P --privacy Q`` as a fresh process for every (problem, privacy) pair
        of the catalog, against ``python -c "import sympy"`` (the floor: every answer is a sympy
@@ -41,11 +43,32 @@ def _cpu_children() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+CACHE = {"mode": "warm", "dir": None}
+
+
+def _env() -> dict:
+    """The environment of one boundcalc process for the chosen cache mode (see ``--cache``)."""
+    import tempfile
+
+    env = dict(ENV)
+    env.pop("BOUNDCALC_NO_CACHE", None)
+    if CACHE["mode"] == "off":
+        env["BOUNDCALC_NO_CACHE"] = "1"
+    elif CACHE["mode"] == "cold":
+        env["BOUNDCALC_CACHE_DIR"] = tempfile.mkdtemp(prefix="bc-cold-")  # empty: nothing to read
+    else:
+        if CACHE["dir"] is None:
+            CACHE["dir"] = tempfile.mkdtemp(prefix="bc-warm-")
+        env["BOUNDCALC_CACHE_DIR"] = CACHE["dir"]
+    return env
+
+
 def _run(cmd) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the child, exit code)."""
+    env = _env()
     c = _cpu_children()
     t = time.perf_counter()
-    proc = subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     return time.perf_counter() - t, _cpu_children() - c, proc.returncode
 
 
@@ -171,17 +194,32 @@ def part_check(runs):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (3 pairs, 3 curve/warm calls, 1 check pair)")
+    ap.add_argument("--cache", choices=["warm", "cold", "off"], default="warm",
+                    help="warm: one cache directory for all runs, filled by each command's warm-up run (a user's "
+                         "second call); cold: an empty cache directory for every run (a user's very first call); "
+                         "off: BOUNDCALC_NO_CACHE=1")
     ap.add_argument("--only", action="append", choices=["rate", "curve", "warm", "check"],
                     help="run only this part (repeatable)")
     args = ap.parse_args(argv)
+    CACHE["mode"] = args.cache
+    if args.cache != "warm":  # the in-process parts read the same cache as the processes
+        os.environ.update({k: v for k, v in _env().items() if k.startswith("BOUNDCALC_")})
+    else:
+        os.environ["BOUNDCALC_CACHE_DIR"] = _env()["BOUNDCALC_CACHE_DIR"]
     sys.path.insert(0, ROOT)
+    # byte-compile the package first, as an installed package is (pip compiles it; with
+    # PYTHONDONTWRITEBYTECODE set, every run would otherwise compile boundcalc's source: 25-40 ms)
+    import compileall
+
+    compileall.compile_dir(os.path.join(ROOT, "boundcalc"), quiet=1)
     parts = args.only or ["rate", "curve", "warm", "check"]
     runs = {"rate": 3 if args.quick else 7, "curve": 3 if args.quick else 5, "warm": 5 if args.quick else 21,
             "check": 1 if args.quick else 3}
     import platform
 
     print(f"boundcalc at {ROOT}; python {platform.python_version()}; {os.cpu_count()} cpus; "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}\n", flush=True)
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}; disk cache {args.cache}\n",
+          flush=True)
     t0 = time.perf_counter()
     for p in ["rate", "curve", "warm", "check"]:
         if p in parts:

@@ -55,7 +55,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+
+
+class _LazySpecial:
+    """``scipy.special``, imported on first use (0.1 s that ``rate`` does not pay when its numbers are cached)."""
+
+    def __getattr__(self, name):
+        from scipy import special as module
+
+        return getattr(module, name)
+
+
+special = _LazySpecial()
 
 MODELS = ("poisson", "exponential", "normal-mean", "normal-var", "bernoulli")
 GRID = 48  # grid points for the variance supremum over N

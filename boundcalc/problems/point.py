@@ -308,7 +308,15 @@ def _functions(model_name: str):
                      {"nargs": 6, "_imp_": staticmethod(_to_float(_exact_data_impl(model_name))),
                       "_latex": latex_exact,
                       "__doc__": "exact (mean clipping bias)² + Σ Var(clipped block)/k² at θ"})
-    return bias_cls, exact_cls
+    return _named(bias_cls), _named(exact_cls)
+
+
+def _named(cls):
+    """Make a per-model Function class an attribute of this module under its own name, so that the cache
+    format (:mod:`boundcalc.exprcodec`) can name it; a process that has not built it yet finds no class
+    there and simply recomputes."""
+    globals()[cls.__name__] = cls
+    return cls
 
 
 # ---------------------------------------------------------------------- bounds
@@ -371,9 +379,9 @@ def _clip_stat_function(model_name: str):
         tex = rf"R^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}(\alpha, \beta)"
         return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
 
-    return type(f"ClipStatRisk_{ident}", (sp.Function,),
-                {"nargs": 7, "_imp_": staticmethod(_clip_stat_impl(model_name)), "_latex": latex,
-                 "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"})
+    return _named(type(f"ClipStatRisk_{ident}", (sp.Function,),
+                       {"nargs": 7, "_imp_": staticmethod(_clip_stat_impl(model_name)), "_latex": latex,
+                        "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"}))
 
 
 def _clip_stat_bound(model_name: str) -> Bound:
