@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from . import __version__
+from . import __version__, symbolic
 from .errors import InputError
 from .latex import tex_math, tex_number, tex_text
 from .privacy import MODELS
@@ -336,7 +336,7 @@ def _same(a, b) -> bool:
     if a is None:
         return True
     try:
-        return a == b or sp.simplify(a - b) == 0
+        return a == b or symbolic.simplify(a - b) == 0  # memoised on disk (boundcalc.symbolic)
     except Exception:  # sympy may fail to simplify exotic functions: treat them as different
         return False
 

@@ -40,6 +40,7 @@ def prior_information_symbolic(half_width):
     return S.simplify(S.integrate(integrand, (th, -w, w)))
 
 
+@S.cached_expression
 def van_trees(k, n, one_sample_trace, J):
     """k² / (n T + J): lower bound on sup_θ E‖θ̂-θ‖² (sympy)."""
     return k ** 2 / (n * one_sample_trace + J)

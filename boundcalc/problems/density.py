@@ -257,6 +257,7 @@ def b_max(v: dict) -> float:
     return _cap(math.floor(min((1 + v["n"] * r1) ** (1 / v["d"]), 1e300)) + 1)
 
 
+@S.cached_expression
 def _round_pos(x):
     """A valid integer choice >= 1 near x (closed-form free-parameter choice for vectorised curves)."""
     return S.Max(1, sp.floor(x + sp.Rational(1, 2)))
