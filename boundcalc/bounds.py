@@ -78,8 +78,10 @@ class Bound:
 
     # ------------------------------------------------------------------ evaluation
     def _args(self):
-        syms = sorted(self.expr.free_symbols, key=lambda x: x.name)
-        return syms
+        args = self.__dict__.get("_sorted_args")
+        if args is None:  # the expression never changes: its sorted symbols are computed once
+            args = self.__dict__["_sorted_args"] = sorted(self.expr.free_symbols, key=lambda x: x.name)
+        return list(args)
 
     def _lambdified(self, backend: str):
         cache = self.__dict__.setdefault("_fn_cache", {})
