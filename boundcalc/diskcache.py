@@ -11,7 +11,8 @@ A stale entry can never give a different number: the file name carries a fingerp
 source (every ``boundcalc/**/*.py``), the Python version and the numpy, scipy, sympy and mpmath versions, so any change of the code
 or of a library starts a new file; keys are the exact ``repr`` of the arguments and values are stored as
 ``float.hex`` (exact round trip). A missing, unreadable, corrupt or unwritable cache only costs time: the
-function is then computed as without the cache. ``BOUNDCALC_NO_CACHE=1`` turns the disk cache off.
+function is then computed as without the cache. ``BOUNDCALC_NO_CACHE=1`` turns the disk cache off. Files of
+another fingerprint are deleted once they have not been written for two weeks (:func:`prune`).
 """
 from __future__ import annotations
 
@@ -90,9 +91,11 @@ def _flush() -> None:
     """Merge this process's new entries into their files (atomic replace; errors ignored)."""
     from .fileio import write_atomic
 
+    wrote = set()
     for path, new in list(_DIRTY.items()):
         if not new:
             continue
+        wrote.add(path.parent)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             merged = _read(path)
@@ -103,6 +106,38 @@ def _flush() -> None:
         except Exception:  # noqa: BLE001 - a cache that cannot be written only costs time
             pass
         new.clear()
+    for directory in wrote:
+        prune(directory)
+
+
+#: files of another fingerprint (an older boundcalc or library version) unused this long are deleted
+STALE_AFTER_DAYS = 14
+
+
+def prune(directory: pathlib.Path, now: float | None = None) -> int:
+    """Delete this package's cache files that carry another fingerprint and were last written more than
+    :data:`STALE_AFTER_DAYS` ago: this version never reads them, and another installed version that still does
+    only has to recompute them. Returns how many were deleted; errors are ignored."""
+    import time
+
+    now = time.time() if now is None else now
+    current = f"-{fingerprint()}.json"
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith("boundcalc.") and name.endswith(".json")) or name.endswith(current):
+            continue
+        try:
+            if now - entry.stat().st_mtime > STALE_AFTER_DAYS * 86400:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 atexit.register(_flush)

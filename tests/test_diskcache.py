@@ -99,3 +99,25 @@ def test_rate_is_identical_cold_and_warm(tmp_path):
         outs.append(r.stdout)
     assert list(tmp_path.glob("*threshold_worst_risk*.json"))
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_prune_deletes_only_old_files_of_other_fingerprints(tmp_path):
+    import os
+    import time
+
+    fp = diskcache.fingerprint()
+    now = time.time()
+    old = now - (diskcache.STALE_AFTER_DAYS + 1) * 86400
+    files = {
+        f"boundcalc.x-{fp}.json": old,  # current fingerprint: kept however old
+        "boundcalc.x-0123456789abcdef0123.json": old,  # other fingerprint, old: deleted
+        "boundcalc.y-0123456789abcdef0123.json": now - 3600,  # other fingerprint, recent: kept
+        "notes.json": old,  # not ours: kept
+    }
+    for name, mtime in files.items():
+        path = tmp_path / name
+        path.write_text("{}")
+        os.utime(path, (mtime, mtime))
+    assert diskcache.prune(tmp_path, now=now) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(files) - {"boundcalc.x-0123456789abcdef0123.json"})
+    assert diskcache.prune(tmp_path / "missing", now=now) == 0
