@@ -9,7 +9,7 @@ An expression is written as nested JSON lists, one node per sympy object:
 
 - ``["i", "12"]`` Python int, ``["f", "0x1.8p+1"]`` Python float (``float.hex``: exact), ``["t", [...]]`` a
   Python tuple of such objects (e.g. integration limits), ``["s", text]`` a string option
-  (e.g. ``conds="none"``);
+  (e.g. ``conds="none"``), ``["b", true]`` a bool, ``["n"]`` None;
 - ``["I", "12"]`` Integer, ``["Q", "1", "3"]`` Rational, ``["F", sign, mantissa, exponent, bits, precision]``
   Float (its exact mpmath tuple), ``["C", "Pi"]`` a named singleton (π, e, ∞, nan, true, ...);
 - ``["S", name, {assumption: value}]`` Symbol with the assumptions it was created with;
@@ -52,8 +52,10 @@ _ALLOWED_MODULE_PREFIXES = ("sympy.", "boundcalc.")
 
 def encode(obj):
     """The JSON form of a sympy object (or a Python int / float argument). Raises :class:`Unencodable`."""
-    if isinstance(obj, bool):
-        raise Unencodable("bool")
+    if obj is None:
+        return ["n"]
+    if isinstance(obj, bool):  # before int: True is an int
+        return ["b", obj]
     if isinstance(obj, int):
         return ["i", str(obj)]
     if isinstance(obj, float):
@@ -130,6 +132,10 @@ def decode(data):
         return tuple(decode(a) for a in data[1])
     if tag == "s":
         return data[1]
+    if tag == "b":
+        return bool(data[1])
+    if tag == "n":
+        return None
     raise Unencodable(f"unknown tag {tag!r}")
 
 
@@ -142,6 +148,8 @@ def identical(a, b) -> bool:
         return a.hex() == b.hex()
     if isinstance(a, tuple):
         return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if a is None or isinstance(a, (bool, int, str)):
+        return a == b
     if not isinstance(a, sp.Basic):
         return a == b
     if a.is_Float:

@@ -71,7 +71,7 @@ def test_decode_does_not_evaluate():
 
 def test_exact_numbers():
     for value in (sp.Float("0.1", 53), sp.Float(1e-300), sp.Rational(-7, 3), sp.Integer(10) ** 40, sp.pi, sp.oo,
-                  sp.nan, sp.S.true, 0.1, 10**30, float("inf"), (1, 2.5)):
+                  sp.nan, sp.S.true, 0.1, 10**30, float("inf"), (1, 2.5), True, False, None, "none"):
         data = json.loads(json.dumps(exprcodec.encode(value)))
         back = exprcodec.decode(data)
         if value is sp.nan:
@@ -81,7 +81,7 @@ def test_exact_numbers():
 
 
 @pytest.mark.parametrize("obj", [sp.Dummy("z"), sp.Wild("w"), sp.Function("f_undefined")(sp.Symbol("x")),
-                                 sp.Matrix([[1]]), object(), True, [1, 2]])
+                                 sp.Matrix([[1]]), object(), [1, 2], {"a": 1}])
 def test_what_the_format_cannot_say_is_refused(obj):
     with pytest.raises(exprcodec.Unencodable):
         exprcodec.encode(obj)

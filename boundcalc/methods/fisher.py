@@ -68,6 +68,7 @@ def subexponential_bound(nu2, b, eps):
     return S.Max(2 * nu2 * eps, 4 * b ** 2 * eps ** 2)
 
 
+@S.cached_expression
 def trace_bound(eps, trace_IX=None, I0=None, subgaussian=None, subexponential=()):
     """``min`` of every available bound on Tr I_Z (sympy). ``subexponential``: iterable of (ν², b)."""
     terms = []

@@ -153,6 +153,7 @@ def tv_private_expr(n, eps, tv_one, tv_product=None):
     return S.Min(a, bh) if tv_product is None else S.Min(a, bh, tv_product)
 
 
+@S.cached_expression
 def private_le_cam_expr(loss_at_s, n, eps, tv_one, tv_product=None):
     """sympy: Φ(s)(1 - TV bound)/2 with the TV bound of :func:`tv_private_expr`, clipped at 0."""
     return S.Max(0, loss_at_s * (1 - tv_private_expr(n, eps, tv_one, tv_product)) / 2)
@@ -166,6 +167,7 @@ def private_fano_expr(loss_at_s, n, eps, max_tv, log_nhyp):
     return loss_at_s * S.Max(0, 1 - (mi + sp.log(2)) / log_nhyp)
 
 
+@S.cached_expression
 def private_assouad_expr(s_sep, n_coords, n, eps, tv_flip, tv_flip_product=None):
     """sympy: s Σ_j (1 - TV bound(τ)) for ``n_coords`` coordinates whose flip changes P_v by TV τ
     (``tv_flip_product``: an optional bound on the TV of the n-sample laws, by data processing)."""

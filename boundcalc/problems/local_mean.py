@@ -183,6 +183,7 @@ def _levels_upper(k: float) -> Bound:
         optimum={T: truncation_optimum(k, c1), m: 1}, extra={"mechanism": "levels-rr"})
 
 
+@S.cached_expression
 def binary_fisher_sup(eps, eta):
     """sup over ε-LDP channels K and |u| <= η of I_Z(u) for X = ±1 with P(X=1) = (1+u)/2 (sympy):
     τ²/(1 - τ²η²), τ = tanh(ε/2), written (1-η²) + η² sech²(ε/2) in the denominator (stable).

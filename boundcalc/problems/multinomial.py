@@ -65,6 +65,7 @@ ETA_DIR = sp.Symbol("eta_dir", positive=True)  # threshold τ = (1-η)/k of the 
 GAMMA_MIX = sp.Symbol("gamma_mix", positive=True)  # weight of the point mass in the saturated-regime family
 
 
+@S.cached_expression
 def point_mass_bayes(loss: str, n=S.n, eps=S.eps, d=S.d, g=GAMMA_MIX):
     """sympy: the saturated-regime Bayes bound (docs/problems/multinomial.md, "point-mass-bayes").
 
