@@ -27,6 +27,8 @@ _FINGERPRINT = None
 _DIRTY: dict = {}  # file path -> {key: value} computed in this process
 _MAX_ENTRIES = 200_000
 _MAX_BYTES = 32 * 2**20
+#: entries one store keeps in memory; beyond it new values are returned but not kept
+MAX_MEMORY_ENTRIES = 100_000
 
 
 def cache_dir() -> pathlib.Path | None:
@@ -171,6 +173,8 @@ class JsonStore:
     def put(self, key: str, value) -> None:
         if not self._loaded:
             self._load()
+        if len(self.memo) >= MAX_MEMORY_ENTRIES:  # a long-running process keeps its memory bounded
+            return
         self.memo[key] = value
         if self.path is not None:
             _DIRTY.setdefault(self.path, {})[key] = value

@@ -35,6 +35,10 @@ PARAM_SYMBOLS = {"n": n, "eps": eps, "delta": delta, "d": d, "r": r}
 
 # ------------------------------------------------- sympy operations kept across processes
 
+#: results one memoised operation keeps in memory (beyond it: computed or read from disk each time)
+_MEMO_LIMIT = 20_000
+
+
 def _disk_memo(op, name: str):
     """``op`` (a sympy operation: ``Min``, ``simplify``, ...) memoised in memory and in the disk cache.
 
@@ -76,7 +80,8 @@ def _disk_memo(op, name: str):
             except Exception:  # noqa: BLE001 - an unreadable entry is recomputed
                 pass
         value = op(*args, **kwargs)
-        memo[key] = value
+        if len(memo) < _MEMO_LIMIT:
+            memo[key] = value
         try:
             data = exprcodec.encode(value)
         except exprcodec.Unencodable:

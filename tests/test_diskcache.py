@@ -121,3 +121,12 @@ def test_prune_deletes_only_old_files_of_other_fingerprints(tmp_path):
     assert diskcache.prune(tmp_path, now=now) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(files) - {"boundcalc.x-0123456789abcdef0123.json"})
     assert diskcache.prune(tmp_path / "missing", now=now) == 0
+
+
+def test_a_store_keeps_at_most_its_memory_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(diskcache, "MAX_MEMORY_ENTRIES", 3)
+    store = diskcache.JsonStore("boundcalc.test-limit")
+    for i in range(10):
+        store.put(f"k{i}", i)
+    assert len(store.memo) == 3 and store.get("k2") == 2 and store.get("k9") is None
