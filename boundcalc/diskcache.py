@@ -81,8 +81,25 @@ def _decode(value):
     return float.fromhex(value)
 
 
+def trusted(path: pathlib.Path) -> bool:
+    """Whether a cache file may be read: it and its directory belong to this user and are not writable by
+    others (the cache holds generated code that is run, so it is trusted like ``__pycache__``)."""
+    if not hasattr(os, "getuid"):  # pragma: no cover - no POSIX ownership to check
+        return True
+    try:
+        for p in (path, path.parent):
+            st = p.stat()
+            if st.st_uid != os.getuid() or st.st_mode & 0o002:
+                return False
+    except OSError:
+        return False
+    return True
+
+
 def _read(path: pathlib.Path) -> dict:
     try:
+        if not trusted(path):
+            return {}
         data = json.loads(path.read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):

@@ -130,3 +130,21 @@ def test_a_store_keeps_at_most_its_memory_limit(tmp_path, monkeypatch):
     for i in range(10):
         store.put(f"k{i}", i)
     assert len(store.memo) == 3 and store.get("k2") == 2 and store.get("k9") is None
+
+
+def test_a_file_writable_by_others_is_not_read(tmp_path):
+    import json
+    import os
+
+    path = tmp_path / "boundcalc.x-test.json"
+    path.write_text(json.dumps({"k": 1}))
+    os.chmod(path, 0o644)
+    assert diskcache._read(path) == {"k": 1}
+    os.chmod(path, 0o666)  # anyone may write it: it could hold someone else's code
+    assert diskcache._read(path) == {}
+    os.chmod(path, 0o644)
+    os.chmod(tmp_path, 0o777)
+    try:
+        assert diskcache._read(path) == {}
+    finally:
+        os.chmod(tmp_path, 0o755)
