@@ -76,6 +76,15 @@ class Bound:
     optimum: dict | None = None
     extra: dict = field(default_factory=dict)  # simulation needs (noise constants); "why_not_certified"
 
+    def __post_init__(self):
+        # ``expr`` and the ``optimum`` values may be given as zero-argument functions (``lambda: ...``): they are
+        # called here, at once, or read from the disk cache of built expressions (symbolic.thunk_value)
+        if callable(self.expr) and not isinstance(self.expr, sp.Basic):
+            self.expr = symbolic.thunk_value(self.expr)
+        if self.optimum:
+            self.optimum = {k: (symbolic.thunk_value(v) if callable(v) and not isinstance(v, sp.Basic) else v)
+                            for k, v in self.optimum.items()}
+
     # ------------------------------------------------------------------ evaluation
     def _args(self):
         args = self.__dict__.get("_sorted_args")

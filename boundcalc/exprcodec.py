@@ -9,7 +9,8 @@ An expression is written as nested JSON lists, one node per sympy object:
 
 - ``["i", "12"]`` Python int, ``["f", "0x1.8p+1"]`` Python float (``float.hex``: exact), ``["t", [...]]`` a
   Python tuple of such objects (e.g. integration limits), ``["s", text]`` a string option
-  (e.g. ``conds="none"``), ``["b", true]`` a bool, ``["n"]`` None;
+  (e.g. ``conds="none"``), ``["b", true]`` a bool, ``["n"]`` None,
+  ``["d", [[key, value], ...]]`` a dict with string keys (in order);
 - ``["I", "12"]`` Integer, ``["Q", "1", "3"]`` Rational, ``["F", sign, mantissa, exponent, bits, precision]``
   Float (its exact mpmath tuple), ``["C", "Pi"]`` a named singleton (π, e, ∞, nan, true, ...);
 - ``["S", name, {assumption: value}]`` Symbol with the assumptions it was created with;
@@ -64,6 +65,8 @@ def encode(obj):
         return ["t", [encode(a) for a in obj]]
     if isinstance(obj, str):
         return ["s", obj]
+    if type(obj) is dict and all(isinstance(k, str) for k in obj):
+        return ["d", [[k, encode(v)] for k, v in obj.items()]]
     if not isinstance(obj, sp.Basic):
         raise Unencodable(type(obj).__name__)
     t = type(obj)
@@ -134,6 +137,8 @@ def decode(data):
         return data[1]
     if tag == "b":
         return bool(data[1])
+    if tag == "d":
+        return {k: decode(v) for k, v in data[1]}
     if tag == "n":
         return None
     raise Unencodable(f"unknown tag {tag!r}")
@@ -148,6 +153,8 @@ def identical(a, b) -> bool:
         return a.hex() == b.hex()
     if isinstance(a, tuple):
         return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
     if a is None or isinstance(a, (bool, int, str)):
         return a == b
     if not isinstance(a, sp.Basic):

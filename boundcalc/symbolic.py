@@ -106,6 +106,67 @@ def cached_expression(fn):
     return _disk_memo(fn, f"{fn.__module__}.{fn.__qualname__}")
 
 
+def _code_identity(code) -> str:
+    """A digest of a code object's bytecode, names and constants (nested code objects by their own digest)."""
+    import hashlib
+
+    consts = [(_code_identity(c) if hasattr(c, "co_code") else repr(c)) for c in code.co_consts]
+    h = hashlib.sha256(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, consts)).encode())
+    return h.hexdigest()[:24]
+
+
+_THUNK_STATE = {"store": None, "memo": {}}
+
+
+def thunk_value(fn):
+    """``fn()`` for a zero-argument expression builder (``lambda: <sympy expression>``), memoised in memory and
+    on disk like :func:`cached_expression`.
+
+    The key is where the function is defined (module, qualified name, first line), a digest of its code, and the
+    exact form (:mod:`boundcalc.exprcodec`) of every value it closes over and of its defaults; its globals are
+    the module's constants, covered by the package fingerprint. So two calls share a key only if they run the
+    same code on the same values. A closure over anything the format cannot represent is simply called.
+    """
+    from . import exprcodec
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn()
+    try:
+        cells = [exprcodec.encode(c.cell_contents) for c in (fn.__closure__ or ())]
+        key = json.dumps([fn.__module__, fn.__qualname__, code.co_firstlineno, _code_identity(code), cells,
+                          exprcodec.encode(tuple(fn.__defaults__ or ()))], separators=(",", ":"))
+    except (exprcodec.Unencodable, ValueError):  # ValueError: an empty cell
+        return fn()
+    memo = _THUNK_STATE["memo"]
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    if _THUNK_STATE["store"] is None:
+        from .diskcache import JsonStore
+
+        _THUNK_STATE["store"] = JsonStore("boundcalc.built-expressions")
+    store = _THUNK_STATE["store"]
+    stored = store.get(key)
+    if stored is not None:
+        try:
+            value = memo[key] = exprcodec.decode(stored)
+            return value
+        except Exception:  # noqa: BLE001 - an unreadable entry is rebuilt
+            pass
+    value = fn()
+    if len(memo) < _MEMO_LIMIT:
+        memo[key] = value
+    try:
+        data = exprcodec.encode(value)
+    except exprcodec.Unencodable:
+        return value
+    if exprcodec.roundtrips(value, data):
+        store.put(key, data)
+    return value
+
+
 #: memoised sympy operations: use these (``S.Min(...)``) when building bounds
 Min = _disk_memo(sp.Min, "Min")
 Max = _disk_memo(sp.Max, "Max")

@@ -71,7 +71,8 @@ def test_decode_does_not_evaluate():
 
 def test_exact_numbers():
     for value in (sp.Float("0.1", 53), sp.Float(1e-300), sp.Rational(-7, 3), sp.Integer(10) ** 40, sp.pi, sp.oo,
-                  sp.nan, sp.S.true, 0.1, 10**30, float("inf"), (1, 2.5), True, False, None, "none"):
+                  sp.nan, sp.S.true, 0.1, 10**30, float("inf"), (1, 2.5), True, False, None, "none",
+                  {"b": sp.Symbol("x"), "a": (1, sp.Rational(1, 3))}):
         data = json.loads(json.dumps(exprcodec.encode(value)))
         back = exprcodec.decode(data)
         if value is sp.nan:
@@ -81,7 +82,7 @@ def test_exact_numbers():
 
 
 @pytest.mark.parametrize("obj", [sp.Dummy("z"), sp.Wild("w"), sp.Function("f_undefined")(sp.Symbol("x")),
-                                 sp.Matrix([[1]]), object(), [1, 2], {"a": 1}])
+                                 sp.Matrix([[1]]), object(), [1, 2], {1: 2}])
 def test_what_the_format_cannot_say_is_refused(obj):
     with pytest.raises(exprcodec.Unencodable):
         exprcodec.encode(obj)
@@ -164,3 +165,37 @@ def test_a_warm_cache_prints_exactly_what_no_cache_prints(tmp_path):
     assert any(p.name.startswith("boundcalc.sympy.") for p in (tmp_path / "cache").iterdir())
     assert any(p.name.startswith("boundcalc.generated-code") for p in (tmp_path / "cache").iterdir())
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_thunk_values_are_keyed_by_code_and_closure(tmp_path, monkeypatch):
+    """A built expression is reused only for the same code run on the same closed-over values."""
+    monkeypatch.setenv("BOUNDCALC_CACHE_DIR", str(tmp_path))
+    calls = _CALLS
+    calls.clear()
+
+    def make(k, label):
+        def build():
+            _CALLS.append(k)  # a global: not part of the key (a closed-over list would make it unkeyable)
+            return S.n ** k + sp.Symbol(label, positive=True)
+        return build
+
+    a1 = S.thunk_value(make(2, "u"))
+    a2 = S.thunk_value(make(2, "u"))  # same code, same closure: not rebuilt
+    b = S.thunk_value(make(3, "u"))  # another value closed over: rebuilt
+    c = S.thunk_value(make(2, "v"))
+    assert calls == [2, 3, 2]
+    assert a1 == a2 == S.n ** 2 + sp.Symbol("u", positive=True)
+    assert b == S.n ** 3 + sp.Symbol("u", positive=True) and c == S.n ** 2 + sp.Symbol("v", positive=True)
+    obj = object()
+    fn = lambda: (_CALLS.append("obj"), S.n)[1] if obj else None  # noqa: E731 - closes over an object()
+    assert S.thunk_value(fn) == S.n and S.thunk_value(fn) == S.n
+    assert calls[-2:] == ["obj", "obj"]  # nothing the format cannot say is used as a key: always built
+    other = lambda: S.n ** 2 + sp.Symbol("u", positive=True)  # noqa: E731 - other code, same value
+    assert symbolic_identity(other) != symbolic_identity(make(2, "u"))
+
+
+_CALLS: list = []
+
+
+def symbolic_identity(fn):
+    return S._code_identity(fn.__code__)

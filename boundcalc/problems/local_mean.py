@@ -83,17 +83,18 @@ def _a(k):
 
 # ------------------------------------------------------------------------------ upper bounds
 
-def _mechanisms(d1: bool, ball: str):
+@S.cached_expression
+def _mechanisms(d1: bool, ball: str) -> tuple:
     """(name, title, E‖Z‖² for data in the ball of radius T (sympy), derivation)."""
     T, e, d = S.T, S.eps, S.d
     sm = SM.second_moments(T, e, d)
     if d1:
-        return [
+        return (
             ("one-bit", "truncation at T + one-bit mechanism", LS.onebit_second_moment(T, e),
              "one-bit: Z = ±T coth(ε/2), P(+) = 1/2 + [x]_T/(2T coth(ε/2)): unbiased for [x]_T, Z² = T² coth²(ε/2)."),
             ("laplace", "truncation at T + Laplace(2T/ε)", S.Min(S.r ** 2, T ** 2) + LS.laplace_noise_second_moment(T, e),
              "Laplace: Var([X]_T + W) <= E[X_T²] + 8T²/ε² <= min{r², T²} + 8T²/ε² (k >= 2)."),
-        ]
+        )
     out = []
     if ball == "l2":
         out.append(("l2-sampling", "projection on the ℓ2 ball of radius T + ℓ2 sampling", sm["l2-sampling"],
@@ -118,7 +119,7 @@ def _mechanisms(d1: bool, ball: str):
          "Z = (d/k) Σ_{j∈S} Y_j e_j, S a uniform k-subset, Y_j one-bit views at level ε/k (composition): "
          "‖Z‖² = d²T² coth²(ε/(2k))/k; k tuned by the solver."),
     ]
-    return out
+    return tuple(out)
 
 
 def _kstar():
@@ -133,10 +134,14 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     hi = (lambda v: v["r"]) if math.isinf(k) else (lambda v: v["r"] * 1e12)
     for name, title, second, why in _mechanisms(d1, ball):
         expr = bias2 + second / S.n
-        c = S.simplify(second / S.T ** 2) / S.n if name != "laplace" else (1 + 8 / S.eps ** 2) / S.n
         dd = S.d if (ball == "linf" and not d1) else 1
+
+        def t_opt(second=second, name=name, dd=dd):
+            c = S.simplify(second / S.T ** 2) / S.n if name != "laplace" else (1 + 8 / S.eps ** 2) / S.n
+            return truncation_optimum(k, c.subs(SM.k_sub, _kstar()) / dd)
+
         free = (FreeParameter(S.T, lo, hi, doc="truncation radius"),)
-        opt = {S.T: truncation_optimum(k, c.subs(SM.k_sub, _kstar()) / dd)}
+        opt = {S.T: t_opt}
         if SM.k_sub in expr.free_symbols:
             free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),)
             opt[SM.k_sub] = _kstar()
@@ -207,7 +212,7 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
     eta = ETA
     out = [Bound(
         "lower", "van-trees-binary", "van Trees, X = ±r, exact binary private Fisher information",
-        r ** 2 / (n * binary_fisher_sup(e, eta) + sp.pi ** 2 / eta ** 2),
+        lambda: r ** 2 / (n * binary_fisher_sup(e, eta) + sp.pi ** 2 / eta ** 2),
         "Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
         "P(X = ±r) = (1±u)/2, u ∈ [-η, η] with the cos² prior (J = π²/η²), mean r u, |X| = r (every k). "
         "For any ε-LDP channel the information about u is at most sup_{|u|<=η} τ²/(1-τ²u²) = τ²/(1-τ²η²), "
@@ -215,16 +220,19 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
         "chain rule over sequentially interactive users: n times it. van Trees: E(û-u)² >= 1/(nI + π²/η²), "
         "times r². As n → ∞ (η → 1 slowly) it tends to r² coth²(ε/2)/n, the one-bit risk.",
         free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
-        optimum={eta: S.Min(1, (sp.pi ** 2 / (n * sp.tanh(e / 2) ** 2)) ** sp.Rational(1, 4))},
+        optimum={eta: lambda: S.Min(1, (sp.pi ** 2 / (n * sp.tanh(e / 2) ** 2)) ** sp.Rational(1, 4))},
         extra={"instance": "two-point"})]
     if not math.isinf(k):
-        a = _a(k)
         p = P_MIX
-        info = S.Min(c_eps(e) * p ** 2, p * S.Min(1, F.sinh2_half(e)) / (1 - eta ** 2))
-        kk = _knum(k)
+
+        def mixture_expr():
+            a = _a(k)
+            info = S.Min(c_eps(e) * p ** 2, p * S.Min(1, F.sinh2_half(e)) / (1 - eta ** 2))
+            return r ** 2 * p ** (2 * a) / (n * info + sp.pi ** 2 / eta ** 2)
+
         out.append(Bound(
             "lower", "van-trees-mixture", "van Trees, X ∈ {0, ±r p^(-1/k)}, first-absolute-moment Fisher bound",
-            r ** 2 * p ** (2 * a) / (n * info + sp.pi ** 2 / eta ** 2),
+            mixture_expr,
             "Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
             "P(X = ±R) = p(1±u)/2, P(X = 0) = 1-p, R = r p^{-1/k}: E|X|^k = r^k, mean R p u = r p^{(k-1)/k} u; "
             "u ∈ [-η, η], cos² prior (J = π²/η²). Score in u: ±1/(1±u) on ±R, 0 at 0, so E|S| = p and "
@@ -234,7 +242,8 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
             "n times it. van Trees, times (r p^{(k-1)/k})². p and η are tuned; p* ≈ π sqrt((k-1)/(nC_ε)).",
             free=(FreeParameter(p, lambda v: 1e-15, lambda v: 1.0, doc="mixture weight"),
                   FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0 - 1e-9, log=False, doc="prior half-width")),
-            optimum={p: S.Min(1, sp.pi * sp.sqrt((kk - 1) / (n * c_eps(e)))), eta: 1 - sp.Rational(1, 10 ** 6)},
+            optimum={p: lambda: S.Min(1, sp.pi * sp.sqrt((_knum(k) - 1) / (n * c_eps(e)))),
+                     eta: 1 - sp.Rational(1, 10 ** 6)},
             extra={"instance": "mixture"}))
     return out
 
@@ -249,10 +258,13 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
     linf = ball == "linf" and not d1
     dd = sp.Integer(1) if d1 else d
     far = "r p^{-1/k}" if not math.isinf(k) else "r"
-    c2 = (r ** 2 * p ** (-2 * (1 - a)) if linf else r ** 2 * p ** (-2 * (1 - a)) / dd)
+    def vertex_expr():
+        c2 = (r ** 2 * p ** (-2 * (1 - a)) if linf else r ** 2 * p ** (-2 * (1 - a)) / dd)
+        return MI.erased_vertex_bound(c2, p, n, e, dd)
+
     return Bound(
         "lower", "bayes-vertices", "Bayes risk on erased hypercube vertices, private mutual information",
-        MI.erased_vertex_bound(c2, p, n, e, dd),
+        vertex_expr,
         "docs/methods/ldp-mutual-info.md, docs/problems/mean.md (derived)",
         f"V uniform on {{±1}}^d; each user holds X = cV with probability p, else 0 (independently), "
         f"‖X‖ = {far} (c = that/√d for the ℓ2 family, c = that for ℓ∞): E‖X‖^k = r^k; mean θ = c p V. "
@@ -270,12 +282,16 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
 def _cube_van_trees(ball: str) -> Bound:
     """van Trees on the hypercube family X = c x, x ∈ {±1}^d independent, P(x_j = 1) = (1+u_j)/2."""
     n, e, r, d, eta = S.n, S.eps, S.r, S.d, ETA
-    trace = S.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) * CP.CubeMaxInvVar(d, eta),
-                   2 * MI.kappa(e) * CP.CubeMaxSubGauss(d, eta))
     scale, cdesc = (r ** 2 / d, "r/√d (‖X‖₂ = r)") if ball == "l2" else (r ** 2, "r (‖X‖_∞ = r)")
+
+    def cube_expr():
+        trace = S.Min(d * binary_fisher_sup(e, eta), F.sinh2_half(e) * CP.CubeMaxInvVar(d, eta),
+                       2 * MI.kappa(e) * CP.CubeMaxSubGauss(d, eta))
+        return scale * d ** 2 / (n * trace + d * sp.pi ** 2 / eta ** 2)
+
     return Bound(
         "lower", "van-trees-cube", "van Trees, hypercube family with independent signs, cos² box prior",
-        scale * d ** 2 / (n * trace + d * sp.pi ** 2 / eta ** 2),
+        cube_expr,
         F.SOURCE_BCO + "; docs/problems/mean.md, docs/methods/van-trees.md (derived)",
         f"X = c x, c = {cdesc}, x_j = ±1 independent with P(x_j = 1) = (1+u_j)/2, u ∈ [-η,η]^d with the "
         "product cos² prior (J = dπ²/η²); mean c u. Score S_j = x_j/(1+u_j x_j): I_X = diag(1/(1-u_j²)), "
@@ -321,11 +337,14 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     w = W_BOX
     wfree = FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="half-width of the box prior")
     if ball == "linf" and not d1:
-        I0 = 1 / (1 - w ** 2)
-        T1 = F.trace_bound(e, trace_IX=d * I0, I0=I0, subgaussian=I0 ** 2)
+        def cube_family_expr():
+            I0 = 1 / (1 - w ** 2)
+            T1 = F.trace_bound(e, trace_IX=d * I0, I0=I0, subgaussian=I0 ** 2)
+            return r ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d))
+
         out.append(Bound(
             "lower", "van-trees", "van Trees, cube family X_j = ±r independent, box prior",
-            r ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d)),
+            cube_family_expr,
             F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
             "X_j = ±r independent with P(X_j = r) = (1+θ_j)/2, θ ∈ [-w,w]^d (w < 1 free), ‖X‖_∞ = r, mean rθ. "
             "I_X = diag(1/(1-θ_j²)) <= 1/(1-w²) = I_0, Tr I_X <= d I_0; each score coordinate is centred with "
@@ -334,11 +353,14 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "J = dπ²/w²: E‖θ̂-θ‖² >= d²/(nT + dπ²/w²); multiply by r². (w = 1/2 is the original theorem catalogue's choice.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "cube"}))
     else:
-        I0 = 1 / (1 - w ** 2)
-        T1 = F.trace_bound(e, trace_IX=I0, I0=I0 / d, subgaussian=1 / (1 - w) ** 2)
+        def axes_family_expr():
+            I0 = 1 / (1 - w ** 2)
+            T1 = F.trace_bound(e, trace_IX=I0, I0=I0 / d, subgaussian=1 / (1 - w) ** 2)
+            return r ** 2 / d ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d))
+
         out.append(Bound(
             "lower", "van-trees", "van Trees, family on ±r e_j, box prior",
-            r ** 2 / d ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d)),
+            axes_family_expr,
             F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
             "P(X = ±r e_j) = (1±θ_j)/(2d), θ ∈ [-w,w]^d (w < 1 free), ‖X‖ = r (both norms), mean (r/d)θ. "
             "I_X = diag(1/(d(1-θ_j²))): I_0 = 1/(d(1-w²)), Tr I_X <= 1/(1-w²); ⟨u,S⟩ takes the values "
@@ -353,8 +375,8 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m active axes",
-            ldp.private_assouad_expr(r ** 2 * dl ** 2 / m ** 2, m, n, e, dl / m,
-                                     ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m)),
+            lambda: ldp.private_assouad_expr(r ** 2 * dl ** 2 / m ** 2, m, n, e, dl / m,
+                                             ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m)),
             ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
             "P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. Per coordinate, the "
             "two-point bound for the squared loss itself, averaged over each j-flip pair: (1/2)[E_{M+j}(θ̂_j-μ₊)² + "

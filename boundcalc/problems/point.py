@@ -547,13 +547,16 @@ def _van_trees_chord(model_name: str) -> Bound:
     sup_{θ'∈N} E(θ̂ - θ')² >= 1/(n ∫ I dμ + J). Never below ``van-trees`` at f = 1/2 (the chord value
     is at most the larger end value).
     """
-    info = fisher_expr(get_model(model_name).name)
-    cen = LO + W + POS * (HI - LO - 2 * W)
-    i_c, i_m, i_p = info.subs(TH, cen), info.subs(TH, cen - W), info.subs(TH, cen + W)
-    avg = i_c + KAPPA_COS2 * ((i_m + i_p) / 2 - i_c)
+    def chord_expr():
+        info = fisher_expr(get_model(model_name).name)
+        cen = LO + W + POS * (HI - LO - 2 * W)
+        i_c, i_m, i_p = info.subs(TH, cen), info.subs(TH, cen - W), info.subs(TH, cen + W)
+        avg = i_c + KAPPA_COS2 * ((i_m + i_p) / 2 - i_c)
+        return 1 / (S.n * avg + sp.pi ** 2 / W ** 2)
+
     return Bound(
         "lower", "van-trees-chord", "van Trees, cos² prior anywhere in N, chord bound on the mean information",
-        1 / (S.n * avg + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
+        chord_expr, "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
         _van_trees_chord.__doc__.split("\n\n", 1)[1].strip(),
         free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
@@ -566,11 +569,16 @@ def _van_trees_chord(model_name: str) -> Bound:
 
 def _lower_bounds(model_name: str, privacy: str) -> list:
     m = get_model(model_name)
-    info = fisher_expr(m.name)
-    imax = S.Max(info.subs(TH, CEN - W), info.subs(TH, CEN + W))
+    name = m.name  # the thunks below close over the name (a model object is not part of a cache key)
+
+    def van_trees_expr():
+        info = fisher_expr(name)
+        imax = S.Max(info.subs(TH, CEN - W), info.subs(TH, CEN + W))
+        return 1 / (S.n * imax + sp.pi ** 2 / W ** 2)
+
     vt = Bound(
         "lower", "van-trees", "van Trees, cos² prior on a sub-interval of N",
-        1 / (S.n * imax + sp.pi ** 2 / W ** 2), "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
+        van_trees_expr, "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
         "For the prior cos²(π(θ'-c)/(2w))/w on [c-w, c+w] ⊂ N (J = π²/w²): sup_{θ'} E(θ̂-θ')² >= "
         "1/(n ∫ I dμ + J) >= 1/(n max_{[c±w]} I + π²/w²); I is convex, so its max is at an end point. "
         "I(θ) derived by sympy from the log-density.",
@@ -582,11 +590,13 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
     if privacy == "pure":
         out.append(_threshold_lower(m.name))
     if privacy in ("pure", "approx"):
-        t1, t2 = CEN - DELTA_SEP / 2, CEN + DELTA_SEP / 2
-        kl = S.Min(stable_kl_expr(m.name, t1, t2), stable_kl_expr(m.name, t2, t1))
-        tau = S.Min(1, sp.sqrt(kl / 2))
-        delta = S.delta if privacy == "approx" else None
-        expr = (DELTA_SEP / 2) ** 2 * uniformity.failure_probability(S.n, tau, S.M, S.eps, 0, delta)
+        def expr():
+            t1, t2 = CEN - DELTA_SEP / 2, CEN + DELTA_SEP / 2
+            kl = S.Min(stable_kl_expr(name, t1, t2), stable_kl_expr(name, t2, t1))
+            tau = S.Min(1, sp.sqrt(kl / 2))
+            delta = S.delta if privacy == "approx" else None
+            return (DELTA_SEP / 2) ** 2 * uniformity.failure_probability(S.n, tau, S.M, S.eps, 0, delta)
+
         out.append(Bound(
             "lower", "two-point-dp", "two points + DP coupling (uniformity of mass, N = 2)", expr,
             "Barber & Duchi Lemma 2 / Thm 3 (docs/methods/uniformity-of-mass.md), applied to two members of the model",

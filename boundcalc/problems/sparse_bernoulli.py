@@ -89,19 +89,50 @@ def validate(values: dict):
 A_ACT = sp.Symbol("a", positive=True, integer=True)  # active coordinates of the lower-bound families
 
 
-@lru_cache(maxsize=None)
-def _bounds(private: bool) -> tuple:
+@S.cached_expression
+def _expressions(private: bool) -> dict:
+    """Every expression of :func:`_bounds` by name (a pure function of ``private``; kept on disk)."""
     n, e, d, A = S.n, S.eps, S.d, A_ACT
     m = box_m(ssp, A)
     a = m / 2
     I0 = 1 / (a * (1 - a))
     proxy = F.kearns_saul_proxy(m) / (a * (1 - a)) ** 2
+    T1 = F.trace_bound(e, trace_IX=A * I0, I0=I0, subgaussian=proxy) if private else A * I0
+    out = {"van-trees": VT.van_trees(A, n, T1, VT.box_prior_information(m / 4, A))}
+    if private:
+        dl = DELTA_GAP
+        out["assouad"] = ldp.private_assouad_expr(m ** 2 * dl ** 2 / 4, A, n, e, m * dl,
+                                                  ldp.binomial_tv_bound(n, m * (1 - dl) / 2, m * (1 + dl) / 2))
+        pp, pm = m * (1 + dl) / 2, m * (1 - dl) / 2
+        k_sign = PA.sign_information(PA.kl_bound_expr(n, e, m * dl, PA.bernoulli_chi2(pp, pm)))
+        out["posterior-assouad"] = A * (m * dl / 2) ** 2 * (1 - k_sign)
+        optimum = _posterior_optimum()
+        out["posterior-assouad:delta"] = optimum[DELTA_GAP]
+        out["posterior-assouad:a"] = optimum[A_ACT]
+        k = SM.k_sub
+        second = SM.subsampling_second_moment(sp.Rational(1, 2), e, d, k)
+        centre = S.Max(0, d - 2 * ssp) ** 2 / (4 * d)
+        out["coordinate-subsampling"] = S.Max(0, second - centre) / n
+        out["coordinate-subsampling:k"] = S.Max(1, S.Min(d, sp.floor(e / 2) + 1))
+        K, lam = K_TRUNC, LAMBDA_CH
+        bias1 = sp.exp(ssp * S.expm1(lam) - lam * K) / (sp.E * lam)  # >= E(|X| - K)_+ = ‖bias‖₁
+        out["truncated-rr"] = (d / (4 * sp.sinh(e / (4 * K)) ** 2) + ssp) / n + S.Min(bias1, ssp) ** 2
+        out["bco-reduction"] = ssp * d / (n * S.Min(e ** 2, sp.exp(e), d))
+    else:
+        out["sample-mean"] = S.Min(ssp, d / 4) / n
+    out["zero"] = ssp * S.Min(ssp, 1)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _bounds(private: bool) -> tuple:
+    d, A = S.d, A_ACT
+    X = _expressions(private)
     afree = FreeParameter(A, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates")
     out = []
-    T1 = F.trace_bound(e, trace_IX=A * I0, I0=I0, subgaussian=proxy) if private else A * I0
     out.append(Bound(
         "lower", "van-trees", "van Trees on the sub-box [m/2, m]^a (a active coordinates), m = min{s/a, 1/2}",
-        VT.van_trees(A, n, T1, VT.box_prior_information(m / 4, A)),
+        X["van-trees"],
         SOURCE + "; I_0 corrected (see module docstring)",
         "a <= d active coordinates (the others have θ_j = 0, X_j = 0 a.s.), θ ∈ [m/2, m]^a, m = min{s/a, 1/2} "
         "(Σθ <= s). I_X = diag(1/(θ_j(1-θ_j))) <= I_0 = 1/((m/2)(1-m/2)); Tr I_X <= a I_0; score coordinates are "
@@ -113,8 +144,7 @@ def _bounds(private: bool) -> tuple:
         dl = DELTA_GAP
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), a active coordinates",
-            ldp.private_assouad_expr(m ** 2 * dl ** 2 / 4, A, n, e, m * dl,
-                                     ldp.binomial_tv_bound(n, m * (1 - dl) / 2, m * (1 + dl) / 2)),
+            X["assouad"],
             SOURCE + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
             "θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
             "Per coordinate, the two-point bound for the squared loss itself averaged over each j-flip pair gives "
@@ -123,34 +153,30 @@ def _bounds(private: bool) -> tuple:
             "Le Cam bound (methods.ldp). Assouad: s_sep a (1 - TV bound).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
             extra={"instance": "assouad"}))
-        pp, pm = m * (1 + dl) / 2, m * (1 - dl) / 2
-        k_sign = PA.sign_information(PA.kl_bound_expr(n, e, m * dl, PA.bernoulli_chi2(pp, pm)))
         out.append(Bound(
             "lower", "posterior-assouad", "posterior-mean Assouad (squared loss), a active coordinates",
-            A * (m * dl / 2) ** 2 * (1 - k_sign),
+            X["posterior-assouad"],
             SOURCE + "; docs/methods/posterior-assouad.md (derived)",
             "θ_j = (m/2)(1 + δ v_j) on a active coordinates, m = min{s/a, 1/2}, v uniform on {±1}^a (Σθ <= s). "
             "Bayes risk >= Σ_j E Var(θ_j|Z) = a (mδ/2)² (1 - E[(E[v_j|Z])²]) and E[(E[v_j|Z])²] <= min{1, 2(1 - "
             "e^{-K/2})}, K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (χ² >= KL, cancellation-free; a flip of v_j changes one "
             "Bernoulli coordinate: TV mδ; χ²–TV contraction or data processing; methods.posterior_assouad).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
-            optimum=_posterior_optimum(), extra={"instance": "assouad"}))
+            optimum={DELTA_GAP: X["posterior-assouad:delta"], A_ACT: X["posterior-assouad:a"]},
+            extra={"instance": "assouad"}))
         k = SM.k_sub
-        second = SM.subsampling_second_moment(sp.Rational(1, 2), e, d, k)
-        centre = S.Max(0, d - 2 * ssp) ** 2 / (4 * d)
         out.append(Bound(
             "upper", "coordinate-subsampling", "k random coordinates, one-bit at level ε/k",
-            S.Max(0, second - centre) / n, SOURCE + " (upper bound derived here)",
+            X["coordinate-subsampling"], SOURCE + " (upper bound derived here)",
             "Coordinate subsampling of x - 1/2 ∈ [-1/2,1/2]^d (mechanisms.sampling): unbiased, ‖Z‖² = "
             "d² coth²(ε/(2k))/(4k) exactly, so the risk is (that - ‖θ - 1/2‖²)/n, and ‖θ - 1/2‖² >= (d-2s)_+²/(4d) "
             "(convexity: the minimum over Σθ <= s is at θ_j = s/d).",
             free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),),
-            optimum={k: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))}, extra={"mechanism": "coordinate-subsampling"}))
+            optimum={k: X["coordinate-subsampling:k"]}, extra={"mechanism": "coordinate-subsampling"}))
         K, lam = K_TRUNC, LAMBDA_CH
-        bias1 = sp.exp(ssp * S.expm1(lam) - lam * K) / (sp.E * lam)  # >= E(|X| - K)_+ = ‖bias‖₁
         out.append(Bound(
             "upper", "truncated-rr", "keep at most K ones, then randomized response on every bit at level ε/(2K)",
-            (d / (4 * sp.sinh(e / (4 * K)) ** 2) + ssp) / n + S.Min(bias1, ssp) ** 2,
+            X["truncated-rr"],
             SOURCE + " (upper bound derived here)",
             "Each user keeps at most K of its ones (the dropped ones uniformly at random) and flips every bit with "
             "RR at level ε' = ε/(2K) (truncated vectors differ in <= 2K bits: ε-LDP); θ̂_j = (T_j/n - (1-q))/(2q-1) "
@@ -164,16 +190,16 @@ def _bounds(private: bool) -> tuple:
             extra={"mechanism": "truncated-rr"}))
         out.append(Bound(
             "upper", "bco-reduction", "reduction to discrete distribution estimation (BCO), order only",
-            ssp * d / (n * S.Min(e ** 2, sp.exp(e), d)), SOURCE + " (rate (paper), constant unspecified)",
+            X["bco-reduction"], SOURCE + " (rate (paper), constant unspecified)",
             "BCO Section IV: map X to a symbol (pattern of at most one 1), estimate the symbol frequencies with "
             "subset selection, invert θ_j = p_j/(p_0 + p_j); for s > 1 a sequential grouping step. Order only: "
             "the constants of the nonlinear plug-in were not certified.",
             certified=False, extra={"mechanism": "bco-reduction"}))
     else:
         out.append(Bound("upper", "sample-mean", "coordinate-wise sample means (no privacy)",
-                         S.Min(ssp, d / 4) / n, "textbook",
+                         X["sample-mean"], "textbook",
                          "E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
-    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", ssp * S.Min(ssp, 1), "trivial",
+    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", X["zero"], "trivial",
                      "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero"}))
     return tuple(out)
 
