@@ -64,6 +64,7 @@ def coupling_mgf_neg(n, t, eps):
     return sp.exp(n * S.log1p(t * S.expm1(-eps)))
 
 
+@S.cached_expression
 def testing_bound(n, t, eps, delta=None):
     """Sympy lower bound on type I + type II error of any test built on an (ε,δ)-DP mechanism,
     for n i.i.d. entries from P_0 versus P_1 with TV(P_0, P_1) = t (see the module docstring):
@@ -79,6 +80,7 @@ def testing_bound(n, t, eps, delta=None):
     return S.Max(0, (1 + c) * m - c)
 
 
+@S.cached_expression
 def testing_bound_jensen(n, t, eps, delta=None):
     """Sympy lower bound from the two-sided pointwise form by Jensen:
 

@@ -148,6 +148,7 @@ def risk_lower_layers_value(n: int, p: float, eps: float, d: int, t: float, rho:
 
 # ------------------------------------------------------------------ truncated coupling (sharper)
 
+@S.cached_expression
 def failure_probability_min(n, p, eps, d, t=tau, delta=None):
     """Sympy: max{0, 1 - f(cap(τ))}, f(a) = E_H min{1, e^{εH} a + δ_H} (H ~ Bin(n, p)).
 
@@ -160,6 +161,7 @@ def failure_probability_min(n, p, eps, d, t=tau, delta=None):
     return S.Max(0, 1 - group_coupling.truncated_point_mass(n, p, eps, LogSphereCap(d, t), delta))
 
 
+@S.cached_expression
 def layered_failure_min(n, p, eps, d, t=tau, delta=None, layers=LAYERS):
     """Sympy: (1/K) Σ_{i<=K} failure_min(τ sqrt(i/K)) (the layer-cake sum of :func:`layered_failure` with
     the truncated coupling)."""

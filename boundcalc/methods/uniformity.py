@@ -30,6 +30,7 @@ import sympy as sp
 from .. import symbolic as S
 
 
+@S.cached_expression
 def failure_probability(n, p, M, eps, log_nm1, delta=None):
     """Sympy expression for the average failure probability above (clipped at 0).
 

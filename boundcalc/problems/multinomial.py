@@ -103,14 +103,16 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
     out = []
     if private:
         for mech in DM.MECHANISMS:
-            risk = DM.worst_risk(mech, n, e, d, DM.ssub)
-            expr = risk if loss == "l2sq" else sp.sqrt(d * risk)
+            def expr(mech=mech):
+                risk = DM.worst_risk(mech, n, e, d, DM.ssub)
+                return risk if loss == "l2sq" else sp.sqrt(d * risk)
+
             free = ()
             opt = None
             if DM.mechanism(mech).subset_size:
                 free = (FreeParameter(DM.ssub, lambda v: 1, lambda v: max(1, v["d"] - 1), integer=True,
                                       doc="subset size"),)
-                opt = {DM.ssub: S.Max(1, S.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
+                opt = {DM.ssub: lambda: S.Max(1, S.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
             out.append(Bound(
                 "upper", mech, DM.TITLES[mech], expr, SOURCE + "; docs/problems/multinomial.md (derived)",
                 "Unbiased linear estimator; exact risk = constant - ‖θ‖²/n (mechanisms.discrete, sympy identity and "
@@ -127,7 +129,7 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
     if private and loss == "l2sq":
         out.append(Bound(
             "upper", "subset-projected", "subset selection projected onto the simplex",
-            DM.projected_subset_risk(n, e, d, DM.ssub), SOURCE + "; docs/problems/multinomial.md (derived)",
+            lambda: DM.projected_subset_risk(n, e, d, DM.ssub), SOURCE + "; docs/problems/multinomial.md (derived)",
             "‖Π_Δ(y) - θ‖² <= ⟨w, Π_Δ(y) - θ⟩ <= max_j w_j - ⟨w, θ⟩ (projection onto the simplex, y = θ + w "
             "unbiased), so the risk is at most E max_j w_j; each w_j is an average of n independent centred terms "
             "bounded above by (1-q*)/D with variance <= 1/(4D²) (D = p* - q*), and Bernstein's maximal inequality "
@@ -148,11 +150,14 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
     n, e, d, w, m = S.n, S.eps, S.d, W_BOX, MPAIRS
     out = []
     if loss == "l2sq":
-        I0 = (2 / d) / (1 - w ** 2)
-        T1 = (F.trace_bound(e, trace_IX=m * I0, I0=I0, subgaussian=1 / (1 - w) ** 2) if private else m * I0)
+        def paired_expr():
+            I0 = (2 / d) / (1 - w ** 2)
+            T1 = (F.trace_bound(e, trace_IX=m * I0, I0=I0, subgaussian=1 / (1 - w) ** 2) if private else m * I0)
+            return 2 / d ** 2 * VT.van_trees(m, n, T1, VT.box_prior_information(w, m))
+
         out.append(Bound(
             "lower", "van-trees", "van Trees, paired family, box prior",
-            2 / d ** 2 * VT.van_trees(m, n, T1, VT.box_prior_information(w, m)),
+            paired_expr,
             F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
             "Paired family p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d, m = ⌊d/2⌋ pairs, θ ∈ [-w,w]^m. "
             "I_X = diag((2/d)/(1-θ_j²)) <= I_0 = (2/d)/(1-w²), Tr I_X <= m I_0, ⟨u,S⟩ ∈ [-1/(1-w), 1/(1-w)] "
@@ -164,11 +169,15 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
         # the d-simplex for every q, so the bound never decreases with d; optimising q gives the
         # middle regime (d ≳ sqrt(nε²)) where the full alphabet's prior term dominates
         q = SUB_PAIRS
-        I0q = (1 / q) / (1 - w ** 2)
-        T1q = (F.trace_bound(e, trace_IX=q * I0q, I0=I0q, subgaussian=1 / (1 - w) ** 2) if private else q * I0q)
+
+        def sub_expr():
+            I0q = (1 / q) / (1 - w ** 2)
+            T1q = (F.trace_bound(e, trace_IX=q * I0q, I0=I0q, subgaussian=1 / (1 - w) ** 2) if private else q * I0q)
+            return 2 / (2 * q) ** 2 * VT.van_trees(q, n, T1q, VT.box_prior_information(w, q))
+
         out.append(Bound(
             "lower", "van-trees-sub", "van Trees, paired family on 2q of the d symbols, box prior",
-            2 / (2 * q) ** 2 * VT.van_trees(q, n, T1q, VT.box_prior_information(w, q)),
+            sub_expr,
             F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
             "The paired family on the first 2q <= d symbols: p(2j-1) = (1+θ_j)/(2q), p(2j) = (1-θ_j)/(2q), "
             "j <= q, other symbols 0, θ ∈ [-w,w]^q. It is a sub-family of the d-simplex (the symbols outside "
@@ -184,7 +193,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
         k, a, et = K_ACTIVE, ALPHA_DIR, ETA_DIR
         out.append(Bound(
             "lower", "van-trees-dirichlet", "van Trees on the full simplex of k symbols, Dirichlet prior",
-            DVT.dirichlet_van_trees(n, e, k, a, (1 - et) / k, private=private),
+            lambda: DVT.dirichlet_van_trees(n, e, k, a, (1 - et) / k, private=private),
             F.SOURCE_BCO + "; Gill & Levit (1995); docs/methods/ldp-trace.md, docs/problems/multinomial.md (derived)",
             "Family: every p on the face of the first k <= d symbols (a sub-family for every d), orthonormal "
             "tangent coordinates; projecting p̂ onto the face's affine hull only lowers the loss. Prior "
@@ -210,16 +219,17 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
                                 doc="weight γ of the point mass"),),
             extra={"instance": "point-mass-bayes"}))
         mp, dl = M_PAIRS, DELTA_GAP
-        # 1 - BC of one flip: the two changed masses (1±δ)/(2m') swap: BC = 1 - (1 - sqrt(1-δ²))/m'
-        prod = ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / mp)
         # per pair j the loss is at least a function of u_j = p̂_{2j-1} - p̂_{2j}, which estimates
         # μ_{v_j} = δ v_j/m': (Δ_{2j-1}² + Δ_{2j}²) >= (u_j - μ_{v_j})²/2 and |Δ_{2j-1}| + |Δ_{2j}| >= |u_j - μ_{v_j}|.
         # The two-point bound for the loss itself (not a 0/1 sign loss), averaged over the j-flip pairs:
         # (1/2)[E_{M+j}(u-μ₊)² + E_{M-j}(u-μ₋)²] >= ((μ₊-μ₋)²/4)(1 - TV) and the same with |·| and (μ₊-μ₋)/2
-        if loss == "l2sq":
-            expr = ldp.private_assouad_expr(dl ** 2 / (2 * mp ** 2), mp, n, e, dl / mp, prod)
-        else:
-            expr = ldp.private_assouad_expr(dl / mp, mp, n, e, dl / mp, prod)
+        def expr():
+            # 1 - BC of one flip: the two changed masses (1±δ)/(2m') swap: BC = 1 - (1 - sqrt(1-δ²))/m'
+            prod = ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / mp)
+            if loss == "l2sq":
+                return ldp.private_assouad_expr(dl ** 2 / (2 * mp ** 2), mp, n, e, dl / mp, prod)
+            return ldp.private_assouad_expr(dl / mp, mp, n, e, dl / mp, prod)
+
         out.append(Bound(
             "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m' active pairs",
             expr, ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
