@@ -14,6 +14,7 @@ over several packings of the unit ball.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -97,35 +98,74 @@ def _sens():
     return 2 * S.T / S.n  # ℓ2 sensitivity of the projected mean (replace-one)
 
 
-MECHANISMS = {
-    # name: (privacies, title, c, sampler, scale, conditions, derivation)
-    "laplace": (("pure", "smooth"), "projected mean + i.i.d. Laplace coordinates",
-                8 * S.d ** 2 / (S.n * S.eps) ** 2, "laplace", 2 * sp.sqrt(S.d) * S.T / (S.n * S.eps), (),
-                "ℓ1 sensitivity 2√d T/n, Laplace scale b = 2√d T/(nε) per coordinate, E||W||² = 2db²."),
-    "l2-laplace": (("pure", "smooth", "approx"), "projected mean + ℓ2-Laplace noise",
-                   4 * S.d * (S.d + 1) / (S.n * S.eps) ** 2, "l2-laplace", _sens() / S.eps, (),
-                   "density ∝ exp(-ε||w||/Δ₂), Δ₂ = 2T/n: ε-DP by the triangle inequality; "
-                   "||W|| ~ Gamma(d, Δ₂/ε) so E||W||² = d(d+1)Δ₂²/ε². ε-DP implies (ε,δ)-DP."),
-    "gauss-classical": (("approx",), "projected mean + Gaussian noise (classical calibration)",
-                        8 * S.d * sp.log(sp.Rational(5, 4) / S.delta) / (S.n * S.eps) ** 2, "gaussian",
-                        _sens() * sp.sqrt(2 * sp.log(sp.Rational(5, 4) / S.delta)) / S.eps,
-                        (Condition("epsilon < 1 (classical Gaussian calibration, Dwork & Roth Thm A.1)",
-                                   lambda v: v["eps"] < 1),),
-                        "σ = Δ₂ sqrt(2 log(1.25/δ))/ε, E||W||² = dσ²."),
-    "gauss-analytic": (("approx",), "projected mean + Gaussian noise (exact analytic calibration)",
-                       4 * S.d * S.GaussSigmaAnalytic(S.eps, S.delta) ** 2 / S.n ** 2, "gaussian",
-                       _sens() * S.GaussSigmaAnalytic(S.eps, S.delta),
-                       (), "σ = Δ₂ σ_aG(ε,δ), σ_aG the smallest σ with Φ(1/(2σ)-εσ) - e^ε Φ(-1/(2σ)-εσ) <= δ "
-                           "(Balle & Wang 2018, Thm 8), valid for all ε; E||W||² = dσ²."),
-    "gauss-kl": (("kl",), "projected mean + Gaussian noise (KL calibration)",
-                 2 * S.d / (S.n ** 2 * S.alpha), "gaussian", _sens() / sp.sqrt(2 * S.alpha), (),
-                 "KL(N(μ,σ²I) || N(μ',σ²I)) = ||μ-μ'||²/(2σ²) <= Δ₂²/(2σ²) = α for σ² = Δ₂²/(2α)."),
-    "gauss-tv": (("tv",), "projected mean + Gaussian noise (exact TV calibration)",
-                 S.d / (S.n ** 2 * 2 * sp.erfinv(S.alpha) ** 2), "gaussian",
-                 _sens() / (2 * sp.sqrt(2) * sp.erfinv(S.alpha)), (),
-                 "TV(N(μ,σ²I), N(μ',σ²I)) = 2Φ(||μ-μ'||/(2σ)) - 1 <= α for σ = Δ₂/(2Φ^{-1}((1+α)/2)), "
-                 "Φ^{-1}((1+α)/2) = √2 erfinv(α)."),
-}
+@S.cached_expression
+def _noise_expressions() -> dict:
+    """(c, scale) of each mechanism: E||W||² = c T², and the sampler's scale as a function of T (kept on disk)."""
+    return {
+        "laplace": (8 * S.d ** 2 / (S.n * S.eps) ** 2, 2 * sp.sqrt(S.d) * S.T / (S.n * S.eps)),
+        "l2-laplace": (4 * S.d * (S.d + 1) / (S.n * S.eps) ** 2, _sens() / S.eps),
+        "gauss-classical": (8 * S.d * sp.log(sp.Rational(5, 4) / S.delta) / (S.n * S.eps) ** 2,
+                            _sens() * sp.sqrt(2 * sp.log(sp.Rational(5, 4) / S.delta)) / S.eps),
+        "gauss-analytic": (4 * S.d * S.GaussSigmaAnalytic(S.eps, S.delta) ** 2 / S.n ** 2,
+                           _sens() * S.GaussSigmaAnalytic(S.eps, S.delta)),
+        "gauss-kl": (2 * S.d / (S.n ** 2 * S.alpha), _sens() / sp.sqrt(2 * S.alpha)),
+        "gauss-tv": (S.d / (S.n ** 2 * 2 * sp.erfinv(S.alpha) ** 2), _sens() / (2 * sp.sqrt(2) * sp.erfinv(S.alpha))),
+    }
+
+
+def _mechanism_table() -> dict:
+    """name -> (privacies, title, c, sampler, scale, conditions, derivation); E||W||² = c T²."""
+    x = _noise_expressions()
+    return {
+        "laplace": (("pure", "smooth"), "projected mean + i.i.d. Laplace coordinates",
+                    x["laplace"][0], "laplace", x["laplace"][1], (),
+                    "ℓ1 sensitivity 2√d T/n, Laplace scale b = 2√d T/(nε) per coordinate, E||W||² = 2db²."),
+        "l2-laplace": (("pure", "smooth", "approx"), "projected mean + ℓ2-Laplace noise",
+                       x["l2-laplace"][0], "l2-laplace", x["l2-laplace"][1], (),
+                       "density ∝ exp(-ε||w||/Δ₂), Δ₂ = 2T/n: ε-DP by the triangle inequality; "
+                       "||W|| ~ Gamma(d, Δ₂/ε) so E||W||² = d(d+1)Δ₂²/ε². ε-DP implies (ε,δ)-DP."),
+        "gauss-classical": (("approx",), "projected mean + Gaussian noise (classical calibration)",
+                            x["gauss-classical"][0], "gaussian", x["gauss-classical"][1],
+                            (Condition("epsilon < 1 (classical Gaussian calibration, Dwork & Roth Thm A.1)",
+                                       lambda v: v["eps"] < 1),),
+                            "σ = Δ₂ sqrt(2 log(1.25/δ))/ε, E||W||² = dσ²."),
+        "gauss-analytic": (("approx",), "projected mean + Gaussian noise (exact analytic calibration)",
+                           x["gauss-analytic"][0], "gaussian", x["gauss-analytic"][1],
+                           (), "σ = Δ₂ σ_aG(ε,δ), σ_aG the smallest σ with Φ(1/(2σ)-εσ) - e^ε Φ(-1/(2σ)-εσ) <= δ "
+                               "(Balle & Wang 2018, Thm 8), valid for all ε; E||W||² = dσ²."),
+        "gauss-kl": (("kl",), "projected mean + Gaussian noise (KL calibration)",
+                     x["gauss-kl"][0], "gaussian", x["gauss-kl"][1], (),
+                     "KL(N(μ,σ²I) || N(μ',σ²I)) = ||μ-μ'||²/(2σ²) <= Δ₂²/(2σ²) = α for σ² = Δ₂²/(2α)."),
+        "gauss-tv": (("tv",), "projected mean + Gaussian noise (exact TV calibration)",
+                     x["gauss-tv"][0], "gaussian", x["gauss-tv"][1], (),
+                     "TV(N(μ,σ²I), N(μ',σ²I)) = 2Φ(||μ-μ'||/(2σ)) - 1 <= α for σ = Δ₂/(2Φ^{-1}((1+α)/2)), "
+                     "Φ^{-1}((1+α)/2) = √2 erfinv(α)."),
+    }
+
+
+class _LazyTable(Mapping):
+    """A read-only table built on first use (its sympy expressions cost every ``rate`` 10 ms at import)."""
+
+    def __init__(self, build):
+        self._build, self._table = build, None
+
+    def _get(self) -> dict:
+        if self._table is None:
+            self._table = self._build()
+        return self._table
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self):
+        return len(self._get())
+
+
+#: name -> (privacies, title, c, sampler, scale, conditions, derivation)
+MECHANISMS = _LazyTable(_mechanism_table)
 
 
 @S.cached_expression
@@ -504,14 +544,14 @@ def rate_terms(values: dict) -> list:
     e1 = e2 / 2
     stat = ("statistical r²/n", S.r ** 2 / S.n)
     priv = values["privacy"]
-    priv_term = {
-        "none": None,
-        "pure": S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
-        "smooth": S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
-        "approx": S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2) ** e1,
-        "kl": S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** e1,
-        "tv": S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** e2,
-    }[priv]
+    priv_term = {  # only the privacy model asked for is built
+        "none": lambda: None,
+        "pure": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
+        "smooth": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
+        "approx": lambda: S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2) ** e1,
+        "kl": lambda: S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** e1,
+        "tv": lambda: S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** e2,
+    }[priv]()
     return [stat] if priv_term is None else [stat, ("privacy", priv_term)]
 
 
@@ -520,12 +560,12 @@ def lower_rate(values: dict):
     k = float(values["k"])
     e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
     priv = values["privacy"]
-    inner = {
-        "none": None,
-        "pure": S.d / (S.n * S.eps), "smooth": S.d / (S.n * S.eps),
-        "approx": S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
-        "tv": 1 / (S.n * S.alpha), "kl": 1 / (S.n * sp.sqrt(S.alpha / 2)),
-    }[priv]
+    inner = {  # only the privacy model asked for is built
+        "none": lambda: None,
+        "pure": lambda: S.d / (S.n * S.eps), "smooth": lambda: S.d / (S.n * S.eps),
+        "approx": lambda: S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
+        "tv": lambda: 1 / (S.n * S.alpha), "kl": lambda: 1 / (S.n * sp.sqrt(S.alpha / 2)),
+    }[priv]()
     base = S.r ** 2 / S.n
     return base if inner is None else base + S.r ** 2 * S.Min(1, inner ** e2)
 
