@@ -331,8 +331,8 @@ def _nonprivate_lowers(k):
         "exactly) times (2r)² gives r²/(1+√n)². Minimax over 𝒫_k is at least that.")
     lc = Bound(
         "lower", "le-cam", "Le Cam two points, exact binomial TV",
-        le_cam.two_point((2 * S.r * S.h) ** 2, ldp.binomial_tv_bound(S.n, sp.Rational(1, 2) - S.h,
-                                                                     sp.Rational(1, 2) + S.h)),
+        lambda: le_cam.two_point((2 * S.r * S.h) ** 2, ldp.binomial_tv_bound(S.n, sp.Rational(1, 2) - S.h,
+                                                                             sp.Rational(1, 2) + S.h)),
         SOURCE + " (non-private part); docs/methods/le-cam.md",
         "P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
         "count of +ru draws is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed "
@@ -344,9 +344,10 @@ def _nonprivate_lowers(k):
 
 def _tv_lower(privacy, k):
     a = _exponent(k)
-    tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n
-    expr = le_cam.two_point((S.r * S.p ** a / 2) ** 2,
-                            le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+    def expr():
+        tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n
+        return le_cam.two_point((S.r * S.p ** a / 2) ** 2, le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+
     via = {"tv": "α_TV = α", "kl": "α_TV = sqrt(α/2) (Pinsker)", "pure": "α_TV = tanh(ε/2)",
            "smooth": "smooth ⇒ pure DP, α_TV = tanh(ε/2)", "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
     return Bound(
@@ -361,9 +362,10 @@ def _tv_lower(privacy, k):
 def _tv_lower_symmetric(privacy, k):
     """The same contraction for the symmetric pair P_± (separation 2ρ instead of ρ: 4× the above)."""
     a = _exponent(k)
-    tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n >= TV(P_+^n, P_-^n)
-    expr = le_cam.two_point((S.r * S.p ** a) ** 2,
-                            le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+    def expr():
+        tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n >= TV(P_+^n, P_-^n)
+        return le_cam.two_point((S.r * S.p ** a) ** 2, le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+
     return Bound(
         "lower", "tv-mixture-sym", "Le Cam ± mixtures + TV contraction", expr,
         "Barber & Duchi Prop 2 (TV privacy) with a symmetric pair; docs/methods/central-mean.md",
@@ -395,8 +397,10 @@ def _uniformity_lowers(privacy, k, d):
     delta = S.delta if privacy == "approx" else None
     out = []
     for pname, log_nm1, dist, s_param, what in _packings(d):
-        rho = S.r * S.p ** a * dist
-        expr = (rho / 2) ** 2 * uniformity.failure_probability(S.n, S.p, S.M, S.eps, log_nm1, delta)
+        def expr(log_nm1=log_nm1, dist=dist):
+            rho = S.r * S.p ** a * dist
+            return (rho / 2) ** 2 * uniformity.failure_probability(S.n, S.p, S.M, S.eps, log_nm1, delta)
+
         free = [FreeParameter(S.p, *_p_range(), doc="mixture weight"),
                 FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True, doc="coupling group size")]
         if s_param is not None:
@@ -419,7 +423,7 @@ def _coupling_lowers(privacy, k):
     smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
     two = Bound(
         "lower", "two-point-coupling", "two-point mixture ±, group-privacy coupling",
-        rho ** 2 / 2 * S.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
+        lambda: rho ** 2 / 2 * S.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
                               group_coupling.testing_bound_jensen(S.n, S.p, S.eps, delta)),
         "Barber & Duchi (2014) two-point mixtures; coupling bound derived in docs/methods/group-coupling.md",
         "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k, means ±ρu with ρ = r p^{(k-1)/k}, TV(P_+, P_-) = p. "
@@ -429,7 +433,8 @@ def _coupling_lowers(privacy, k):
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
     cap = Bound(
         "lower", "sphere-cap", "continuous packing of the sphere (cap areas), point-mass coupling",
-        (rho * sphere_cap.tau) ** 2 * sphere_cap.failure_probability(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.failure_probability(S.n, S.p, S.eps, S.d, sphere_cap.tau,
+                                                                             delta),
         "derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
         "P_v = (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k, v uniform on the unit sphere, mean ρv, ρ = r p^{(k-1)/k}. "
         "Group privacy against the fixed sample 0^n: P_v(A) <= G P_0(A) + δ(G-1)/(e^ε-1), G = (1+p(e^ε-1))^n. "
@@ -440,7 +445,7 @@ def _coupling_lowers(privacy, k):
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="relative success radius τ")))
     layers = Bound(
         "lower", "sphere-cap-layers", "continuous packing of the sphere, layer-cake sum over radii",
-        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
         "derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
         "The sphere-cap family and coupling; instead of one success radius ρτ, E||θ̂ - θ_V||² = "
         "ρ² ∫ P(||θ̂ - θ_V|| >= ρ√u) du >= (ρτ)² (1/K) Σ_{i<=K} (1 - G cap(τ√(i/K)) - δ(G-1)/(e^ε-1))_+ "
@@ -449,7 +454,8 @@ def _coupling_lowers(privacy, k):
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
     layers_min = Bound(
         "lower", "sphere-cap-tilted", "continuous packing of the sphere, layer-cake, truncated coupling",
-        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau,
+                                                                             delta),
         "derived: docs/methods/sphere-cap-packing.md and docs/methods/group-coupling.md (truncated coupling)",
         "The sphere-cap family and layer-cake sum, with the group-privacy coupling kept inside a probability: "
         "P_v(A) <= f(P_0(A)), f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}, H ~ Bin(n, p); f is concave and "
