@@ -351,6 +351,45 @@ def _k_max(fam):
 BETA_GE_1 = Condition("beta >= 1 (histogram bias via S_β(L) ⊂ S_1(L/π^(β-1)))", lambda v: float(v["beta"]) >= 1)
 
 
+@S.cached_expression
+def _local_expressions(fam: str, private: bool) -> dict:
+    """The expressions of :func:`_local_bounds` by mechanism name, and ``name:opt`` the closed-form choice of its
+    free parameter (a pure function of the family and the privacy; kept on disk)."""
+    beta_s = sp.Integer(1) if fam == "lipschitz" else beta
+    cb = sp.Rational(1, 12) if fam == "lipschitz" else sp.pi ** (-2 * beta)
+    m_stat = (2 * cb * L ** 2 * S.n) ** sp.Rational(1, 3)
+    k_stat = (beta_s * L ** 2 * S.n / (2 * sp.pi ** (2 * beta_s))) ** (1 / (2 * beta_s + 1))
+
+    def m_opt(a):
+        return _round_pos(S.Min(m_stat, (cb * L ** 2 * S.n / a) ** sp.Rational(1, 4)))
+
+    def k_opt(expr_k):
+        return _round_pos(S.Min(k_stat, expr_k))
+
+    out = {}
+    if private:
+        out["hist-laplace"] = _hist_bias(fam) + H.variance_term(m, S.n) + H.local_laplace_term(m, S.n, S.eps)
+        out["hist-laplace:opt"] = m_opt(8 / S.eps ** 2)
+        out["hist-rr"] = _hist_bias(fam) + H.variance_term(m, S.n) + H.local_rr_term(m, S.n, S.eps)
+        out["hist-rr:opt"] = m_opt(H.rr_variance_factor(S.eps))
+        out["hist-subset"] = H.shrunk_risk(_uniform_bias(fam), 1 / m, H.subset_noise_term(m, S.n, S.eps))
+        out["hist-subset:opt"] = S.Max(2, _round_pos(S.Min(m_stat, (cb * L ** 2 * S.n / (
+            4 * sp.exp(-S.eps) / S.expm1(-S.eps) ** 2)) ** sp.Rational(1, 4))))
+        out["series-linf"] = SER.tail_bias(L, beta_s, K) + SER.linf_variance(K, S.n, S.eps)
+        out["series-linf:opt"] = k_opt((beta_s * L ** 2 * S.n / (sp.pi ** (2 * beta_s + 1) * coth_half(S.eps) ** 2))
+                                       ** (1 / (2 * beta_s + 2)))
+        out["series-laplace"] = SER.tail_bias(L, beta_s, K) + SER.laplace_variance(K, S.n, S.eps)
+        out["series-laplace:opt"] = k_opt((beta_s * L ** 2 * S.eps ** 2 * S.n / (24 * sp.pi ** (2 * beta_s)))
+                                          ** (1 / (2 * beta_s + 3)))
+    else:
+        out["hist-laplace"] = _hist_bias(fam) + H.variance_term(m, S.n)
+        out["hist-laplace:opt"] = _round_pos(m_stat)
+        out["series-linf"] = SER.tail_bias(L, beta_s, K) + 2 * K / S.n
+        out["series-linf:opt"] = _round_pos(k_stat)
+    out["uniform"] = _uniform_bias(fam)
+    return out
+
+
 @lru_cache(maxsize=None)
 def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
     out = []
@@ -359,48 +398,35 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
                      "L²h²/π^{2β} (Poincaré–Wirtinger (h/π)²∫f'² per bin, ∫f'² <= L²/π^{2β-2} on S_β(L))")
     series_bias_txt = ("Σ_{j>K} c_j² <= L²(π(K+1))^{-2β} (Parseval; the ellipsoid)"
                        + (" — L-Lipschitz densities lie in S_1(L) (∫f'² <= L²)" if fam == "lipschitz" else ""))
-    beta_s = sp.Integer(1) if fam == "lipschitz" else beta
     conds = () if fam == "lipschitz" else (BETA_GE_1,)
     hist_free = (FreeParameter(m, lambda v: 1, _m_max(fam, private), integer=True, doc="number of bins"),)
     k_free = (FreeParameter(K, lambda v: 1, _k_max(fam), integer=True, doc="number of cosine terms"),)
     src = SOURCE_L + "; constants derived (boundcalc.mechanisms.histogram / series)"
-    cb = sp.Rational(1, 12) if fam == "lipschitz" else sp.pi ** (-2 * beta)
-    m_stat = (2 * cb * L ** 2 * S.n) ** sp.Rational(1, 3)
-    k_stat = (beta_s * L ** 2 * S.n / (2 * sp.pi ** (2 * beta_s))) ** (1 / (2 * beta_s + 1))
-
-    def m_opt(a):
-        return {m: _round_pos(S.Min(m_stat, (cb * L ** 2 * S.n / a) ** sp.Rational(1, 4)))}
-
-    def k_opt(expr_k):
-        return {K: _round_pos(S.Min(k_stat, expr_k))}
-
+    X = _local_expressions(fam, private)
     optima = {
-        "hist-laplace": m_opt(8 / S.eps ** 2) if private else {m: _round_pos(m_stat)},
-        "hist-rr": m_opt(H.rr_variance_factor(S.eps)),
-        "series-linf": k_opt((beta_s * L ** 2 * S.n / (sp.pi ** (2 * beta_s + 1) * coth_half(S.eps) ** 2))
-                             ** (1 / (2 * beta_s + 2))) if private else {K: _round_pos(k_stat)},
-        "series-laplace": k_opt((beta_s * L ** 2 * S.eps ** 2 * S.n / (24 * sp.pi ** (2 * beta_s)))
-                                ** (1 / (2 * beta_s + 3))),
-        "hist-subset": {m: S.Max(2, _round_pos(S.Min(m_stat, (cb * L ** 2 * S.n / (
-            4 * sp.exp(-S.eps) / S.expm1(-S.eps) ** 2)) ** sp.Rational(1, 4))))},
+        "hist-laplace": {m: X["hist-laplace:opt"]},
+        "hist-rr": {m: X["hist-rr:opt"]} if private else None,
+        "series-linf": {K: X["series-linf:opt"]},
+        "series-laplace": {K: X["series-laplace:opt"]} if private else None,
+        "hist-subset": {m: X["hist-subset:opt"]} if private else None,
         "uniform": None,
     }
     cands = []
     if private:
         cands += [
             ("hist-laplace", "histogram, each user adds Laplace(2/ε) to its one-hot vector",
-             _hist_bias(fam) + H.variance_term(m, S.n) + H.local_laplace_term(m, S.n, S.eps),
+             X["hist-laplace"],
              f"bias {hist_bias_txt}; sampling variance m(1-Σp²)/n <= (m-1)/n; noise: one-hot vectors differ by 2 "
              "in ℓ1, Laplace(2/ε) per coordinate is ε-LDP, n users' noise has variance 8n/ε² per bin: 8m²/(nε²).",
              hist_free, conds),
             ("hist-rr", "histogram, randomized response on each bit of the one-hot vector",
-             _hist_bias(fam) + H.variance_term(m, S.n) + H.local_rr_term(m, S.n, S.eps),
+             X["hist-rr"],
              f"bias {hist_bias_txt}; sampling variance <= (m-1)/n; each bit flipped w.p. q = 1/(1+e^(ε/2)) "
              "(two bits differ: ratio ((1-q)/q)² = e^ε), debiased (Y-q)/(1-2q) has noise variance "
              "q(1-q)/(1-2q)² = e^(ε/2)/(e^(ε/2)-1)² per bin and user: m² e^(ε/2)/(n(e^(ε/2)-1)²).",
              hist_free, conds),
             ("hist-subset", "histogram, subset selection on the bins, shrunk toward f ≡ 1",
-             H.shrunk_risk(_uniform_bias(fam), 1 / m, H.subset_noise_term(m, S.n, S.eps)),
+             X["hist-subset"],
              f"f̂ = 1 + λ(g - 1), g = m p̂ on the bins, p̂ the subset-selection estimate of the bin probabilities "
              f"(Ye–Barg; s = ⌊m/(e^ε+1)⌋ or ⌈m/(e^ε+1)⌉ in [1, m-1]). Orthogonal terms: ∫(f-f̄)² + (1-λ)²∫(f̄-1)² "
              f"+ λ² m E‖p̂-p‖²; bias {hist_bias_txt} = A, ∫(f-1)² <= α (the one-bin bias), so the first two are "
@@ -409,24 +435,24 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
              (FreeParameter(m, lambda v: 2, lambda v: max(3, _m_max(fam, True)(v)), integer=True,
                             doc="number of bins"),), conds),
             ("series-linf", "cosine series, coefficients privatised by ℓ∞ sampling",
-             SER.tail_bias(L, beta_s, K) + SER.linf_variance(K, S.n, S.eps),
+             X["series-linf"],
              f"bias {series_bias_txt}; variance (E||Z||² - ||c||²)/n <= K B²/n, B = √2 coth(ε/2) C_K(ε) "
              "(ℓ∞ sampling of v = (√2 cos(πjX))_j ∈ [-√2,√2]^K, unbiased and ε-LDP; docs/problems/mean.md).",
              k_free, ()),
             ("series-laplace", "cosine series, Laplace noise on the coefficients (slower rate)",
-             SER.tail_bias(L, beta_s, K) + SER.laplace_variance(K, S.n, S.eps),
+             X["series-laplace"],
              f"bias {series_bias_txt}; ℓ1 sensitivity of v is <= 2√2K, Laplace(2√2K/ε) per coefficient "
              "(variance 16K²/ε²) plus Var φ_j(X) <= 2: (2K + 16K³/ε²)/n. Rate (nε²)^(-2β/(2β+3)).",
              k_free, ()),
         ]
     else:
         cands += [
-            ("hist-laplace", "histogram (no privacy)", _hist_bias(fam) + H.variance_term(m, S.n),
+            ("hist-laplace", "histogram (no privacy)", X["hist-laplace"],
              f"bias {hist_bias_txt}; sampling variance <= (m-1)/n.", hist_free, conds),
-            ("series-linf", "cosine series (no privacy)", SER.tail_bias(L, beta_s, K) + 2 * K / S.n,
+            ("series-linf", "cosine series (no privacy)", X["series-linf"],
              f"bias {series_bias_txt}; Var φ_j(X) <= 2.", k_free, ()),
         ]
-    cands.append(("uniform", "f̂ ≡ 1 (uses no data)", _uniform_bias(fam),
+    cands.append(("uniform", "f̂ ≡ 1 (uses no data)", X["uniform"],
                   "∫(f-1)² = Σ c_j² <= L²/π^{2β} (sobolev) or the b = 1 histogram bias L²/12 (lipschitz).", (), ()))
     for name, label, expr, why, free, cnd in cands:
         if mech not in ("all", name) and private:
