@@ -128,14 +128,17 @@ def _threshold_bounds(d1: bool):
                       extra={"mechanism": "threshold-rr", "curve": False})]
     k = SM.k_sub
     m = sp.floor(n * k / d)
-    expr = sp.Piecewise((d * LS.threshold_risk_bound(m, e / k, sigma, Bs), n * k >= d), (4 * d * Bs ** 2, True))
+
+    def expr():
+        return sp.Piecewise((d * LS.threshold_risk_bound(m, e / k, sigma, Bs), n * k >= d), (4 * d * Bs ** 2, True))
+
     return [Bound("upper", "threshold-rr-split", "threshold + randomized response, k coordinates per user at ε/k",
                   expr, src,
                   how + " User i reports coordinates ik, ..., ik+k-1 (mod d), each at level ε' = ε/k (composition), so "
                   "every coordinate gets m >= floor(nk/d) reports; sum over the d coordinates (4dB² if some "
                   "coordinate may get none: θ̂ stays in the box).",
                   free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),),
-                  optimum={k: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))},
+                  optimum={k: lambda: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))},
                   extra={"mechanism": "threshold-rr-split"}),
             Bound("upper", "threshold-rr-split-exact", "threshold + randomized response, k coordinates per user, "
                   "exact certified risk per coordinate",
@@ -153,18 +156,20 @@ wwin = sp.Symbol("w", positive=True)  # half-width (in units of σ) of the secon
 
 def _two_stage_bound(d1: bool):
     """Two stages: localise, then one threshold at the estimate (derivation in the Bound's text)."""
-    n, e, d = S.n, S.eps, S.d
-    k = 1 if d1 else SM.k_sub
-    ek = e / k
-    n1 = sp.floor(alpha * n)
-    m1 = sp.floor(n1 * k / d)
-    m2 = sp.floor((n - n1) * k / d)
-    L = Bs + tau
-    bias = sigma * GaussLoss(tau / sigma)
-    dev = S.Max(0, sigma * wwin - bias)
-    delta = S.Min(1, 2 * sp.exp(-m1 * dev ** 2 / (2 * L ** 2 * LS.coth_half(ek) ** 2)))
-    per = LS.threshold_risk_bound(m2, ek, sigma, sigma * wwin) + 4 * Bs ** 2 * delta
-    expr = sp.Piecewise((d * per, sp.And(m1 >= 1, m2 >= 1)), (4 * d * Bs ** 2, True))
+    def expr():
+        n, e, d = S.n, S.eps, S.d
+        k = 1 if d1 else SM.k_sub
+        ek = e / k
+        n1 = sp.floor(alpha * n)
+        m1 = sp.floor(n1 * k / d)
+        m2 = sp.floor((n - n1) * k / d)
+        L = Bs + tau
+        bias = sigma * GaussLoss(tau / sigma)
+        dev = S.Max(0, sigma * wwin - bias)
+        delta = S.Min(1, 2 * sp.exp(-m1 * dev ** 2 / (2 * L ** 2 * LS.coth_half(ek) ** 2)))
+        per = LS.threshold_risk_bound(m2, ek, sigma, sigma * wwin) + 4 * Bs ** 2 * delta
+        return sp.Piecewise((d * per, sp.And(m1 >= 1, m2 >= 1)), (4 * d * Bs ** 2, True))
+
     free = (FreeParameter(alpha, lambda v: 1e-5, lambda v: 0.5, doc="fraction of users in stage 1"),
             FreeParameter(wwin, lambda v: 0.02, lambda v: max(0.03, v["B"] / v["sigma"]), doc="window half-width / σ"),
             FreeParameter(tau, lambda v: 1e-3 * v["sigma"], lambda v: 60.0 * v["sigma"], doc="stage-1 clip margin τ"))
@@ -191,11 +196,11 @@ def _bounds(d1: bool, private: bool) -> tuple:
         for name, title, second in _mechanisms(d1):
             expr = d * sigma ** 2 * GaussLoss(tau / sigma) ** 2 + second / n
             free = (FreeParameter(tau, lambda v: 1e-3 * v["sigma"], lambda v: 60.0 * v["sigma"], doc="clip margin τ"),)
-            opt = {tau: sigma * sp.sqrt(2 * sp.log(S.Max(sp.E, n * S.Min(e, 1) ** 2 / d)))}
+            opt = {tau: lambda: sigma * sp.sqrt(2 * sp.log(S.Max(sp.E, n * S.Min(e, 1) ** 2 / d)))}
             if SM.k_sub in expr.free_symbols:
                 free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True,
                                        doc="coordinates released"),)
-                opt[SM.k_sub] = S.Max(1, S.Min(d, sp.floor(e / 2) + 1))
+                opt[SM.k_sub] = lambda: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))
             out.append(Bound(
                 "upper", name, title, expr, SOURCE + "; docs/problems/gaussian.md (upper bound derived here)",
                 "Clip each coordinate to [-L, L], L = B + τ; unbiased ε-LDP view of the clipped vector (mechanisms."
@@ -222,7 +227,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
     if private:
         out.append(Bound(
             "lower", "van-trees-threshold", "van Trees, cos² prior on the box, threshold Fisher bound",
-            VT.van_trees(d, n, S.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
+            lambda: VT.van_trees(d, n, S.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
             F.SOURCE_BCO + " (Lemma 1); docs/methods/fisher-score-tails.md, docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
             "Tr I_Z = E_z‖E[S r_z]‖², r_z ∈ [a, ae^ε], E r_z = 1; σ⟨u,S⟩ ~ N(0,1) for every unit u, and E[G r] "
             "over such r is largest for a threshold r (rearrangement): ‖E[S|z]‖ <= V_ε/σ, V_ε = sup_t "
