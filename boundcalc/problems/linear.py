@@ -234,15 +234,22 @@ def _bounds(geometry: str, private: bool) -> tuple:
 def _posterior_optimum(A, private):
     """A valid closed-form choice of (δ, a) for the posterior-mean bounds (used by vectorised curves): with
     K ≈ (βδ)², β = sqrt(n min{c_ε, 2a})/a, δ(1 - βδ) is largest at δ = 1/(2β); a = min{d, 3 sqrt(n c_ε)}."""
+    delta_value, a_value = _posterior_optimum_values(A, private)
+    return {dlt: delta_value} if a_value is None else {dlt: delta_value, A_ACT: a_value}
+
+
+@S.cached_expression
+def _posterior_optimum_values(A, private):
+    """(δ, a or None) of :func:`_posterior_optimum` (kept on disk)."""
     c = PA.chi2_factor(S.eps) if private else None
     a = A
     if A == A_ACT:
         a = S.Max(1, S.Min(S.d, sp.floor(3 * sp.sqrt(S.n * c)))) if private else sp.Integer(1)
     beta = sp.sqrt(S.n * (S.Min(c, 2 * a) if private else 2 * a)) / a
-    opt = {dlt: S.Min(1 - sp.Float(1e-12), 1 / (2 * beta))}
+    delta_value = S.Min(1 - sp.Float(1e-12), 1 / (2 * beta))
     if A == A_ACT:
-        opt = {dlt: opt[dlt].subs(A_ACT, a), A_ACT: a}
-    return opt
+        return delta_value.subs(A_ACT, a), a
+    return delta_value, None
 
 
 def _rate_expr(geometry, private):
