@@ -39,6 +39,49 @@ PARAM_SYMBOLS = {"n": n, "eps": eps, "delta": delta, "d": d, "r": r}
 _MEMO_LIMIT = 20_000
 
 
+class _ExpressionMemo:
+    """Expressions by text key, in memory and in one disk-cache file (:class:`boundcalc.diskcache.JsonStore`),
+    stored in the eval-free form of :mod:`boundcalc.exprcodec` and only if they read back identical."""
+
+    def __init__(self, file_name: str):
+        self.file_name = file_name
+        self.memo: dict = {}
+        self.store = None
+
+    def get_or_compute(self, key: str, compute):
+        from . import exprcodec
+
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        if self.store is None:
+            from .diskcache import JsonStore
+
+            self.store = JsonStore(self.file_name)
+        stored = self.store.get(key)
+        if stored is not None:
+            try:
+                value = self.memo[key] = exprcodec.decode(stored)
+                return value
+            except Exception:  # noqa: BLE001 - an unreadable entry is recomputed
+                pass
+        value = compute()
+        if len(self.memo) < _MEMO_LIMIT:
+            self.memo[key] = value
+        try:
+            data = exprcodec.encode(value)
+        except exprcodec.Unencodable:
+            return value
+        if exprcodec.roundtrips(value, data):
+            self.store.put(key, data)
+        return value
+
+    def clear(self):
+        self.memo.clear()
+        if self.store is not None:
+            self.store.clear()
+
+
 def _disk_memo(op, name: str):
     """``op`` (a sympy operation: ``Min``, ``simplify``, ...) memoised in memory and in the disk cache.
 
@@ -52,7 +95,7 @@ def _disk_memo(op, name: str):
     """
     import functools
 
-    state = {"store": None, "memo": {}}
+    memo = _ExpressionMemo(name if name.startswith("boundcalc.") else f"boundcalc.sympy.{name}")
 
     @functools.wraps(op)
     def wrapper(*args, **kwargs):
@@ -64,38 +107,9 @@ def _disk_memo(op, name: str):
                              separators=(",", ":"))
         except exprcodec.Unencodable:
             return op(*args, **kwargs)
-        memo = state["memo"]
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        if state["store"] is None:
-            from .diskcache import JsonStore
+        return memo.get_or_compute(key, lambda: op(*args, **kwargs))
 
-            state["store"] = JsonStore(name if name.startswith("boundcalc.") else f"boundcalc.sympy.{name}")
-        stored = state["store"].get(key)
-        if stored is not None:
-            try:
-                value = memo[key] = exprcodec.decode(stored)
-                return value
-            except Exception:  # noqa: BLE001 - an unreadable entry is recomputed
-                pass
-        value = op(*args, **kwargs)
-        if len(memo) < _MEMO_LIMIT:
-            memo[key] = value
-        try:
-            data = exprcodec.encode(value)
-        except exprcodec.Unencodable:
-            return value
-        if exprcodec.roundtrips(value, data):
-            state["store"].put(key, data)
-        return value
-
-    def cache_clear():
-        state["memo"].clear()
-        if state["store"] is not None:
-            state["store"].clear()
-
-    wrapper.cache_clear = cache_clear
+    wrapper.cache_clear = memo.clear
     return wrapper
 
 
@@ -116,7 +130,7 @@ def _code_identity(code) -> str:
     return h.hexdigest()[:24]
 
 
-_THUNK_STATE = {"store": None, "memo": {}}
+_THUNKS = None
 
 
 def thunk_value(fn):
@@ -139,32 +153,10 @@ def thunk_value(fn):
                           exprcodec.encode(tuple(fn.__defaults__ or ()))], separators=(",", ":"))
     except (exprcodec.Unencodable, ValueError):  # ValueError: an empty cell
         return fn()
-    memo = _THUNK_STATE["memo"]
-    hit = memo.get(key)
-    if hit is not None:
-        return hit
-    if _THUNK_STATE["store"] is None:
-        from .diskcache import JsonStore
-
-        _THUNK_STATE["store"] = JsonStore("boundcalc.built-expressions")
-    store = _THUNK_STATE["store"]
-    stored = store.get(key)
-    if stored is not None:
-        try:
-            value = memo[key] = exprcodec.decode(stored)
-            return value
-        except Exception:  # noqa: BLE001 - an unreadable entry is rebuilt
-            pass
-    value = fn()
-    if len(memo) < _MEMO_LIMIT:
-        memo[key] = value
-    try:
-        data = exprcodec.encode(value)
-    except exprcodec.Unencodable:
-        return value
-    if exprcodec.roundtrips(value, data):
-        store.put(key, data)
-    return value
+    global _THUNKS
+    if _THUNKS is None:
+        _THUNKS = _ExpressionMemo("boundcalc.built-expressions")
+    return _THUNKS.get_or_compute(key, fn)
 
 
 #: memoised sympy operations: use these (``S.Min(...)``) when building bounds
