@@ -15,7 +15,7 @@ warm   ``bc.rate(P, Q)`` in this process after a first call: median milliseconds
 check  every ``boundcalc check --problem P --privacy Q`` at its defaults and ``boundcalc table
        --problem all``, as fresh processes, paired against ``import sympy`` like ``rate``.
 
-The CLI is run as ``python -c "from boundcalc.cli import main; main()" ...`` with this checkout on
+The CLI is run as ``python -c "from boundcalc.cli import run; run()" ...`` (what the console script runs) with this checkout on
 PYTHONPATH, so the code measured is the code next to this script. Machines are shared and noisy:
 quote the medians and ratios, not single times. Each process is timed twice: wall clock and CPU time
 (user + sys of the child, from the kernel's accounting). On a loaded machine (more runnable processes
@@ -35,7 +35,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=ROOT + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
 SYMPY = [sys.executable, "-c", "import sympy"]
-CLI = [sys.executable, "-c", "import sys; from boundcalc.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "from boundcalc.cli import run; run()"]
 
 
 def _cpu_children() -> float:

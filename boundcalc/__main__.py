@@ -1,6 +1,4 @@
 """``python -m boundcalc …`` runs the command-line tool (same as the ``boundcalc`` console script)."""
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

@@ -1,22 +1,23 @@
 """The Python API: :func:`rate`, :func:`resolve`, :func:`evaluate_curve`, :func:`list_problems`.
 
 One path from a problem to its numbers: registry entry -> validated values -> bounds -> solver.
+
+The problem modules, the solver and numpy are imported by the functions that use them: a request whose result
+is kept (:mod:`boundcalc.result_cache`) is answered without them.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
 import math
+import sys
 from collections import OrderedDict
 
-import numpy as np
 import sympy as sp
 
-from . import catalog
+from . import result_cache
 from .errors import InputError
-from .privacy import get_model, validate_privacy_values
 from .result import BoundValue, RateResult, best_bound, finite_or_none, notes_for_loss
-from .solver import solve
 
 
 def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict]:
@@ -25,6 +26,9 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     Returns the registry entry and the values dict (parameter name -> value, plus "problem" and
     "privacy"). Raises :class:`InputError` naming the parameter on bad input.
     """
+    from . import catalog
+    from .privacy import get_model, validate_privacy_values
+
     given = {k: v for k, v in given.items() if v is not None}
     if "alpha" in given:
         if "eps" in given:
@@ -57,6 +61,8 @@ def _with_derived(entry, values):  # kept for callers of the old private name
 
 
 def evaluate_bound(bound, values) -> BoundValue:
+    from .solver import solve
+
     failed = bound.holds(values)
     conds = [c.text for c in bound.conditions]
     if failed:
@@ -74,6 +80,8 @@ def evaluate_bound(bound, values) -> BoundValue:
 
 
 def _term_values(terms, values):
+    import numpy as np
+
     out = {}
     for label, term in terms:
         from . import symbolic
@@ -98,20 +106,25 @@ def rate(problem, privacy="pure", **params) -> RateResult:
     (``eps``; ``delta`` for approx; ``alpha`` is an alias of ``eps``). Missing ones take their
     documented defaults.
     """
+    request = result_cache.request_key("rate", problem, privacy, params)
+    if request is not None:
+        kept = result_cache.load(request)
+        if kept is not None:
+            return _clone(kept)
     entry, values = resolve(problem, privacy, params)
     key = _memo_key(values)
-    if key is not None:
-        hit = _RATE_MEMO.get(key)
-        if hit is not None:
-            _RATE_MEMO.move_to_end(key)
-            return _clone(hit)
-    result = _rate(entry, values)
-    if key is not None:
-        _RATE_MEMO[key] = result
-        while len(_RATE_MEMO) > RATE_MEMO_SIZE:
-            _RATE_MEMO.popitem(last=False)
-        return _clone(result)
-    return result
+    result = _RATE_MEMO.get(key) if key is not None else None
+    if result is not None:
+        _RATE_MEMO.move_to_end(key)
+    else:
+        result = _rate(entry, values)
+        if key is not None:
+            _RATE_MEMO[key] = result
+            while len(_RATE_MEMO) > RATE_MEMO_SIZE:
+                _RATE_MEMO.popitem(last=False)
+    if request is not None:
+        result_cache.save(request, result)
+    return _clone(result) if key is not None or request is not None else result
 
 
 #: how many distinct :func:`rate` results are kept (least recently used dropped first)
@@ -120,8 +133,10 @@ _RATE_MEMO: OrderedDict = OrderedDict()
 
 
 def clear_rate_cache() -> None:
-    """Forget every memoised :func:`rate` result (the next calls compute afresh)."""
+    """Forget every :func:`rate` result kept in this process (the next calls compute afresh, or read the disk
+    cache of :mod:`boundcalc.result_cache`, which holds only results of this very code)."""
     _RATE_MEMO.clear()
+    result_cache.clear()
 
 
 def _memo_key(values: dict):
@@ -147,7 +162,8 @@ def _clone(obj):
         return tuple(_clone(x) for x in obj)
     if isinstance(obj, dict):
         return {k: _clone(x) for k, x in obj.items()}
-    if isinstance(obj, np.ndarray):
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(obj, numpy.ndarray):
         return obj.copy()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         new = copy.copy(obj)
@@ -158,6 +174,8 @@ def _clone(obj):
 
 
 def _rate(entry, values) -> RateResult:
+    from . import catalog
+
     v = entry.with_derived(values)
     evaluated = [evaluate_bound(b, v) for b in entry.bounds(v)]
     lowers = [b for b in evaluated if b.side == "lower"]
@@ -214,6 +232,10 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
     at the same point, never wrong. A bound that is undefined at a point (NaN there, e.g. a d >= 2 mechanism
     at d = 1) does not count at that point.
     """
+    import numpy as np
+
+    from . import catalog
+
     # strings (choice parameters such as loss="squared", and "inf") pass through unchanged
     fixed = {k: v for k, v in params.items() if isinstance(v, str)}
     arrays = {k: np.asarray(v, dtype=float) for k, v in params.items() if v is not None and k not in fixed}
@@ -258,6 +280,8 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
 
 
 def list_problems() -> list[dict]:
+    from . import catalog
+
     out = []
     for name, info in sorted(catalog.problems().items()):
         for priv, e in info.entries.items():

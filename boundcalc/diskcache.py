@@ -25,10 +25,13 @@ import pathlib
 
 _FINGERPRINT = None
 _DIRTY: dict = {}  # file path -> {key: value} computed in this process
+_SHARDED: dict = {}  # file path of a sharded store's key -> the file-name prefix of its store
 _MAX_ENTRIES = 200_000
 _MAX_BYTES = 32 * 2**20
 #: entries one store keeps in memory; beyond it new values are returned but not kept
 MAX_MEMORY_ENTRIES = 100_000
+#: files a sharded store keeps per fingerprint; beyond it new keys are not written
+MAX_SHARDS = 4000
 
 
 def cache_dir() -> pathlib.Path | None:
@@ -42,11 +45,27 @@ def cache_dir() -> pathlib.Path | None:
     return pathlib.Path(base) / "boundcalc"
 
 
+#: (package, file in it that states the installed version); the file's bytes enter the fingerprint
+_VERSION_FILES = (("numpy", "version.py"), ("scipy", "version.py"), ("sympy", "release.py"),
+                  ("mpmath", "__init__.py"))
+
+
+def _version_file_bytes(lib: str, version_file: str) -> bytes:
+    """The bytes of ``lib``'s version file, found without importing ``lib``; ``b"?"`` when it has none."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(lib)
+        return (pathlib.Path(spec.origin).parent / version_file).read_bytes()
+    except (ImportError, AttributeError, TypeError, ValueError, OSError):  # pragma: no cover - not installed
+        return b"?"
+
+
 def fingerprint() -> str:
-    """sha256 of the package source and the numeric libraries' versions (computed once per process)."""
+    """sha256 of the package source, the Python version and the numeric libraries' version files (computed once
+    per process)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        import importlib
         import sys
 
         h = hashlib.sha256()
@@ -55,12 +74,9 @@ def fingerprint() -> str:
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
         h.update(sys.version.encode())
-        for lib in ("numpy", "scipy", "sympy", "mpmath"):  # the installed versions, from the packages themselves
-            try:  # (importlib.metadata scans every installed distribution: 15 ms)
-                version = importlib.import_module(lib).__version__
-            except (ImportError, AttributeError):  # pragma: no cover
-                version = "?"
-            h.update(f"{lib}={version}".encode())
+        for lib, version_file in _VERSION_FILES:  # the installed versions, read from the packages' own files
+            h.update(f"{lib}=".encode())  # (importlib.metadata scans every distribution: 15 ms; importing
+            h.update(_version_file_bytes(lib, version_file))  # scipy to read __version__ costs 8 ms)
         _FINGERPRINT = h.hexdigest()[:20]
     return _FINGERPRINT
 
@@ -117,6 +133,9 @@ def _flush() -> None:
         wrote.add(path.parent)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if path in _SHARDED and not path.exists() and _shard_count(path.parent, _SHARDED[path]) >= MAX_SHARDS:
+                new.clear()
+                continue
             merged = _read(path)
             merged.update(new)
             text = json.dumps(merged, separators=(",", ":"))
@@ -127,6 +146,15 @@ def _flush() -> None:
         new.clear()
     for directory in wrote:
         prune(directory)
+
+
+def _shard_count(directory: pathlib.Path, prefix: str) -> int:
+    """How many files of the current fingerprint the sharded store with file-name ``prefix`` has."""
+    suffix = f"-{fingerprint()}.json"
+    try:
+        return sum(1 for e in os.scandir(directory) if e.name.startswith(prefix) and e.name.endswith(suffix))
+    except OSError:
+        return 0
 
 
 #: files of another fingerprint (an older boundcalc or library version) unused this long are deleted
@@ -167,10 +195,16 @@ class JsonStore:
 
     ``name`` names the file (``<name>-<fingerprint>.json`` in :func:`cache_dir`); with no cache directory the
     store is memory only. Values must be JSON-serialisable; :meth:`get` returns None for a missing key.
+
+    A ``sharded`` store keeps each key in its own small file, ``<name>.<digest of the key>-<fingerprint>.json``,
+    read only when that key is asked for: for large values (whole results) of which a process reads one or two,
+    so that a process never parses what it does not use. At most :data:`MAX_SHARDS` files are kept per store
+    and fingerprint; beyond that new keys are computed but not written.
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, sharded: bool = False):
         self.name = name
+        self.sharded = sharded
         self.memo: dict = {}
         self.path: pathlib.Path | None = None
         self._loaded = False
@@ -180,11 +214,24 @@ class JsonStore:
         d = cache_dir()
         if d is not None:
             self.path = d / f"{self.name}-{fingerprint()}.json"
-            self.memo.update(_read(self.path))
+            if not self.sharded:
+                self.memo.update(_read(self.path))
+
+    def _shard(self, key: str) -> pathlib.Path | None:
+        if self.path is None:
+            return None
+        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+        return self.path.parent / f"{self.name}.{digest}-{fingerprint()}.json"
 
     def get(self, key: str):
         if not self._loaded:
             self._load()
+        if self.sharded and key not in self.memo:
+            path = self._shard(key)
+            if path is not None:
+                value = _read(path).get(key)
+                if value is not None:
+                    self.memo[key] = value
         return self.memo.get(key)
 
     def put(self, key: str, value) -> None:
@@ -193,8 +240,11 @@ class JsonStore:
         if len(self.memo) >= MAX_MEMORY_ENTRIES:  # a long-running process keeps its memory bounded
             return
         self.memo[key] = value
-        if self.path is not None:
-            _DIRTY.setdefault(self.path, {})[key] = value
+        path = self._shard(key) if self.sharded else self.path
+        if path is not None:
+            _DIRTY.setdefault(path, {})[key] = value
+            if self.sharded:
+                _SHARDED[path] = f"{self.name}."
 
     def clear(self) -> None:
         """Forget this process's copy (the file is re-read on next use)."""

@@ -10,7 +10,9 @@ An expression is written as nested JSON lists, one node per sympy object:
 - ``["i", "12"]`` Python int, ``["f", "0x1.8p+1"]`` Python float (``float.hex``: exact), ``["t", [...]]`` a
   Python tuple of such objects (e.g. integration limits), ``["s", text]`` a string option
   (e.g. ``conds="none"``), ``["b", true]`` a bool, ``["n"]`` None,
-  ``["d", [[key, value], ...]]`` a dict with string keys (in order);
+  ``["d", [[key, value], ...]]`` a dict with string keys (in order), ``["l", [...]]`` a Python list;
+- ``["R", "module:qualname", [[field, value], ...]]`` a dataclass instance of a boundcalc class (a result
+  record such as :class:`boundcalc.result.BoundValue`), rebuilt by calling the class with its fields;
 - ``["I", "12"]`` Integer, ``["Q", "1", "3"]`` Rational, ``["F", sign, mantissa, exponent, bits, precision]``
   Float (its exact mpmath tuple), ``["C", "Pi"]`` a named singleton (π, e, ∞, nan, true, ...);
 - ``["S", name, {assumption: value}]`` Symbol with the assumptions it was created with;
@@ -67,6 +69,11 @@ def encode(obj):
         return ["s", obj]
     if type(obj) is dict and all(isinstance(k, str) for k in obj):
         return ["d", [[k, encode(v)] for k, v in obj.items()]]
+    if type(obj) is list:
+        return ["l", [encode(a) for a in obj]]
+    if _is_record(obj):
+        return ["R", f"{type(obj).__module__}:{type(obj).__qualname__}",
+                [[f.name, encode(getattr(obj, f.name))] for f in _record_fields(type(obj))]]
     if not isinstance(obj, sp.Basic):
         raise Unencodable(type(obj).__name__)
     t = type(obj)
@@ -90,6 +97,39 @@ def encode(obj):
     if not module.startswith(_ALLOWED_MODULE_PREFIXES) or _resolve(module, t.__qualname__) is not t:
         raise Unencodable(f"{module}.{t.__qualname__}")
     return ["A", f"{module}:{t.__qualname__}", [encode(a) for a in obj.args]]
+
+
+def _record_fields(cls):
+    import dataclasses
+
+    return dataclasses.fields(cls)
+
+
+def _is_record(obj) -> bool:
+    """A dataclass instance of a boundcalc class whose every field is set by its constructor and that carries
+    no other attribute (so that calling the class with the fields rebuilds it)."""
+    import dataclasses
+
+    cls = type(obj)
+    if not dataclasses.is_dataclass(cls) or not (cls.__module__ or "").startswith("boundcalc."):
+        return False
+    fields = _record_fields(cls)
+    if not all(f.init for f in fields) or getattr(obj, "__dict__", None) is None:
+        return False
+    return set(vars(obj)) == {f.name for f in fields} and _resolve_record(cls.__module__, cls.__qualname__) is cls
+
+
+def _resolve_record(module: str, qualname: str):
+    import dataclasses
+
+    if not module.startswith("boundcalc."):
+        raise Unencodable(module)
+    obj = sys.modules.get(module) or importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    if not (isinstance(obj, type) and dataclasses.is_dataclass(obj)):
+        raise Unencodable(f"{module}:{qualname}")
+    return obj
 
 
 def _resolve(module: str, qualname: str):
@@ -139,6 +179,12 @@ def decode(data):
         return bool(data[1])
     if tag == "d":
         return {k: decode(v) for k, v in data[1]}
+    if tag == "l":
+        return [decode(a) for a in data[1]]
+    if tag == "R":
+        module, qualname = data[1].split(":")
+        cls = _resolve_record(module, qualname)
+        return cls(**{name: decode(v) for name, v in data[2]})
     if tag == "n":
         return None
     raise Unencodable(f"unknown tag {tag!r}")
@@ -151,12 +197,14 @@ def identical(a, b) -> bool:
         return False
     if isinstance(a, float):
         return a.hex() == b.hex()
-    if isinstance(a, tuple):
+    if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
     if a is None or isinstance(a, (bool, int, str)):
         return a == b
+    if _is_record(a):
+        return all(identical(getattr(a, f.name), getattr(b, f.name)) for f in _record_fields(type(a)))
     if not isinstance(a, sp.Basic):
         return a == b
     if a.is_Float:

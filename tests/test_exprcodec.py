@@ -7,6 +7,8 @@ prints exactly what a process without any cache prints.
 """
 from __future__ import annotations
 
+import dataclasses
+import fractions
 import json
 import os
 import subprocess
@@ -18,6 +20,11 @@ import sympy as sp
 
 from boundcalc import api, bounds, catalog, exprcodec, solver
 from boundcalc import symbolic as S
+
+
+@dataclasses.dataclass
+class _ForeignRecord:  # a dataclass outside boundcalc: the format does not rebuild it
+    x: int
 
 
 def _all_entries():
@@ -82,7 +89,8 @@ def test_exact_numbers():
 
 
 @pytest.mark.parametrize("obj", [sp.Dummy("z"), sp.Wild("w"), sp.Function("f_undefined")(sp.Symbol("x")),
-                                 sp.Matrix([[1]]), object(), [1, 2], {1: 2}])
+                                 sp.Matrix([[1]]), object(), [1, object()], {1: 2},
+                                 fractions.Fraction(1, 3), _ForeignRecord(1)])
 def test_what_the_format_cannot_say_is_refused(obj):
     with pytest.raises(exprcodec.Unencodable):
         exprcodec.encode(obj)
@@ -164,6 +172,7 @@ def test_a_warm_cache_prints_exactly_what_no_cache_prints(tmp_path):
     assert any(p.name.startswith("boundcalc.solver.") for p in (tmp_path / "cache").iterdir())
     assert any(p.name.startswith("boundcalc.sympy.") for p in (tmp_path / "cache").iterdir())
     assert any(p.name.startswith("boundcalc.generated-code") for p in (tmp_path / "cache").iterdir())
+    assert any(p.name.startswith("boundcalc.results.") for p in (tmp_path / "cache").iterdir())  # whole results
     assert outs[0] == outs[1] == outs[2]
 
 

@@ -22,7 +22,7 @@ LAYERS = {
     "solver": 2, "bounds": 2, "chtp": 2, "relation_table": 2, "relations": 2,
     "methods": 3, "mechanisms": 3,
     "problems": 4,
-    "result": 5, "catalog": 5, "notebook": 5, "plan_result": 5, "table_result": 5,
+    "result": 5, "result_cache": 5, "catalog": 5, "notebook": 5, "plan_result": 5, "table_result": 5,
     "simulate": 6, "api": 6,
     "planning": 7, "export": 7, "plotting": 7,
     "cli": 8, "__main__": 9, "__init__": 9,

@@ -40,14 +40,18 @@ def _assert_equal(r1, r2):
 
 
 @pytest.mark.parametrize("problem,privacy,kw", PAIRS)
-def test_cached_equals_fresh(problem, privacy, kw):
+def test_cached_equals_fresh(problem, privacy, kw, monkeypatch):
     api.clear_rate_cache()
     first = bc.rate(problem, privacy, **kw)
     cached = bc.rate(problem, privacy, **kw)
-    # a fresh computation: neither the rate memo nor the generated numeric functions are reused
+    # a fresh computation: neither the kept results (memory or disk) nor the generated numeric functions
+    # are reused
+    monkeypatch.setenv("BOUNDCALC_NO_CACHE", "1")
     api.clear_rate_cache()
     symbolic._LAMBDIFIED.clear()
     fresh = bc.rate(problem, privacy, **kw)
+    monkeypatch.delenv("BOUNDCALC_NO_CACHE")
+    api.clear_rate_cache()
     _assert_equal(cached, fresh)
     _assert_equal(first, fresh)
     assert cached is not first

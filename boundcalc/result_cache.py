@@ -1,0 +1,103 @@
+"""Whole :func:`boundcalc.rate` results, kept by request: a repeated request is read, not recomputed.
+
+A ``rate`` result is a pure function of the request (problem, privacy model, the parameters exactly as given)
+and of the code that computes it: boundcalc's source, Python, numpy, scipy, sympy and mpmath. The store is a
+sharded :class:`boundcalc.diskcache.JsonStore` whose file names carry the fingerprint of all of these, so an
+entry is read only by the very code that wrote it; a changed line anywhere in the package starts afresh.
+
+- **What is stored.** Only successful results (a request that fails validation raises before anything is
+  written), in the exact, eval-free form of :mod:`boundcalc.exprcodec`: expressions node by node, floats bit
+  for bit, every field of every :class:`~boundcalc.result.BoundValue`. A result is written only if it reads
+  back identical, so a process that reads it prints byte for byte what computing would print.
+- **The key** is the request before validation: the problem and privacy names and each parameter with its
+  Python type and ``repr`` (exact for floats). Two spellings of one request (``n=1000`` and ``n=1000.0``) are
+  two keys; that costs a recomputation, never a wrong answer. A parameter that is not a plain number, string,
+  bool or None (an array, say) makes the request uncacheable.
+- **Why it is keyed before validation.** Reading a stored answer then needs no problem module, no bound
+  builder and no solver: a repeated ``boundcalc rate`` costs little more than importing sympy, which every
+  answer needs (the expressions are sympy objects).
+
+In one process, results are also kept as objects (:data:`MEMORY_SIZE` of them, least recently used dropped
+first); :func:`boundcalc.api.rate` hands out copies, so a caller cannot alter a kept result.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+#: results kept as objects in one process
+MEMORY_SIZE = 256
+
+_MEMORY: OrderedDict = OrderedDict()
+_STORE = None
+
+
+def request_key(kind: str, problem, privacy, params: dict) -> str | None:
+    """The text key of a request, or None when a part of it is not a plain value (then nothing is cached)."""
+    parts = [kind]
+    for value in (problem, privacy):
+        if type(value) is not str:
+            return None
+        parts.append(value)
+    for name in sorted(params):
+        value = params[name]
+        if type(value) not in (str, int, float, bool, type(None)):
+            return None
+        parts.append((name, type(value).__name__, value))
+    return repr(tuple(parts))
+
+
+def _store():
+    global _STORE
+    if _STORE is None:
+        from .diskcache import JsonStore
+
+        _STORE = JsonStore("boundcalc.results", sharded=True)
+    return _STORE
+
+
+def load(key: str):
+    """The result kept for ``key`` (in this process, else on disk), or None."""
+    hit = _MEMORY.get(key)
+    if hit is not None:
+        _MEMORY.move_to_end(key)
+        return hit
+    stored = _store().get(key)
+    if stored is None:
+        return None
+    from . import exprcodec
+    from .result import RateResult
+
+    try:
+        result = exprcodec.decode(stored)
+    except Exception:  # noqa: BLE001 - an entry that does not read back is recomputed
+        return None
+    if not isinstance(result, RateResult):
+        return None
+    _remember(key, result)
+    return result
+
+
+def save(key: str, result) -> None:
+    """Keep ``result`` for ``key``: as an object, and on disk if it reads back identical."""
+    from . import exprcodec
+
+    _remember(key, result)
+    try:
+        data = exprcodec.encode(result)
+    except exprcodec.Unencodable:
+        return
+    if exprcodec.roundtrips(result, data):
+        _store().put(key, data)
+
+
+def _remember(key: str, result) -> None:
+    _MEMORY[key] = result
+    while len(_MEMORY) > MEMORY_SIZE:
+        _MEMORY.popitem(last=False)
+
+
+def clear() -> None:
+    """Forget the results kept in this process (the disk copy, written by this very code, stays valid)."""
+    _MEMORY.clear()
+    if _STORE is not None:
+        _STORE.clear()
