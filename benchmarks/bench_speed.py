@@ -4,6 +4,10 @@ Parts (``--only rate|curve|warm|check``, repeatable; default all); ``--cache war
 disk cache (boundcalc.diskcache) holds for each process: warm (the default: filled by each command's warm-up
 run, as on a user's second call), cold (empty for every run: a first call) or off.
 
+``--point repeat|new`` (rate part): repeat the same command, whose answer the cache then holds (the
+default), or give every run an ``--n`` never asked before, so the answer is computed (from expressions,
+generated code and the rest that the cache holds).
+
 rate   ``boundcalc rate --problem P --privacy Q`` as a fresh process for every (problem, privacy) pair
        of the catalog, against ``python -c "import sympy"`` (the floor: every answer is a sympy
        expression). The two commands are run in turn (A B A B ...), the ratio is taken pair by pair,
@@ -63,8 +67,21 @@ def _env() -> dict:
     return env
 
 
+POINT = {"mode": "repeat", "next_n": 2000}
+
+
+def _at_point(cmd):
+    """``cmd`` as run this time: unchanged (``--point repeat``), or with an ``--n`` never asked before
+    (``--point new``: the answer must be computed, though the cache holds everything that does not depend on n)."""
+    if POINT["mode"] == "new" and cmd is not SYMPY and "rate" in cmd:
+        POINT["next_n"] += 1
+        return cmd + ["--n", str(POINT["next_n"])]
+    return cmd
+
+
 def _run(cmd) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the child, exit code)."""
+    cmd = _at_point(cmd)
     env = _env()
     c = _cpu_children()
     t = time.perf_counter()
@@ -198,10 +215,14 @@ def main(argv=None):
                     help="warm: one cache directory for all runs, filled by each command's warm-up run (a user's "
                          "second call); cold: an empty cache directory for every run (a user's very first call); "
                          "off: BOUNDCALC_NO_CACHE=1")
+    ap.add_argument("--point", choices=["repeat", "new"], default="repeat",
+                    help="rate part: repeat the same command (a kept answer is read), or give every run an n never "
+                         "asked before (the answer is computed; what does not depend on n is read from the cache)")
     ap.add_argument("--only", action="append", choices=["rate", "curve", "warm", "check"],
                     help="run only this part (repeatable)")
     args = ap.parse_args(argv)
     CACHE["mode"] = args.cache
+    POINT["mode"] = args.point
     if args.cache != "warm":  # the in-process parts read the same cache as the processes
         os.environ.update({k: v for k, v in _env().items() if k.startswith("BOUNDCALC_")})
     else:
@@ -218,7 +239,8 @@ def main(argv=None):
     import platform
 
     print(f"boundcalc at {ROOT}; python {platform.python_version()}; {os.cpu_count()} cpus; "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}; disk cache {args.cache}\n",
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}; disk cache {args.cache}; "
+          f"rate point {args.point}\n",
           flush=True)
     t0 = time.perf_counter()
     for p in ["rate", "curve", "warm", "check"]:

@@ -313,10 +313,24 @@ def _functions(model_name: str):
 
 def _named(cls):
     """Make a per-model Function class an attribute of this module under its own name, so that the cache
-    format (:mod:`boundcalc.exprcodec`) can name it; a process that has not built it yet finds no class
-    there and simply recomputes."""
+    format (:mod:`boundcalc.exprcodec`) can name it (see the module's ``__getattr__`` for a process that has
+    not built it yet)."""
     globals()[cls.__name__] = cls
     return cls
+
+
+def __getattr__(name: str):
+    """A per-model Function class by its name (``ClipBiasBound_<model>``, ``ExactBlockMSE_<model>``,
+    ``ClipStatRisk_<model>``), built on first use: the cache format names a class by module and name, and a
+    process that reads a kept expression has not built the classes yet."""
+    builders = {"ClipBiasBound": _functions, "ExactBlockMSE": _functions, "ClipStatRisk": _clip_stat_function}
+    prefix, _, ident = name.partition("_")
+    models = [m for m in MODELS if _ident(m) == ident]
+    if prefix in builders and len(models) == 1:
+        builders[prefix](models[0])
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------- bounds
