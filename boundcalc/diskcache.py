@@ -31,7 +31,7 @@ _MAX_BYTES = 32 * 2**20
 #: entries one store keeps in memory; beyond it new values are returned but not kept
 MAX_MEMORY_ENTRIES = 100_000
 #: files a sharded store keeps per fingerprint; beyond it new keys are not written
-MAX_SHARDS = 4000
+MAX_SHARDS = 2000
 
 
 def cache_dir() -> pathlib.Path | None:
