@@ -41,6 +41,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
+from ..diskcache import persistent
 
 SOURCE_BCO = "Barnes, Chen & Özgür, Fisher information under local differential privacy (JSAIT 2020)"
 
@@ -299,10 +300,15 @@ def gauss_threshold_info_scalar(eps: float) -> float:
     return best * best * (1 + 1e-9)
 
 
+@persistent  # one search per ε ever, memoised in memory and on disk (boundcalc.diskcache): a rate call needs
+def _gauss_threshold_info_at(eps: float) -> float:  # one ε, and the search imports scipy.optimize (0.1 s)
+    return gauss_threshold_info_scalar(eps)
+
+
 def gauss_threshold_info_np(eps):
     e = np.asarray(eps, float)
     if e.ndim == 0:
-        return gauss_threshold_info_scalar(float(e))
+        return _gauss_threshold_info_at(float(e))
     uniq, inv = np.unique(e, return_inverse=True)
     return np.array([gauss_threshold_info_scalar(float(u)) for u in uniq])[inv].reshape(e.shape)
 
