@@ -127,15 +127,21 @@ def _flush() -> None:
     from .fileio import write_atomic
 
     wrote = set()
+    shards: dict = {}  # (directory, store prefix) -> files of the current fingerprint (counted once)
     for path, new in list(_DIRTY.items()):
         if not new:
             continue
         wrote.add(path.parent)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if path in _SHARDED and not path.exists() and _shard_count(path.parent, _SHARDED[path]) >= MAX_SHARDS:
-                new.clear()
-                continue
+            if path in _SHARDED and not path.exists():
+                store = (path.parent, _SHARDED[path])
+                if store not in shards:
+                    shards[store] = _shard_count(*store)
+                if shards[store] >= MAX_SHARDS:
+                    new.clear()
+                    continue
+                shards[store] += 1
             merged = _read(path)
             merged.update(new)
             text = json.dumps(merged, separators=(",", ":"))

@@ -65,6 +65,23 @@ def test_the_file_name_carries_the_source_fingerprint(tmp_path, monkeypatch):
     assert g2(3.0, 4.0) == f(3.0, 4.0)
 
 
+def test_the_fingerprint_follows_the_libraries_version_files(monkeypatch):
+    """Each numeric library's version file is part of the fingerprint (read without importing the library)."""
+    monkeypatch.setattr(diskcache, "_FINGERPRINT", None)
+    base = diskcache.fingerprint()
+    for lib, version_file in diskcache._VERSION_FILES:
+        text = diskcache._version_file_bytes(lib, version_file)
+        assert text != b"?" and b"version" in text.lower(), lib  # the file exists and states a version
+        real = diskcache._version_file_bytes
+        monkeypatch.setattr(diskcache, "_version_file_bytes",
+                            lambda name, f, lib=lib, real=real: b"9.9" if name == lib else real(name, f))
+        monkeypatch.setattr(diskcache, "_FINGERPRINT", None)
+        assert diskcache.fingerprint() != base, lib  # an upgrade of this library starts new files
+        monkeypatch.setattr(diskcache, "_version_file_bytes", real)
+    monkeypatch.setattr(diskcache, "_FINGERPRINT", None)
+    assert diskcache.fingerprint() == base
+
+
 def test_unwritable_or_disabled_cache_still_computes(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("x")
