@@ -29,6 +29,15 @@ def test_triangle_wave_constants_symbolically():
     Ls, m = sp.Symbol("L", nonnegative=True), D.mb
     assert sp.simplify(sep - D.L ** 2 / (48 * m ** 2)) == 0
     assert sp.simplify(tv - D.L / (8 * m ** 2)) == 0
+    # with a slope s the constants are those of s-Lipschitz bumps: sep = ∫ of the squared bumps, TV of one flip
+    s = sp.Symbol("s", positive=True)
+    sep_s, tv_s, hel_s, _ = D.bump_pieces(s)
+    phi = s * h * psi.subs(Y, Y / h)  # one bump on [0, h]
+    for mv in (1, 3, 7):
+        hv = sp.Rational(1, mv)
+        assert sp.simplify(mv * sp.integrate((phi ** 2).subs(m, mv), (Y, 0, hv)) - sep_s.subs(m, mv)) == 0
+        assert sp.simplify(sp.integrate(sp.Abs(phi.subs(m, mv)), (Y, 0, hv)) - tv_s.subs(m, mv)) == 0
+    assert D.bump_slope() == D.ub * sp.Min(D.L, 4 * m)
 
 
 def _psi(y):
@@ -113,6 +122,7 @@ def test_lower_below_bayes_risk_of_a_histogram(privacy, n, eps):
     res = bc.rate("density", privacy, n=n, eps=eps)
     lb = next(b for b in res.lowers if b.name == "assouad-bumps")
     m = int(lb.free_parameters["m_b"])
+    Lv = lb.free_parameters["u_b"] * min(Lv, 4 * m)  # the bumps' slope chosen by the solver (<= L = 1)
     vs = list(itertools.product([-1, 1], repeat=m)) if m <= 10 else \
         [tuple(np.random.default_rng(2).choice([-1, 1], size=m)) for _ in range(256)]
     noise = n * 8 / eps ** 2 if privacy == "local" else 8 / eps ** 2
@@ -121,6 +131,34 @@ def test_lower_below_bayes_risk_of_a_histogram(privacy, n, eps):
                  for v in vs]
         assert lb.value <= np.mean(risks)
     assert res.lower.value <= res.upper.value
+
+
+@pytest.mark.parametrize("privacy", ["none", "pure", "local"])
+def test_lower_does_not_decrease_when_L_grows(privacy):
+    """The L-Lipschitz class contains every L'-Lipschitz one (L' <= L), so a lower bound may only grow with L.
+    With the slope fixed at L (and m >= L/4) it did not: 0.2401 at n = 2, L = 19 against 0.2366 at L = 28.5."""
+    kw = {} if privacy == "none" else {"eps": 1.0}
+    for n in (2, 5, 50, 2000):
+        prev = 0.0
+        for Lv in (0.5, 1.0, 3.0, 7.0, 19.0, 28.5, 60.0, 150.0):
+            lo = next(b for b in bc.rate("density", privacy, n=n, L=Lv, **kw).lowers if b.name == "assouad-bumps")
+            assert lo.value >= prev * (1 - 1e-3), (n, Lv, lo.value, prev)
+            s = lo.free_parameters["u_b"] * min(Lv, 4 * lo.free_parameters["m_b"])
+            assert 0 <= s <= Lv and s <= 4 * lo.free_parameters["m_b"]
+            prev = max(prev, lo.value)
+
+
+def test_slope_below_L_raises_the_bound_where_the_old_family_was_confined():
+    """n = 2, L = 28.5: the old bound (slope L, m >= 8) was 0.2366. Five bumps of slope 20 = 4m (allowed: 20 <= L)
+    give, by hand, sep = s²h²/48 = 1/3, H² <= (s²h³/48)/(2 - s²h²/16) = (1/15)/1, F = (1 - 1/15)^4."""
+    by_hand = (1 / 3) * (1 - 1 / 15) ** 4  # 0.25293
+    vals = {"n": 2, "L": 28.5, "d": 1, "privacy": "none"}
+    from boundcalc.bounds import get_entry
+
+    b = next(x for x in get_entry("density", "none").bounds(vals) if x.name == "assouad-bumps")
+    assert float(b.evaluate(vals, {"m_b": 5, "u_b": 1.0})) == pytest.approx(by_hand, rel=1e-12)
+    lo = next(x for x in bc.rate("density", "none", n=2, L=28.5).lowers if x.name == "assouad-bumps")
+    assert lo.value >= by_hand * (1 - 1e-9) > 0.2366
 
 
 @pytest.mark.parametrize("privacy", ["pure", "local"])

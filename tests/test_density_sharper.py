@@ -178,7 +178,7 @@ def test_local_assouad_below_exact_bayes_risk_of_cell_channels(n, eps):
     k-RR, subset selection (s = 1, 2) or a one-bit sign channel; the exact Bayes risk of each scheme (all
     count vectors enumerated) bounds the Assouad bound evaluated at m_b = 2 from above."""
     m, Lv = 2, 8.0
-    lb = _bound("local", "assouad-bumps", {"m_b": m}, n, eps, L=Lv)
+    lb = _bound("local", "assouad-bumps", {"m_b": m, "u_b": 1.0}, n, eps, L=Lv)  # slope min(L, 4m) = 8
     risks = []
     for mech, s in (("krr", None), ("subset", 1), ("subset", 2)):
         Q, _ = DM.channel(mech, 2 * m, eps, s)

@@ -80,6 +80,7 @@ K = sp.Symbol("K", positive=True)  # series terms (local)
 # ------------------------------------------------------------------ certified lower bounds (d = 1)
 
 mb = sp.Symbol("m_b", positive=True)  # number of bumps of the Assouad family (h = 1/m_b)
+ub = sp.Symbol("u_b", nonnegative=True)  # slope of the bumps as a fraction of its largest allowed value
 slope = sp.Symbol("s_lin", nonnegative=True)  # slope of the two-point linear pair
 
 
@@ -89,21 +90,31 @@ def triangle_wave(y):
                         (y - 1, True))
 
 
-def bump_pieces():
-    """(Σ_j ||φ_j||², TV per flip, Hellinger bound, h) of the triangle-wave bump family with m_b bumps.
+def bump_pieces(slope=None):
+    """(Σ_j ||φ_j||², TV per flip, Hellinger bound, h) of the triangle-wave bump family with m_b bumps of slope
+    s (``slope``; L when not given).
 
-    f_v = 1 + Σ_{j<m} v_j φ_j, φ_j(x) = L h ψ((x - jh)/h), h = 1/m, v ∈ {±1}^m. Constants (sympy-checked
+    f_v = 1 + Σ_{j<m} v_j φ_j, φ_j(x) = s h ψ((x - jh)/h), h = 1/m, v ∈ {±1}^m. Constants (sympy-checked
     in tests/test_density_lower.py): ∫_0^1 ψ² = 1/48, ∫_0^1 |ψ| = 1/8, |ψ| <= 1/4, ψ = 0 at the bump ends,
-    so f_v is continuous with slopes ±L (L-Lipschitz, and ∫f_v'² = L²) and f_v >= 1 - Lh/4 >= 0 when
-    Lh <= 4 (m >= L/4). ||φ_j||² = L²h³/48, so Σ_j ||φ_j||² = L²h²/48. The pair f_v, f_v' differing in
-    bump j has TV = ∫|φ_j| = L h²/8 and squared Hellinger H² = ½∫(√(1+φ_j) - √(1-φ_j))²
-    = ∫(1 - √(1-φ_j²)) <= ∫φ_j²/(2 - φ_j²) <= (L²h³/48)/(2 - L²h²/16) (1 - √(1-x) = x/(1+√(1-x)) <= x/(2-x)).
+    so f_v is continuous with slopes ±s (s-Lipschitz, hence L-Lipschitz for s <= L, and ∫f_v'² = s²) and
+    f_v >= 1 - sh/4 >= 0 when sh <= 4 (s <= 4m). ||φ_j||² = s²h³/48, so Σ_j ||φ_j||² = s²h²/48. The pair
+    f_v, f_v' differing in bump j has TV = ∫|φ_j| = s h²/8 and squared Hellinger H² = ½∫(√(1+φ_j) - √(1-φ_j))²
+    = ∫(1 - √(1-φ_j²)) <= ∫φ_j²/(2 - φ_j²) <= (s²h³/48)/(2 - s²h²/16) (1 - √(1-x) = x/(1+√(1-x)) <= x/(2-x)).
     """
+    s = L if slope is None else slope
     h = 1 / mb
-    sep = L ** 2 * h ** 2 / 48
-    tv = L * h ** 2 / 8
-    hel = (L ** 2 * h ** 3 / 48) / (2 - L ** 2 * h ** 2 / 16)
+    sep = s ** 2 * h ** 2 / 48
+    tv = s * h ** 2 / 8
+    hel = (s ** 2 * h ** 3 / 48) / (2 - s ** 2 * h ** 2 / 16)
     return sep, tv, hel, h
+
+
+def bump_slope():
+    """The bumps' slope s = u_b · min(L, 4 m_b), u_b ∈ [0, 1] free: every s in [0, min(L, 4m)] keeps the family
+    inside the class (s <= L) and its densities non-negative (s <= 4m). Letting the solver choose s, rather
+    than fixing s = L and m >= L/4, makes the bound non-decreasing in L: the bump families allowed at L are
+    all allowed at any larger L (a class of L-Lipschitz densities contains the L'-Lipschitz ones, L' <= L)."""
+    return ub * S.Min(L, 4 * mb)
 
 
 def linear_pieces():
@@ -135,7 +146,7 @@ def _cap(k: int) -> int:
 
 def _m_bump_range(local: bool):
     def lo(v):
-        return max(1, math.ceil(v["L"] / 4))
+        return 1  # any m: the slope s <= 4m keeps the densities non-negative (bump_slope)
 
     def hi(v):
         n, e, Lv = float(v["n"]), min(float(v.get("eps") or 1.0), 700.0), max(float(v["L"]), 1e-12)
@@ -188,13 +199,13 @@ def assouad_lower(kind: str) -> Bound:
     Reduction (squared loss, projection): with ĉ_j = <f̂ - 1, φ_j>/||φ_j||² (bumps have disjoint supports),
     ∫(f̂ - f_v)² >= Σ_j ||φ_j||² (ĉ_j - v_j)². Averaging v uniformly and fixing v_{-j}, the pair (v_{-j}, ±1)
     contributes inf_c ½[E₊(c - 1)² + E₋(c + 1)²] = ∫ 2 p₊p₋/(p₊ + p₋) = 1 - Δ/2 (Δ the triangular
-    discrimination of the two laws of what the statistician sees). So sup_v risk >= (L²h²/48) · F with F a
-    lower bound on 1 - Δ/2 valid for every pair:
+    discrimination of the two laws of what the statistician sees). So sup_v risk >= (s²h²/48) · F with F a
+    lower bound on 1 - Δ/2 valid for every pair (s the bumps' slope, see :func:`bump_pieces`):
     * statistical (any privacy): 1 - Δ/2 >= ρ² with ρ = 1 - H² the Hellinger affinity (Cauchy–Schwarz:
       ρ = ∫√(2pq/(p+q))·√((p+q)/2) <= √(1 - Δ/2)), ρ(Pⁿ, Qⁿ) = (1 - H²)ⁿ, so F >= (1 - H²)^{2n}
       (>= 2(1 - H²)ⁿ - 1, the form from Δ <= 4H²);
     * central ε-DP: couple the samples entry by entry (maximal coupling, Bin(n, t) changed entries,
-      t = Lh²/8); for two fixed samples at distance k the outputs' density ratio is within e^{±εk}, so
+      t = sh²/8); for two fixed samples at distance k the outputs' density ratio is within e^{±εk}, so
       2pq/(p+q) >= (p+q)·2e^{εk}/(1+e^{εk})², integrating to 1/cosh²(εk/2) >= 2/(1 + e^{εk}) (convex in k),
       and Jensen gives F >= 2/(1 + e^{εnt}); also 1/cosh²(u) = 1 - tanh²(u) >= 1 - u², so
       F >= 1 - (ε²/4) E K² = 1 - (ε²/4)(nt(1-t) + n²t²), K ~ Bin(n, t); and tanh²(u) <= c u with
@@ -208,10 +219,11 @@ def assouad_lower(kind: str) -> Bound:
       contraction, χ²(PK‖QK) <= 2(e^ε-1)²/(e^ε+1) TV(P,Q)², the chain rule and Pinsker, TV <= a t,
       a = (e^ε - 1) sqrt(n/(e^ε + 1)); so F >= max((1 - h)^{2n}, 1 - at).
     Mixtures over v_{-j} are handled by joint convexity (every pair has the same t and H²). The free
-    parameter is the integer number of bumps m >= max(1, L/4). d = 1 only: a product construction for
-    d > 1 is not derived here.
+    parameters are the integer number of bumps m >= 1 and the slope s = u·min(L, 4m), u ∈ [0, 1]
+    (:func:`bump_slope`; s <= L keeps the family in the class, s <= 4m keeps it non-negative), so the bound
+    does not decrease when L grows. d = 1 only: a product construction for d > 1 is not derived here.
     """
-    sep, tv, hel, _ = bump_pieces()
+    sep, tv, hel, _ = bump_pieces(bump_slope())
     factor = _privacy_factor(kind, tv, hel)
     label = {"none": "Assouad, triangle-wave bumps (Hellinger)",
              "pure": "Assouad, triangle-wave bumps, coupled DP test per flip",
@@ -225,7 +237,9 @@ def assouad_lower(kind: str) -> Bound:
             "Wainwright (2018) Thm 1 sharpened (local)"
             if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
         assouad_lower.__doc__.split("\n\n", 1)[1].strip(),
-        free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),))
+        free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),
+              FreeParameter(ub, lambda v: 0.0, lambda v: 1.0, log=False,
+                            doc="slope of the bumps s = u·min(L, 4m), as the fraction u of its largest value")))
 
 
 # ------------------------------------------------------------------ central
