@@ -456,18 +456,3 @@ def test_sparse_bernoulli_posterior_assouad_below_rr_scheme_large_n():
                     best = max(best, lb / bayes)
     assert best > 0.3
 
-
-def test_threshold_scheme_value_never_increases_with_the_reports():
-    """A scheme may ignore reports, so its certified value at m reports is available at any larger m. Found by
-    the property test above: with only the three largest ladder points below m as candidates, the Gaussian
-    upper bound at ε = 0.1, d = 4, σ = 2 was 3.979 at n = 100 and the trivial 4 at n = 1000."""
-    from boundcalc.mechanisms import local_scalar as LS
-
-    for eps, b in ((0.1, 1.0), (0.1, 3.0), (1.0, 2.0)):
-        prev = math.inf
-        for m in (1, 3, 10, 25, 60, 100, 101, 150, 250, 1000, 5000):
-            val = LS.threshold_scheme(m, eps, b)[0]
-            assert val <= prev * (1 + 1e-12), (eps, b, m, val, prev)
-            prev = val
-    up = [_bounds("gaussian", n=n, eps=0.1, d=4, sigma=2.0)[1] for n in (100, 1000)]
-    assert up[1] <= up[0] < 4.0
