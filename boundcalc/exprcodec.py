@@ -119,31 +119,27 @@ def _is_record(obj) -> bool:
     return set(vars(obj)) == {f.name for f in fields} and _resolve_record(cls.__module__, cls.__qualname__) is cls
 
 
-def _resolve_record(module: str, qualname: str):
-    import dataclasses
-
-    if not module.startswith("boundcalc."):
+def _lookup(module: str, qualname: str, prefixes: tuple, is_allowed):
+    """The class ``module:qualname``, looked up only in modules starting with one of ``prefixes`` (importing the
+    module if needed: a sympy or boundcalc module named by our own cache) and accepted by ``is_allowed``."""
+    if not module.startswith(prefixes):
         raise Unencodable(module)
     obj = sys.modules.get(module) or importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
-    if not (isinstance(obj, type) and dataclasses.is_dataclass(obj)):
+    if not (isinstance(obj, type) and is_allowed(obj)):
         raise Unencodable(f"{module}:{qualname}")
     return obj
+
+
+def _resolve_record(module: str, qualname: str):
+    import dataclasses
+
+    return _lookup(module, qualname, ("boundcalc.",), dataclasses.is_dataclass)
 
 
 def _resolve(module: str, qualname: str):
-    if not module.startswith(_ALLOWED_MODULE_PREFIXES):
-        raise Unencodable(module)
-    mod = sys.modules.get(module)
-    if mod is None:
-        mod = importlib.import_module(module)  # a sympy or boundcalc module named by our own cache
-    obj = mod
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    if not (isinstance(obj, type) and issubclass(obj, sp.Basic)):
-        raise Unencodable(f"{module}:{qualname}")
-    return obj
+    return _lookup(module, qualname, _ALLOWED_MODULE_PREFIXES, lambda cls: issubclass(cls, sp.Basic))
 
 
 def decode(data):
