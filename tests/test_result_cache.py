@@ -7,6 +7,7 @@ a damaged entry is recomputed, never trusted; answering a kept request needs no 
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -57,7 +58,7 @@ def test_request_keys_are_exact():
     k = result_cache.request_key
     assert k("rate", "mean", "pure", {"n": 1000}) != k("rate", "mean", "pure", {"n": 1000.0})
     assert k("rate", "mean", "pure", {"n": 1000}) != k("rate", "mean", "pure", {"n": "1000"})
-    assert k("rate", "mean", "pure", {"eps": 0.1}) != k("rate", "mean", "pure", {"eps": 0.1 + 1e-17 + 2e-17})
+    assert k("rate", "mean", "pure", {"eps": 0.1}) != k("rate", "mean", "pure", {"eps": math.nextafter(0.1, 1.0)})  # the next float
     assert k("rate", "mean", "pure", {"n": 5, "d": 2}) == k("rate", "mean", "pure", {"d": 2, "n": 5})
     assert k("rate", "mean", "pure", {}) != k("rate", "mean", "approx", {})
     import numpy as np
