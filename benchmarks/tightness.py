@@ -12,7 +12,8 @@ Grids (issues 12 and 13):
 - local families: n ∈ {1e3, 1e5, 1e7}, ε ∈ {0.1, 0.5, 1, 2, 3}, d ∈ {2, 10, 100, 1000} where the
   problem has a dimension;
 - central families: n ∈ {1e3, 1e5, 1e7}, ε ∈ {0.1, 1} (tv and kl: α = ε/2, which keeps α < 1),
-  d ∈ {1, 10, 100}, k ∈ {2, 4, ∞}.
+  d ∈ {1, 10, 100}, k ∈ {2, 4, ∞}; the (ε, δ) mean also at d ∈ {300, 1000} (n also 1e4);
+- sparse Bernoulli at s = 2 and s = 5; planning rows in the multinomial transition band nε² ≈ d².
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ LOCAL_EPS = [0.1, 0.5, 1.0, 2.0, 3.0]
 LOCAL_D = [2, 10, 100, 1000]
 CENTRAL_EPS = [0.1, 1.0]
 CENTRAL_D = [1, 10, 100]
+HIGH_D = [300, 1000]
 KS = ["2", "4", "inf"]
 
 
@@ -58,8 +60,9 @@ def local_families():
                 [dict(n=n, eps=e, d=d, k="inf", ball="linf") for (n, e), d in itertools.product(grid, LOCAL_D)]))
     fam.append(("gaussian", "gaussian", "local",
                 [dict(n=n, eps=e, d=d) for (n, e), d in itertools.product(grid, [1] + LOCAL_D)]))
-    fam.append(("sparse-bernoulli s=2", "sparse-bernoulli", "local",
-                [dict(n=n, eps=e, d=d, s=2) for (n, e), d in itertools.product(grid, LOCAL_D)]))
+    for s in (2, 5):
+        fam.append((f"sparse-bernoulli s={s}", "sparse-bernoulli", "local",
+                    [dict(n=n, eps=e, d=d, s=s) for (n, e), d in itertools.product(grid, LOCAL_D) if d > s]))
     for geom in ("l2", "l1"):
         fam.append((f"linear {geom}", "linear", "local",
                     [dict(n=n, eps=e, d=d, geometry=geom) for (n, e), d in itertools.product(grid, LOCAL_D)]))
@@ -73,6 +76,10 @@ def central_families():
         cells = [dict(n=n, d=d, k=k, **_level(priv, e))
                  for n, e, d, k in itertools.product(NS, CENTRAL_EPS, CENTRAL_D, KS)]
         fam.append((f"mean {priv}", "mean", priv, cells))
+    # the (eps, delta) mean in high dimension (issue 21): d = 300 and 1000
+    fam.append(("mean approx d>=300", "mean", "approx",
+                [dict(n=n, d=d, k=k, eps=e) for n, e, d, k in itertools.product(NS + [10**4], CENTRAL_EPS,
+                                                                                 HIGH_D, KS)]))
     for priv in ("pure", "approx", "tv", "kl"):
         for loss in ("abs", "squared"):
             fam.append((f"support {priv} {loss}", "support", priv,
@@ -92,12 +99,27 @@ PLANS = {
          dict(problem="multinomial", privacy="local", d=100, eps=1.0, target=0.01)),
         ("multinomial l1 d=20 eps=2 target 0.1",
          dict(problem="multinomial", privacy="local", loss="l1", d=20, eps=2.0, target=0.1)),
+        # the transition band n eps^2 ~ d^2 (targets near the risk at n = d^2/eps^2)
+        ("multinomial l2sq d=100 eps=1 target 0.003",
+         dict(problem="multinomial", privacy="local", d=100, eps=1.0, target=0.003)),
+        ("multinomial l2sq d=300 eps=1 target 0.003",
+         dict(problem="multinomial", privacy="local", d=300, eps=1.0, target=0.003)),
+        ("multinomial l2sq d=1000 eps=2 target 0.001",
+         dict(problem="multinomial", privacy="local", d=1000, eps=2.0, target=0.001)),
+        ("multinomial l1 d=100 eps=1 target 0.3",
+         dict(problem="multinomial", privacy="local", loss="l1", d=100, eps=1.0, target=0.3)),
+        ("sparse-bernoulli d=200 s=5 eps=1 target 0.5",
+         dict(problem="sparse-bernoulli", privacy="local", d=200, s=5, eps=1.0, target=0.5)),
+        ("sparse-bernoulli d=1000 s=2 eps=1 target 0.1",
+         dict(problem="sparse-bernoulli", privacy="local", d=1000, s=2, eps=1.0, target=0.1)),
     ],
     "central": [
         ("mean pure k=inf d=20 eps=0.5 target 0.01",
          dict(problem="mean", privacy="pure", k="inf", d=20, eps=0.5, target=0.01)),
         ("mean approx k=4 d=100 eps=1 target 0.05",
          dict(problem="mean", privacy="approx", k="4", d=100, eps=1.0, target=0.05)),
+        ("mean approx k=inf d=1000 eps=0.1 target 0.05",
+         dict(problem="mean", privacy="approx", k="inf", d=1000, eps=0.1, target=0.05)),
         ("support pure eps=1 target 0.01", dict(problem="support", privacy="pure", eps=1.0, target=0.01)),
         ("point pure exponential eps=1 target 0.01",
          dict(problem="point", privacy="pure", model="exponential", eps=1.0, target=0.01)),
