@@ -71,12 +71,21 @@ def evaluate_bound(bound, values) -> BoundValue:
     sol = solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
     value = finite_or_none(sol.value)
     reason = None
+    certified, note, verified = bound.certified, bound.extra.get("why_not_certified"), None
     if value is None:
         reason = "not finite at these parameters"
     elif value <= 0:
         reason = "vacuous (zero) at these parameters"
-    return BoundValue(bound.side, bound.name, bound.label, value, bound.certified, bound.expr, bound.source,
-                      bound.derivation, sol.free, conds, [], reason, bound.extra.get("why_not_certified"))
+    elif certified:
+        # certified in floating point: re-evaluated in high precision, reported rounded outward
+        from .certify import verify
+
+        check = verify(bound, values, sol.free, value)
+        value, verified = check.value, check.info
+        if not check.certified:
+            certified, note = False, check.reason
+    return BoundValue(bound.side, bound.name, bound.label, value, certified, bound.expr, bound.source,
+                      bound.derivation, sol.free, conds, [], reason, note, verified)
 
 
 def _term_values(terms, values):

@@ -99,7 +99,7 @@ class Bound:
             if backend == "numpy":
                 fn = symbolic.numpy_lambdify(args, self.expr)
             else:
-                fn = sp.lambdify(args, self.expr, modules=[symbolic.MPMATH_IMPL, "mpmath"])
+                fn = symbolic.mpmath_lambdify(args, self.expr)
             cache[backend] = (args, fn)
         return cache[backend]
 

@@ -59,6 +59,7 @@ class BoundValue:
     failed_conditions: list = field(default_factory=list)
     reason: str | None = None  # why the value is None
     note: str | None = None  # why an uncertified bound is not certified (Bound.extra["why_not_certified"])
+    verified: dict | None = None  # how a certified value was checked in high precision (boundcalc.certify)
 
     @property
     def usable(self) -> bool:
@@ -83,6 +84,10 @@ class BoundValue:
             out["failed_conditions"] = list(self.failed_conditions)
         if self.reason:
             out["reason"] = self.reason
+        if self.verified:
+            out["verified"] = dict(self.verified)
+        if self.note and not self.certified:
+            out["why_not_certified"] = self.note
         return out
 
 

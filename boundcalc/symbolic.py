@@ -409,9 +409,9 @@ def _code_names(code) -> set:
     return names
 
 
-def _reusable_source(fn) -> str | None:
-    """The source of a lambdify-generated ``fn`` if compiling it in :func:`_base_namespace` gives the same
-    function (every global it names is bound to the same object), else None."""
+def _reusable_source(fn, base: dict | None = None) -> str | None:
+    """The source of a lambdify-generated ``fn`` if compiling it in ``base`` (default :func:`_base_namespace`)
+    gives the same function (every global it names is bound to the same object), else None."""
     import linecache
 
     if fn.__name__ != _GENERATED_NAME or fn.__closure__:
@@ -419,7 +419,7 @@ def _reusable_source(fn) -> str | None:
     lines = linecache.cache.get(fn.__code__.co_filename)
     if not lines:
         return None
-    base = _base_namespace()
+    base = _base_namespace() if base is None else base
     glob = fn.__globals__
     for name in _code_names(fn.__code__):
         if name in glob and (name not in base or base[name] is not glob[name]):
@@ -430,13 +430,13 @@ def _reusable_source(fn) -> str | None:
 _GENERATED_COUNT = [0]
 
 
-def _compile_generated(source: str):
+def _compile_generated(source: str, namespace: dict | None = None):
     try:
         import linecache
 
         _GENERATED_COUNT[0] += 1
         filename = f"<boundcalc-generated-{_GENERATED_COUNT[0]}>"
-        namespace = _base_namespace()
+        namespace = _base_namespace() if namespace is None else dict(namespace)
         local: dict = {}
         exec(compile(source, filename, "exec"), namespace, local)  # our own cached lambdify output
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -444,6 +444,78 @@ def _compile_generated(source: str):
         return fn if callable(fn) else None
     except Exception:  # noqa: BLE001 - an unusable entry is regenerated
         return None
+
+
+# ------------------------------------------------------------ the mpmath (high-precision) path
+
+#: names of the special functions whose mpmath implementation (in :data:`MPMATH_IMPL`) computes at mpmath's
+#: working precision; every other function of this package is evaluated in float64 even on the mpmath path
+#: (its accuracy rests on its own implementation, and :mod:`boundcalc.certify` says so)
+HIGH_PRECISION = {"BinomSF", "LogSphereCap"}
+
+_MP_LAMBDIFIED: dict = {}
+
+
+def _mpmath_namespace(expr) -> dict:
+    """The objects lambdify's mpmath code may refer to: mpmath's names (as ``from mpmath import *``, plus
+    sympy's translations), our implementations, and the ``_imp_`` of the expression's own functions."""
+    import builtins
+
+    import mpmath
+    from sympy.utilities.lambdify import MPMATH_TRANSLATIONS
+
+    ns = {k: getattr(mpmath, k) for k in getattr(mpmath, "__all__", dir(mpmath)) if not k.startswith("_")}
+    for sym_name, mp_name in MPMATH_TRANSLATIONS.items():
+        if mp_name in ns:
+            ns[sym_name] = ns[mp_name]
+    ns.update(MPMATH_IMPL)
+    for f in expr.atoms(sp.Function):
+        imp = getattr(type(f), "_imp_", None)
+        if imp is not None:
+            ns[type(f).__name__] = imp
+    ns.update({"mpmath": mpmath, "builtins": builtins, "range": range})
+    return ns
+
+
+def mpmath_lambdify(args, expr):
+    """``sympy.lambdify`` of ``expr`` for mpmath numbers (every operation at mpmath's working precision, apart
+    from the float64 functions outside :data:`HIGH_PRECISION`); memoised in memory and, like the numpy code, on
+    disk (the source lambdify printed, compiled again only when every name it uses is bound to the very same
+    object as in lambdify's own namespace)."""
+    args = tuple(args)
+    key = (args, expr, _impl_key(expr))
+    fn = _MP_LAMBDIFIED.get(key)
+    if fn is not None:
+        return fn
+    text = expression_key(args, expr)
+    store = _mp_code_store()
+    fn = None
+    if text is not None:
+        source = store.get(text)
+        if isinstance(source, str):
+            fn = _compile_generated(source, _mpmath_namespace(expr))
+    if fn is None:
+        fn = sp.lambdify(args, expr, modules=[MPMATH_IMPL, "mpmath"])
+        if text is not None:
+            source = _reusable_source(fn, _mpmath_namespace(expr))
+            if source is not None:
+                store.put(text, source)
+    if len(_MP_LAMBDIFIED) >= LAMBDIFY_CACHE_SIZE:
+        _MP_LAMBDIFIED.clear()
+    _MP_LAMBDIFIED[key] = fn
+    return fn
+
+
+_MP_CODE_STORE = None
+
+
+def _mp_code_store():
+    global _MP_CODE_STORE
+    if _MP_CODE_STORE is None:
+        from .diskcache import JsonStore
+
+        _MP_CODE_STORE = JsonStore("boundcalc.generated-code-mpmath")
+    return _MP_CODE_STORE
 
 
 def _fresh_numpy_lambdify(args, expr):
