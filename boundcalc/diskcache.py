@@ -217,6 +217,8 @@ def _read(path: pathlib.Path) -> dict:
             return {}
         fd, st = opened
         with os.fdopen(fd, "rb") as fh:
+            if st.st_size > _MAX_BYTES:  # boundcalc never writes more (its JSON is ASCII): not one of its files
+                return {}
             data = json.loads(fh.read())
             if not isinstance(data, dict):
                 return {}

@@ -25,7 +25,7 @@ import time
 import pytest
 import sympy as sp
 
-from boundcalc import api, cli, diskcache, result_cache
+from boundcalc import api, cli, diskcache
 from boundcalc import symbolic as S
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
