@@ -119,7 +119,7 @@ def solve(bound: Bound, values: dict) -> Solution:
             try:
                 return Solution(float.fromhex(hit[0]), {k: (int(v[1:]) if v.startswith("i") else float.fromhex(v))
                                                         for k, v in hit[1].items()})
-            except (TypeError, ValueError, AttributeError, IndexError):
+            except Exception:  # noqa: BLE001 - an entry that does not decode is recomputed
                 pass
     sol = optimise(bound, values)
     if math.isfinite(sol.value) and sol.free:

@@ -29,7 +29,7 @@ def test_cached_values_are_bit_identical_after_a_round_trip_through_disk(tmp_pat
     args = [(float(a), float(b)) for a, b in rng.normal(size=(200, 2)) * 50] + [(0.0, -0.0), (1e-300, 1e300)]
     first = [g(*a) for a in args]
     diskcache._flush()
-    files = list(tmp_path.glob("*probe_roundtrip*.json"))
+    files = list(diskcache.cache_dir().glob("*probe_roundtrip*.json"))
     assert len(files) == 1
     g2, _ = _fresh("probe_roundtrip", tmp_path, monkeypatch)  # a new process would start like this
     again = [g2(*a) for a in args]
@@ -42,7 +42,7 @@ def test_a_corrupt_or_tampered_file_is_ignored_or_keyed_away(tmp_path, monkeypat
     g, f = _fresh("probe_corrupt", tmp_path, monkeypatch)
     g(1.0, 2.0)
     diskcache._flush()
-    (path,) = tmp_path.glob("*probe_corrupt*.json")
+    (path,) = diskcache.cache_dir().glob("*probe_corrupt*.json")
     path.write_text("{not json", encoding="utf-8")
     g2, _ = _fresh("probe_corrupt", tmp_path, monkeypatch)
     assert g2(1.0, 2.0) == f(1.0, 2.0)
@@ -57,7 +57,7 @@ def test_the_file_name_carries_the_source_fingerprint(tmp_path, monkeypatch):
     g, f = _fresh("probe_stale", tmp_path, monkeypatch)
     g(1.0, 2.0)
     diskcache._flush()
-    (path,) = tmp_path.glob("*probe_stale*.json")
+    (path,) = diskcache.cache_dir().glob("*probe_stale*.json")
     assert diskcache.fingerprint() in path.name
     path.write_text(json.dumps({repr((3.0, 4.0)): [(123.0).hex(), "int:1", (4.0).hex()]}), encoding="utf-8")
     monkeypatch.setattr(diskcache, "_FINGERPRINT", "0" * 20)  # the code changed
@@ -114,7 +114,7 @@ def test_rate_is_identical_cold_and_warm(tmp_path):
         r = subprocess.run([sys.executable, "-m", "boundcalc", "rate", "--problem", "gaussian", "--privacy", "local",
                             "--json"], capture_output=True, text=True, env=env, check=True)
         outs.append(r.stdout)
-    assert list(tmp_path.glob("*threshold_worst_risk*.json"))
+    assert list((tmp_path / "boundcalc").glob("*threshold_worst_risk*.json"))
     assert outs[0] == outs[1] == outs[2]
 
 

@@ -169,10 +169,10 @@ def test_a_warm_cache_prints_exactly_what_no_cache_prints(tmp_path):
         res = subprocess.run([sys.executable, "-c", _DUMP], env=e, capture_output=True, text=True, timeout=600)
         assert res.returncode == 0, res.stderr[-2000:]
         outs.append(json.loads(res.stdout))
-    assert any(p.name.startswith("boundcalc.solver.") for p in (tmp_path / "cache").iterdir())
-    assert any(p.name.startswith("boundcalc.sympy.") for p in (tmp_path / "cache").iterdir())
-    assert any(p.name.startswith("boundcalc.generated-code") for p in (tmp_path / "cache").iterdir())
-    assert any(p.name.startswith("boundcalc.results.") for p in (tmp_path / "cache").iterdir())  # whole results
+    assert any(p.name.startswith("boundcalc.solver.") for p in (tmp_path / "cache" / "boundcalc").iterdir())
+    assert any(p.name.startswith("boundcalc.sympy.") for p in (tmp_path / "cache" / "boundcalc").iterdir())
+    assert any(p.name.startswith("boundcalc.generated-code") for p in (tmp_path / "cache" / "boundcalc").iterdir())
+    assert any(p.name.startswith("boundcalc.results.") for p in (tmp_path / "cache" / "boundcalc").iterdir())  # whole results
     assert outs[0] == outs[1] == outs[2]
 
 

@@ -42,7 +42,7 @@ def test_a_result_read_from_disk_is_the_computed_one(problem, privacy, kw, tmp_p
     bc.rate(problem, privacy, **kw)
     diskcache._flush()  # what a finished process writes
     key = result_cache.request_key("rate", problem, privacy, kw)
-    files = [p for p in tmp_path.iterdir() if p.name.startswith("boundcalc.results.")]
+    files = [p for p in (tmp_path / "boundcalc").iterdir() if p.name.startswith("boundcalc.results.")]
     assert len(files) == 1 and key in json.loads(files[0].read_text())
     api.clear_rate_cache()  # a new process: nothing in memory
     read = bc.rate(problem, privacy, **kw)
@@ -76,7 +76,7 @@ def test_failed_requests_are_not_kept(tmp_path, monkeypatch):
             bc.rate("mean", "pure", **bad)
         assert result_cache.load(result_cache.request_key("rate", "mean", "pure", bad)) is None
     diskcache._flush()
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith("boundcalc.results.")]
+    assert not [p for p in (tmp_path / "boundcalc").glob("boundcalc.results.*")]
 
 
 def test_a_damaged_entry_is_recomputed(tmp_path, monkeypatch):
@@ -84,7 +84,7 @@ def test_a_damaged_entry_is_recomputed(tmp_path, monkeypatch):
     api.clear_rate_cache()
     good = bc.rate("mean", "pure", n=4321)
     diskcache._flush()
-    (path,) = [p for p in tmp_path.iterdir() if p.name.startswith("boundcalc.results.")]
+    (path,) = [p for p in (tmp_path / "boundcalc").iterdir() if p.name.startswith("boundcalc.results.")]
     key = result_cache.request_key("rate", "mean", "pure", {"n": 4321})
     for damage in ({key: ["A", "os:system", [["s", "true"]]]},  # a class outside sympy and boundcalc
                    {key: ["d", [["x", ["i", "1"]]]]},  # reads back as something else than a result
@@ -105,7 +105,7 @@ def test_sharded_store_writes_one_file_per_key_and_stops_at_the_limit(tmp_path, 
     for i in range(5):
         store.put(f"key{i}", [i])
         diskcache._flush()  # one process after another
-    files = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("boundcalc.testshards."))
+    files = sorted(p.name for p in (tmp_path / "boundcalc").iterdir() if p.name.startswith("boundcalc.testshards."))
     assert len(files) == 3 and all(f.endswith(f"-{diskcache.fingerprint()}.json") for f in files)
     again = diskcache.JsonStore("boundcalc.testshards", sharded=True)
     assert [again.get(f"key{i}") for i in range(5)] == [[0], [1], [2], None, None]
@@ -147,7 +147,7 @@ def test_the_console_script_exits_quickly_but_completely(tmp_path):
                              env=env, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert json.loads(out.read_text())["problem"] == "support"
-    assert any(p.name.startswith("boundcalc.results.") for p in (tmp_path / "cache").iterdir())  # exit handler ran
+    assert any(p.name.startswith("boundcalc.results.") for p in (tmp_path / "cache" / "boundcalc").iterdir())  # exit handler ran
     bad = subprocess.run(_script() + ["rate", "--problem", "mean", "--privacy", "pure", "--n", "-1"], env=env, capture_output=True,
                          text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and bad.stderr.startswith("boundcalc rate: error: --n:")
