@@ -611,6 +611,8 @@ _SHRINK_NOTE = ("Upper bounds: the estimator is (1-σ)(projected mean + noise); 
                 "(σ = 0: no shrinkage).",)
 _NOT_TIGHT_IN_D = ("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
                    "min{d, log(1/δ)} (approx) or no d (tv).",)
+_APPROX_GAP = ("(ε,δ): the certified fingerprinting lower bound grows like d (r² d/(n sinh ε)² for k = ∞); "
+               "the Gaussian upper bound has an extra log(1/δ) factor.",)
 
 
 @register_problem_class
@@ -628,5 +630,5 @@ class CentralMean(Problem):
     entry_titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
     sources = SOURCE
     checks = "boundcalc.problems._mean_check:CHECK"
-    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
+    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
                 "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
