@@ -9,7 +9,8 @@ Upper bounds: the projection estimator θ̂ = (1/n) Σ π_T(X_i) + W (π_T proje
 radius T; ℓ2 sensitivity 2T/n) with each noise of docs/problems/mean.md, T tuned by the solver.
 Lower bounds: Hodges–Lehmann and Le Cam (non-private), the TV-privacy mixture (§1.2, transferred to
 pure/smooth/approx/kl through :func:`boundcalc.relations.tv_level`), and uniformity of mass (§1.4)
-over several packings of the unit ball.
+over several packings of the unit ball; under (ε,δ)-DP also the fingerprinting bound
+(:mod:`boundcalc.methods.fingerprinting`), which grows like d.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import sympy as sp
 from .. import relations
 from .. import symbolic as S
 from ..bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
-from ..methods import group_coupling, ldp, le_cam, sphere_cap, uniformity
+from ..methods import fingerprinting, group_coupling, ldp, le_cam, sphere_cap, uniformity
 from ..params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -467,6 +468,32 @@ def _coupling_lowers(privacy, k):
     return [two, cap, layers, layers_min]
 
 
+def _fingerprint_lower(k):
+    """(ε,δ)-DP fingerprinting bound on the product prior over the cube (boundcalc.methods.fingerprinting)."""
+    finite = not math.isinf(k)
+    q = S.p if finite else sp.Integer(1)
+    free = [FreeParameter(fingerprinting.a_beta, lambda v: 1e-4, lambda v: 1e8,
+                          doc="Beta(a, a) prior parameter of the coordinate means")]
+    if finite:
+        free.append(FreeParameter(S.p, *_p_range(), doc="weight q of the non-zero observations"))
+    return Bound(
+        "lower", "fingerprinting", "fingerprinting (score attack), Beta(a, a) product prior on the cube",
+        lambda: fingerprinting.risk_lower(S.n, S.d, S.r, S.eps, S.delta, fingerprinting.a_beta, q, _exponent(k)),
+        "derived: docs/methods/fingerprinting.md (Bun, Ullman & Vadhan 2014; Steinke & Ullman 2015, 2017; "
+        "Kamath, Li, Singhal & Ullman 2019; Cai, Wang & Zhang 2021)",
+        "Observations X = (r q^{-1/k}/√d) z, z = 0 with probability 1-q, else z ∈ {±1}^d with independent "
+        "coordinates of means p_j (||X|| = r q^{-1/k}, E||X||^k = r^k; k = ∞: q = 1), p_j i.i.d. Beta(a, a) on "
+        "[-1, 1] (E p_j² = 1/(2a+1)); M = clipped rescaled estimate of p, α² = E||M - p||², "
+        "A_i = 1{z_i≠0}<M - p, z_i - p>. (1) Score identity: E Σ_i A_i = Σ_j E[(1-p_j²) ∂_j E(M_j|p)]. "
+        "(2) Integration by parts ((1-p²)π(p) has derivative -2a p π(p)) and Cauchy–Schwarz: "
+        "Σ_i E A_i = 2a Σ_j E p_j M_j >= 2a d/(2a+1) - 2a sqrt(d/(2a+1)) α. (3) (ε,δ)-DP on the tails of A_i "
+        "against A_i' (z_i replaced by an independent copy; E A_i' = 0, E|A_i'| <= qα), integrated over the "
+        "range [-Σ(1-p_j²), Σ(1-z_ij p_j)²] (prior mean 2ad/(2a+1) each): E A_i <= q sinh(ε) α + "
+        "qδ(1+e^{-ε}) 2ad/(2a+1). (4) Sum over i, solve for α, rescale by r² q^{2(k-1)/k}/d: "
+        "risk >= r² q^{2(k-1)/k} d (2a/(2a+1))² [1 - nqδ(1+e^{-ε})]₊² / (nq sinh ε + 2a sqrt(d/(2a+1)))².",
+        free=tuple(free))
+
+
 def _base_cap_lower(privacy):
     """Sphere-cap packing whose reference is the uniform law on the sphere of radius r (d >= 2, k = ∞ family)."""
     delta = S.delta if privacy == "approx" else None
@@ -532,6 +559,8 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
         if d_struct >= 2:
             out.append(_cap_hl_lower(privacy))
             out.append(_base_cap_lower(privacy))
+    if privacy == "approx":  # valid with δ = 0 under pure/smooth DP too, but there the sphere-cap bounds dominate
+        out.append(_fingerprint_lower(k))
     return tuple(out)
 
 
@@ -582,6 +611,8 @@ _SHRINK_NOTE = ("Upper bounds: the estimator is (1-σ)(projected mean + noise); 
                 "(σ = 0: no shrinkage).",)
 _NOT_TIGHT_IN_D = ("The approx and tv rows of Table 1 are not tight in d: the lower-bound rate has "
                    "min{d, log(1/δ)} (approx) or no d (tv).",)
+_APPROX_GAP = ("(ε,δ): the certified fingerprinting lower bound grows like d (r² d/(n sinh ε)² for k = ∞); "
+               "the Gaussian upper bound has an extra log(1/δ) factor.",)
 
 
 @register_problem_class
@@ -599,5 +630,5 @@ class CentralMean(Problem):
     entry_titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
     sources = SOURCE
     checks = "boundcalc.problems._mean_check:CHECK"
-    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
+    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
                 "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}

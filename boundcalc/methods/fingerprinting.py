@@ -1,0 +1,83 @@
+"""Fingerprinting (score-attack) lower bound for the d-dimensional mean under central (ε,δ)-DP.
+
+The idea of tracing a sample's contribution through the correlation ⟨M - p, x_i - p⟩ is the fingerprinting
+argument of Bun, Ullman & Vadhan (2014) and Steinke & Ullman (2015, 2017), in the form of Kamath, Li,
+Singhal & Ullman (2019) and the score attack of Cai, Wang & Zhang (2021). The explicit constants below were
+derived for boundcalc; the derivation is in docs/methods/fingerprinting.md and is repeated here.
+
+Family (a sub-family of every 𝒫_k): z ∈ {0} ∪ {±1}^d with P(z ≠ 0) = q and, given z ≠ 0, independent
+coordinates with E z_j = p_j; the observation is X = (r q^{-1/k}/√d) z, so ||X|| = r q^{-1/k} on {z ≠ 0} and
+E||X||^k = r^k (k = ∞: q = 1, ||X|| = r). The mean is θ = (ρ/√d) p with ρ = r q^{(k-1)/k}. Prior: the p_j
+i.i.d., p_j = 2u_j - 1 with u_j ~ Beta(a, a), density π(p) ∝ (1-p²)^{a-1} on [-1, 1], E p_j² = 1/(2a+1).
+
+Any (ε,δ)-DP estimator θ̂ gives, by post-processing, the (ε,δ)-DP estimate M = clip(√d θ̂/ρ) of p (clipped to
+the box [-1,1]^d, which contains p, so the clip only shrinks the error), with
+||θ̂ - θ||² >= (ρ²/d) ||M - p||². Let α² = E||M - p||² (prior, data and mechanism) and, for each i,
+A_i = b_i ⟨M - p, z_i - p⟩ with b_i = 1{z_i ≠ 0}.
+
+1. Score identity. The score of z_i for p_j is b_i (z_ij - p_j)/(1 - p_j²). With g_j(p) = E[M_j | p] (a
+   polynomial in p), ∂_j g_j = E[M_j Σ_i b_i (z_ij - p_j) | p]/(1 - p_j²), and E[b_i (z_ij - p_j) | p] = 0, so
+   E[Σ_i A_i | p] = Σ_j (1 - p_j²) ∂_j g_j(p).
+2. Integration by parts against the prior. (1-p²)π(p) ∝ (1-p²)^a vanishes at ±1 and has derivative
+   -2a p π(p), so E[(1 - p_j²) ∂_j g_j(p)] = 2a E[p_j g_j(p)] = 2a E[p_j M_j]. With E p_j² = 1/(2a+1) and
+   Cauchy–Schwarz, Σ_j E[p_j M_j] >= d/(2a+1) - sqrt(d/(2a+1)) α, hence
+   Σ_i E A_i >= 2a d/(2a+1) - 2a sqrt(d/(2a+1)) α.
+3. Privacy. Let A_i' be A_i computed with M' = M(sample with z_i replaced by an independent copy). M' is
+   independent of (b_i, z_i) given p and (p, M') has the law of (p, M): E A_i' = 0 and
+   E|A_i'| <= q E||M' - p|| <= q α (the coordinates of z_i are independent given p, Var = 1 - p_j²).
+   Given p, the data and the copy, A_i = f(M), A_i' = f(M') for one f and neighbouring samples; on b_i = 1,
+   f takes values in [-R_-, R_+] with R_+ = Σ_j (1 - z_ij p_j)², R_- = Σ_j (1 - p_j²) (the box), on b_i = 0
+   both are 0. Writing E A = ∫_0^{R_+} P(A > s) ds - ∫_0^{R_-} P(A < -s) ds and using
+   P(A > s) <= e^ε P(A' > s) + δ and P(A < -s) >= e^{-ε}(P(A' < -s) - δ):
+   E A_i <= e^ε E A'_+ - e^{-ε} E A'_- + δ E[b_i (R_+ + e^{-ε} R_-)].
+   E A' = 0 gives E A'_+ = E A'_- = E|A'|/2, so the first two terms are sinh(ε) E|A'| <= sinh(ε) q α; and
+   E[R_+ | p] = E[R_- | p] = Σ_j (1 - p_j²), whose prior mean is 2a d/(2a+1). So
+   E A_i <= q sinh(ε) α + q δ (1 + e^{-ε}) 2a d/(2a+1).
+4. Sum over i, compare with step 2 and solve for α:
+   α >= (2a d/(2a+1)) (1 - nqδ(1 + e^{-ε})) / (nq sinh ε + 2a sqrt(d/(2a+1))); rescale by ρ²/d:
+
+   M_n >= r² q^{2(k-1)/k} d (2a/(2a+1))² [1 - nqδ(1 + e^{-ε})]₊² / (nq sinh ε + 2a sqrt(d/(2a+1)))².
+
+a > 0 and q ∈ (0, 1] are free (q = 1 for k = ∞). With δ = 0 the same bound holds under pure ε-DP.
+"""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from .. import symbolic as S
+
+a_beta = sp.Symbol("a_beta", positive=True)  # Beta(a, a) prior parameter of the coordinate means
+
+
+def risk_lower(n, d, r, eps, delta, a=a_beta, q=sp.Integer(1), exponent=sp.Integer(1)):
+    """Sympy form of the bound (step 4 of the module docstring).
+
+    ``exponent`` is (k-1)/k (1 for k = ∞), ``q`` the weight of the non-zero observations (1 for k = ∞),
+    ``delta`` None for pure ε-DP.
+    """
+    c = 2 * a / (2 * a + 1)
+    if delta is None:
+        bracket = c
+    else:
+        bracket = S.Max(0, c * (1 - n * q * delta * (1 + sp.exp(-eps))))
+    denom = n * q * sp.sinh(eps) + 2 * a * sp.sqrt(d / (2 * a + 1))
+    return r ** 2 * q ** (2 * exponent) * d * bracket ** 2 / denom ** 2
+
+
+def risk_lower_value(n: float, d: float, eps: float, delta: float, a: float, q: float = 1.0,
+                     k: float = math.inf, r: float = 1.0) -> float:
+    """Float evaluation of :func:`risk_lower` (tests and the documentation's numbers)."""
+    expo = 1.0 if math.isinf(k) else (k - 1) / k
+    c = 2 * a / (2 * a + 1)
+    bracket = max(0.0, c * (1 - n * q * delta * (1 + math.exp(-eps))))
+    denom = n * q * math.sinh(eps) + 2 * a * math.sqrt(d / (2 * a + 1))
+    return r * r * q ** (2 * expo) * d * bracket ** 2 / denom ** 2
+
+
+def alpha_lower_value(n: float, d: float, eps: float, delta: float, a: float, q: float = 1.0) -> float:
+    """Step 4 before rescaling: the lower bound on α = sqrt(E||M - p||²) in the cube's units (tests)."""
+    c = 2 * a / (2 * a + 1)
+    num = c * d * max(0.0, 1 - n * q * delta * (1 + math.exp(-eps)))
+    return num / (n * q * math.sinh(eps) + 2 * a * math.sqrt(d / (2 * a + 1)))
