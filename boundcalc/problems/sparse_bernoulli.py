@@ -52,7 +52,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, FreeParameter, Problem, register_problem_class
+from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..errors import InputError
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
@@ -195,6 +195,7 @@ def _bounds(private: bool) -> tuple:
             "subset selection, invert θ_j = p_j/(p_0 + p_j); for s > 1 a sequential grouping step. Order only: "
             "the constants of the nonlinear plug-in were not certified.",
             certified=False, extra={"mechanism": "bco-reduction"}))
+        out.extend(_vector_upper_bounds())
     else:
         out.append(Bound("upper", "sample-mean", "coordinate-wise sample means (no privacy)",
                          X["sample-mean"], "textbook",
@@ -211,6 +212,78 @@ def _posterior_optimum():
     a = S.Max(1, S.Min(S.d, sp.ceiling(ssp * sp.sqrt(3 * S.n * c))))
     m = box_m(ssp, a)
     return {DELTA_GAP: S.Min(1 - sp.Float(1e-9), 1 / (m * sp.sqrt(2 * S.n * c))), A_ACT: a}
+
+
+# ------------------------------------------------------------------------------ uppers paying ‖x'‖₂² (not K²)
+# Projected truncated randomized response, truncated centred PrivUnit, and its projection onto
+# C = {c ∈ [0,1]^d : Σc <= s} (boundcalc/mechanisms/sparse_binary.py; docs/problems/sparse-bernoulli.md).
+
+K_PU = sp.Symbol("K_pu", positive=True, integer=True)  # ones kept before PrivUnit
+K_PRR = sp.Symbol("K_prr", positive=True, integer=True)  # ones kept before projected randomized response
+ELL_PRR = sp.Symbol("ell_prr", positive=True)  # λ sqrt(v) of the Hoeffding step (projected RR)
+U_PU = sp.Symbol("u_pu", positive=True)  # bλ/n of the Bennett step (projected PrivUnit)
+
+_TRUNCATION = ("Truncation: each user keeps at most K of its ones (a uniformly random K when it has more); the bias "
+               "b = θ - θ' is >= 0 and ‖b‖₁ = E(|X| - K)₊ <= β = E(Poi(s) - K)₊ = s P(Poi(s) >= K) - K P(Poi(s) >= K+1) "
+               "(Bern(p) <= Poi(p) in convex order, kept under independent sums; Poi(Σθ) <= Poi(s) stochastically); "
+               "b_j <= 1, so ‖b‖₂² <= min{β², β}. ")
+_PROJECTION = ("Projection onto C = {c ∈ [0,1]^d : Σc <= s} (θ ∈ C, C convex): D² = ‖Π_C y - θ‖² <= ⟨y - θ, Π_C y - θ⟩; "
+               "with y - θ = ξ - b (ξ centred): ⟨ξ, Π_C y⟩ <= s t + Σ_j (ξ_j - t)₊ (t >= 0), E⟨ξ, θ⟩ = 0, "
+               "-⟨b, Π_C y - θ⟩ <= ‖b‖₂ D; (x)₊ <= e^{λx}/(eλ) and Σ_j E e^{λξ_j} <= S give, at t = (log(S/s) - 1)₊/λ, "
+               "E D² <= A + β₂ sqrt(E D²), A = (s/λ) min{e^{L-1}, max{L, 1}}, L = log(S/s), β₂ = min{β, sqrt β}: "
+               "E D² <= ((β₂ + sqrt(β₂² + 4A))/2)² (maximal inequality as in Boucheron, Lugosi & Massart 2013, §2.5). ")
+_SB_SOURCE = "derived here (docs/problems/sparse-bernoulli.md)"
+
+
+@S.cached_expression
+def _vector_upper_expressions() -> dict:
+    from ..mechanisms import sparse_binary as SB
+
+    n, e, d = S.n, S.eps, S.d
+    return {"projected-truncated-rr": SB.rr_projected_risk(n, e, d, ssp, K_PRR, ELL_PRR),
+            "truncated-privunit": SB.privunit_unprojected_risk(n, e, d, ssp, K_PU),
+            "projected-privunit": SB.privunit_projected_risk(n, e, d, ssp, K_PU, U_PU)}
+
+
+def _vector_upper_bounds() -> list:
+    X = _vector_upper_expressions()
+    d2 = Condition("d >= 2 (PrivUnit releases a point of the sphere of dimension d - 1)", lambda v: v["d"] >= 2)
+    kpu = FreeParameter(K_PU, lambda v: 1, lambda v: v["d"], integer=True, doc="ones kept")
+    return [
+        Bound("upper", "projected-truncated-rr",
+              "keep at most K ones, randomized response on every bit at level ε/(2K), project onto {Σθ <= s}",
+              X["projected-truncated-rr"],
+              "Warner (1965); Duchi, Jordan & Wainwright (2018); " + _SB_SOURCE,
+              _TRUNCATION + "Randomized response at level ε/(2K) on each bit of the truncated vector (two truncated "
+              "vectors differ in <= 2K bits; a mixture over the truncation: ε-LDP). y = the debiased average, unbiased "
+              "for θ'; each debiased bit lies in an interval of length R = coth(ε/(4K)), so E e^{λξ_j} <= e^{λ²R²/(8n)} "
+              "(Hoeffding's lemma) and S = d e^{λ²R²/(8n)}. " + _PROJECTION + "λ = ℓ·2 sqrt(n)/R; K and ℓ tuned.",
+              free=(FreeParameter(K_PRR, lambda v: 1, lambda v: v["d"], integer=True, doc="ones kept"),
+                    FreeParameter(ELL_PRR, lambda v: 1e-3, lambda v: 20.0, doc="ℓ = λ R/(2 sqrt n)")),
+              extra={"mechanism": "projected-truncated-rr"}),
+        Bound("upper", "truncated-privunit", "keep at most K ones, centre, PrivUnit on the ℓ2 ball of radius r",
+              X["truncated-privunit"],
+              "Bhowmick, Duchi, Freudiger, Kapoor & Rogers (2018) for PrivUnit; " + _SB_SOURCE,
+              _TRUNCATION + "Centre: v = x' - κ1, κ = K̃/d, K̃ = min{K, d/2}; ‖v‖² = k(1 - 2κ) + dκ² <= r² = K̃ - K̃²/d "
+              "for |x'| = k <= K. PrivUnit at level ε on the ball of radius r (mechanisms/privunit.py): E[Z | v] = v, "
+              "‖Z‖ = r/m exactly. y = κ1 + Z̄ is unbiased for θ', so E‖y - θ‖² = ‖b‖² + (r²/m² - ‖θ' - κ1‖²)/n "
+              "<= min{β², β} + r²/(m² n). K tuned; about 2πK d/(nε²) + β² for ε <= 1 (m² d/ε² ≈ 1/(2π)).",
+              free=(kpu,), conditions=(d2,), extra={"mechanism": "truncated-privunit"}),
+        Bound("upper", "projected-privunit",
+              "keep at most K ones, centre, PrivUnit, project onto {θ ∈ [0,1]^d : Σθ <= s}",
+              X["projected-privunit"],
+              "Bhowmick, Duchi, Freudiger, Kapoor & Rogers (2018) for PrivUnit; " + _SB_SOURCE,
+              _TRUNCATION + "The truncated, centred PrivUnit of truncated-privunit, then y projected onto C. Per user "
+              "X_j = Z_j - E Z_j <= b = r/m + κ and Var X_j <= (r/m)² E⟨V, e_j⟩² = (r/m)²(w⊥ + E⟨u, e_j⟩²(E W² - w⊥)), "
+              "w⊥ = (1 - E W²)/(d - 1) (V = W u + sqrt(1 - W²) η, η uniform on the sphere of u^⊥); E⟨u, e_j⟩² <= θ_j + 1/d "
+              "(<= 1 when x'_j = 1; κ²/‖x' - κ1‖² <= 1/d when x'_j = 0). Bennett (Boucheron, Lugosi & Massart Thm 2.9): "
+              "log E e^{λξ_j} <= h(a + gθ_j), h = n φ(bλ/n)/b², φ(x) = e^x - 1 - x, a = (r/m)²(w⊥ + (E W² - w⊥)₊/d), "
+              "g = (r/m)²(E W² - w⊥)₊; by convexity in θ_j ∈ [0,1] and Σθ_j <= s, S = e^{ha}(d + s(e^{hg} - 1)). "
+              + _PROJECTION + "λ = u n/b; K and u tuned. (The projection is 1-Lipschitz: the risk is also <= "
+              "truncated-privunit's.)",
+              free=(kpu, FreeParameter(U_PU, lambda v: 1e-6, lambda v: 20.0, doc="u = bλ/n")),
+              conditions=(d2,), extra={"mechanism": "projected-privunit"}),
+    ]
 
 
 def bounds_local(values: dict) -> list[Bound]:
