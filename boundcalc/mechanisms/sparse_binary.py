@@ -47,7 +47,7 @@ import sympy as sp
 
 from .. import symbolic as S
 from . import privunit as PU
-from .sampling import sparse_vector_rr_counts_from_theta, truncate_ones
+from .sampling import truncate_ones
 
 
 # ------------------------------------------------------------------------------ truncation bias β(K)
@@ -202,11 +202,47 @@ def project_capped_simplex(y, s: float, iters: int = 100):
     return out
 
 
+def bernoulli_ones(theta, n: int, rng: np.random.Generator):
+    """(rows, cols) of the ones of an n × d matrix with independent entries X_ij ~ Bern(θ_j), in O(n Σθ) work:
+    in column j the gaps between consecutive ones are i.i.d. Geometric(θ_j) (a Bernoulli process)."""
+    rows, cols = [], []
+    for j, p in enumerate(np.asarray(theta, float)):
+        if p <= 0:
+            continue
+        pos = np.zeros(0, np.int64)
+        while pos.size == 0 or pos[-1] < n:  # draw gaps until the process leaves {0, ..., n-1}
+            more = np.cumsum(rng.geometric(p, size=int(n * p + 4 * math.sqrt(n * p) + 10)))
+            pos = np.concatenate([pos, (pos[-1] if pos.size else -1) + more])
+        pos = pos[pos < n]
+        rows.append(pos)
+        cols.append(np.full(pos.size, j))
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(rows), np.concatenate(cols)
+
+
+def truncated_column_sums(theta, n: int, K: int, rng: np.random.Generator):
+    """Column sums of the truncated matrix X' (each row keeps a uniformly random K of its ones when it has more)."""
+    d = np.asarray(theta).size
+    rows, cols = bernoulli_ones(theta, n, rng)
+    keep = np.ones(rows.size, bool)
+    per_user = np.bincount(rows, minlength=n)
+    over = np.flatnonzero(per_user[rows] > K)
+    if over.size:
+        order = over[np.lexsort((rng.random(over.size), rows[over]))]  # by user, random order within a user
+        r_sorted = rows[order]
+        rank = np.arange(order.size) - np.searchsorted(r_sorted, r_sorted, side="left")
+        keep[order[rank >= K]] = False
+    return np.bincount(cols[keep], minlength=d)
+
+
 def rr_debiased_means(theta, n: int, K: int, eps: float, reps: int, rng: np.random.Generator):
     """``reps`` draws of y (the debiased average of truncated RR over n users with x_ij ~ Bern(θ_j)),
-    shape (reps, d), simulated exactly through the column sums (:func:`sparse_vector_rr_counts_from_theta`)."""
+    shape (reps, d), simulated exactly through the column sums: of the c_j users whose truncated bit j is 1,
+    Bin(c_j, q) report 1; of the other n - c_j, Bin(n - c_j, 1 - q) (independent flips)."""
     q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
-    T = np.stack([sparse_vector_rr_counts_from_theta(theta, n, K, eps, rng) for _ in range(reps)])
+    c = np.stack([truncated_column_sums(theta, n, K, rng) for _ in range(reps)])
+    T = rng.binomial(c, q) + rng.binomial(n - c, 1 - q)
     return (T / n - (1 - q)) / (2 * q - 1)
 
 
