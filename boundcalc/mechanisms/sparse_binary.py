@@ -254,8 +254,10 @@ def truncated_privunit_means(theta, n: int, K: int, eps: float, reps: int, rng: 
     Kt = min(K, d / 2)
     kappa, r = Kt / d, math.sqrt(Kt - Kt * Kt / d)
     out = np.empty((reps, d))
-    for i in range(reps):
-        X = truncate_ones(rng.random((n, d)) < theta, K, rng)
+    per = max(1, int(2e6 // (n * d)))  # replications per call of the sampler (memory: about 2e6 entries)
+    for i in range(0, reps, per):
+        k = min(per, reps - i)
+        X = truncate_ones(rng.random((k * n, d)) < theta, K, rng)
         Z = PU.privunit(X - kappa, r, eps, rng)
-        out[i] = kappa + Z.mean(axis=0)
+        out[i:i + k] = kappa + Z.reshape(k, n, d).mean(axis=1)
     return out
