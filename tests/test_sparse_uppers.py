@@ -152,8 +152,9 @@ def test_privunit_coordinate_variance_and_increment_bound(d, eps, K):
     Z = PU.privunit(X - kappa, r, eps, rng)
     EZ = X.mean(axis=0) - kappa  # E Z = θ' - κ (unbiased); its estimate suffices for the one-sided check
     assert np.max(Z - EZ) <= r * math.sqrt(m2inv) + kappa + 1e-9
-    se = Z.var(axis=0) ** 0.5 * np.sqrt(2 / Z.shape[0]) * np.sqrt(np.mean(Z ** 4, axis=0)) / np.mean(Z ** 2, axis=0)
-    assert np.all(np.mean(Z ** 2, axis=0) <= bound + 4 * se * np.mean(Z ** 2, axis=0))
+    se = np.std(Z ** 2, axis=0) / math.sqrt(Z.shape[0])
+    assert np.all(np.mean(Z ** 2, axis=0) <= bound + 4 * se)
+    assert np.max(np.mean(Z ** 2, axis=0) / bound) > 0.5  # the bound is not vacuous on the heavy coordinates
 
 
 def _instances(d, s):

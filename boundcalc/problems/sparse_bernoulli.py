@@ -385,8 +385,11 @@ def _vector_errors(t, bound_value, theta):
     return np.sum((y - theta) ** 2, axis=1)
 
 
-for _name in VECTOR_SIMULATORS:
-    ERRORS[_name] = lambda t, theta: _vector_errors(t, t.upper, theta)
+def _errors_vector(t, theta):
+    return _vector_errors(t, t.upper, theta)
+
+
+ERRORS.update({name: _errors_vector for name in VECTOR_SIMULATORS})
 
 
 def _simulable(t, bound_value) -> bool:
