@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", default="200", help="repetitions per n (default 200)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
     p.add_argument("--ns", help="comma-separated sample sizes (default: the problem's grid)")
-    p.add_argument("--plot", help="write a PNG of the check to this file")
+    p.add_argument("--plot", help="write a figure of the check to this file (PNG; .svg, .pdf ... by extension)")
     p.add_argument("--json", action="store_true", help="print the check as one JSON object")
 
     p = sub.add_parser("plan", help="sample size (or privacy level) needed for a target error",
@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--points", help="number of grid points (default 24, 3 to 400)")
     p.add_argument("--xmin", help="smallest x (default n/100, or eps/100)")
     p.add_argument("--xmax", help="largest x (default 1000 n, or 20 eps; tv/kl below 1)")
-    p.add_argument("--output", required=True, help="PNG file to write (required)")
+    p.add_argument("--output", required=True, help="figure file to write (required): PNG, or the format its "
+                                                    "extension names (.svg, .pdf, ...)")
 
     p = sub.add_parser("convert", help="translate a privacy guarantee into another model", formatter_class=fmt,
                        epilog=_epilog("convert", problem=False, extra=(
@@ -274,7 +275,10 @@ def cmd_check(args, extras):
         spec = ParamSpec("ns", "int", None, "", low=1, high=1e9)
         ns = [spec.parse(x) for x in args.ns.split(",") if x.strip()]
     if args.plot is not None:
+        from .plotting import figure_format
+
         _output_path(args.plot, "plot")
+        figure_format(args.plot, "plot")
     res = check(args.problem, args.privacy, reps=reps, seed=seed, ns=ns, progress=sys.stderr.isatty(),
                 **_params(args, extras))
     if args.plot:
@@ -315,7 +319,7 @@ def cmd_table(args, extras):
     if args.output:
         from .fileio import write_atomic
 
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, option="output")
     else:
         print(text, end="" if text.endswith("\n") else "\n")
 
