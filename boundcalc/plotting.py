@@ -108,6 +108,12 @@ def _grid(x, values, model, entry, xmin, xmax, points):
         if spec is None:
             raise InputError("x", f"problem {entry.problem} has no sample size n")
         n0 = values["n"]
+        for opt, val in (("xmin", xmin), ("xmax", xmax)):
+            if val is not None and (val < (spec.low or 1) or val > (spec.high or 1e18)):
+                from .params import _fmt
+
+                raise InputError(opt, f"must be a sample size from {_fmt(spec.low or 1)} to {_fmt(spec.high or 1e18)}",
+                                 val)
         lo = xmin if xmin is not None else max(spec.low or 1, n0 / 100)
         hi = xmax if xmax is not None else min(spec.high or 1e18, n0 * 1000)
         lo, hi = max(lo, spec.low or 1), min(hi, spec.high or 1e18)
@@ -117,6 +123,13 @@ def _grid(x, values, model, entry, xmin, xmax, points):
         return [int(v) for v in xs]
     spec = model.level
     e0 = values["eps"]
+    for opt, val in (("xmin", xmin), ("xmax", xmax)):
+        if val is not None:
+            try:
+                spec.parse(val)
+            except InputError:
+                raise InputError(opt, f"must be a privacy level --privacy {model.name} allows: "
+                                      f"{spec.allowed()[len('must be '):]}", val) from None
     lo_lim = max(spec.low or 0.0, 1e-8)
     hi_lim = spec.high * (1 - 1e-9) if spec.high_open else spec.high
     lo = xmin if xmin is not None else e0 / 100
