@@ -20,20 +20,69 @@ EXIT_CODES = ("exit status: 0 success; 1 internal error (a bug: please report it
               "stderr naming the option); 3 `check` ran and a simulated risk fell outside the certified band.")
 
 
+_VERSION = None
+
+
 def package_version() -> str:
-    """The installed distribution's version (importlib.metadata), else ``boundcalc.__version__``."""
+    """The installed distribution's version, else ``boundcalc.__version__`` (computed once per process).
+
+    An installed wheel has its ``boundcalc-<version>.dist-info/METADATA`` next to the package: its
+    ``Version:`` line is read directly (what importlib.metadata returns, without the 40 ms its import and
+    scan of every distribution cost a ``--json`` call). Otherwise (an editable install) importlib.metadata
+    is asked, and a plain checkout falls back to ``boundcalc.__version__``.
+    """
+    global _VERSION
+    if _VERSION is None:
+        _VERSION = _metadata_version() or _importlib_version()
+        if not _VERSION:
+            from . import __version__
+
+            _VERSION = __version__
+    return _VERSION
+
+
+def _metadata_version():
+    import glob
+    import os
+
+    site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for meta in sorted(glob.glob(os.path.join(site, "boundcalc-*.dist-info", "METADATA"))):
+        head = {}
+        try:
+            with open(meta, encoding="utf-8") as fh:
+                for line in fh:  # the header ends at the first blank line (the README follows)
+                    if not line.strip():
+                        break
+                    key, sep, value = line.rstrip("\n").partition(": ")
+                    if sep and not line[0].isspace():
+                        head.setdefault(key, value)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if head.get("Name", "").lower() == "boundcalc" and head.get("Version"):
+            return head["Version"]
+    return None
+
+
+def _importlib_version():
     try:
         from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return version("boundcalc")
-        except PackageNotFoundError:
-            pass
     except ImportError:  # pragma: no cover - Python without importlib.metadata
-        pass
-    from . import __version__
+        return None
+    try:
+        return version("boundcalc")
+    except PackageNotFoundError:
+        return None
 
-    return __version__
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"boundcalc {package_version()}")
+        parser.exit()
 
 
 class UsageError(Exception):
@@ -147,8 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     # allow_abbrev=False: problem parameters pass through as extras, so `--s` must not be read as `--seed`
     parser = _Parser(prog="boundcalc", description="Minimax bounds for private statistical estimation.",
                      allow_abbrev=False, epilog=EXIT_CODES)
-    parser.add_argument("--version", action="version", version=f"boundcalc {package_version()}",
-                        help="print the version and exit")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
