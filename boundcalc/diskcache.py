@@ -146,7 +146,7 @@ def _flush() -> None:
             merged.update(new)
             text = json.dumps(merged, separators=(",", ":"))
             if len(merged) <= _MAX_ENTRIES and len(text) <= _MAX_BYTES:  # a full file is no longer extended
-                write_atomic(path, text, follow=False)  # its own file: a link there is replaced, never followed
+                write_atomic(path, text)
         except Exception:  # noqa: BLE001 - a cache that cannot be written only costs time
             pass
         new.clear()
