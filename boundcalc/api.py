@@ -245,9 +245,28 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
 
     from . import catalog
 
-    # strings (choice parameters such as loss="squared", and "inf") pass through unchanged
+    # strings (choice parameters such as loss="squared", and "inf" where allowed) pass through unchanged;
+    # every other value must be a number or an array of numbers (not "1000", not b"1000", not 10**400)
     fixed = {k: v for k, v in params.items() if isinstance(v, str)}
-    arrays = {k: np.asarray(v, dtype=float) for k, v in params.items() if v is not None and k not in fixed}
+    numeric = {"eps", "alpha", "delta"} | {s.name for s in catalog.param_specs(catalog.get_entry(problem, privacy))
+                                           if s.kind != "choice"}
+    specs0 = {s.name: s for s in catalog.param_specs(catalog.get_entry(problem, privacy))}
+    for k, v in fixed.items():
+        spec = specs0.get(k)
+        inf_word = v.strip().lower() in ("inf", "+inf", "infinity", "∞") and spec is not None and spec.allow_inf
+        if k in numeric and not inf_word and v.strip().lower() != "auto":
+            raise InputError(k, "must be a number or an array of numbers (not a string)", v)
+    arrays = {}
+    for k, v in params.items():
+        if v is None or k in fixed:
+            continue
+        if isinstance(v, (bool, bytes, bytearray)) or (isinstance(v, np.ndarray) and v.dtype.kind not in "iuf"):
+            raise InputError(k, "must be a number or an array of numbers", v)
+        try:
+            arrays[k] = np.asarray(v, dtype=float)
+        except (OverflowError, TypeError, ValueError):
+            shown = f"{str(v)[:12]}… ({len(str(v))} digits)" if isinstance(v, int) else v
+            raise InputError(k, "must be finite numbers", shown) from None
     # validate with a representative scalar (integers rounded: a curve may take real n), then check
     # every element of each array against the parameter's range
     scalars = dict(fixed)

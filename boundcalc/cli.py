@@ -2,7 +2,8 @@
 
 Problem-specific parameters (``--k``, ``--model``, ``--s`` ...) are not hard-coded: any
 ``--name value`` pair after the known options is handed to the problem, whose ParamSpecs validate
-it. Exit codes: 0 success, 2 bad input (one line on stderr), 1 internal error.
+it. Exit codes (:data:`EXIT_CODES`): 0 success, 1 internal error, 2 bad input (one line on stderr),
+3 a ``check`` that ran and failed.
 """
 from __future__ import annotations
 
@@ -13,6 +14,76 @@ import sys
 
 COMMON = ("n", "eps", "delta", "d", "r", "alpha")
 
+#: exit statuses of the ``boundcalc`` command
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_CHECK_FAILED = 0, 1, 2, 3
+EXIT_CODES = ("exit status: 0 success; 1 internal error (a bug: please report it); 2 bad input (one line on "
+              "stderr naming the option); 3 `check` ran and a simulated risk fell outside the certified band.")
+
+
+_VERSION = None
+
+
+def package_version() -> str:
+    """The installed distribution's version, else ``boundcalc.__version__`` (computed once per process).
+
+    An installed wheel has its ``boundcalc-<version>.dist-info/METADATA`` next to the package: its
+    ``Version:`` line is read directly (what importlib.metadata returns, without the 40 ms its import and
+    scan of every distribution cost a ``--json`` call). Otherwise (an editable install) importlib.metadata
+    is asked, and a plain checkout falls back to ``boundcalc.__version__``.
+    """
+    global _VERSION
+    if _VERSION is None:
+        _VERSION = _metadata_version() or _importlib_version()
+        if not _VERSION:
+            from . import __version__
+
+            _VERSION = __version__
+    return _VERSION
+
+
+def _metadata_version():
+    import glob
+    import os
+
+    site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for meta in sorted(glob.glob(os.path.join(site, "boundcalc-*.dist-info", "METADATA"))):
+        head = {}
+        try:
+            with open(meta, encoding="utf-8") as fh:
+                for line in fh:  # the header ends at the first blank line (the README follows)
+                    if not line.strip():
+                        break
+                    key, sep, value = line.rstrip("\n").partition(": ")
+                    if sep and not line[0].isspace():
+                        head.setdefault(key, value)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if head.get("Name", "").lower() == "boundcalc" and head.get("Version"):
+            return head["Version"]
+    return None
+
+
+def _importlib_version():
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover - Python without importlib.metadata
+        return None
+    try:
+        return version("boundcalc")
+    except PackageNotFoundError:
+        return None
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"boundcalc {package_version()}")
+        parser.exit()
+
 
 class UsageError(Exception):
     pass
@@ -21,7 +92,15 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
+        #: a function adding to the epilog, called only when the help is printed (it imports every problem)
+        self.lazy_epilog = kwargs.pop("lazy_epilog", None)
         super().__init__(*args, **kwargs)
+
+    def format_help(self):
+        if self.lazy_epilog is not None:
+            extra, self.lazy_epilog = self.lazy_epilog(), None
+            self.epilog = extra + ("\n\n" + self.epilog if self.epilog else "")
+        return super().format_help()
 
     def add_argument(self, *args, **kwargs):
         # every option may be given once: a repeated option is an error, never "the last one wins"
@@ -37,10 +116,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 EPILOG = ("Problem-specific parameters (e.g. --k for mean, --model for point, --s for sparse-bernoulli) are "
-          "given as --name value; `boundcalc list` shows every problem's parameters and defaults.")
+          "given as --name value: the list above gives each problem's, with allowed values and defaults "
+          "(also `boundcalc list`).")
 
 PROBLEMS_HELP = ("problems: mean, support, density, multinomial, gaussian, sparse-bernoulli, linear, point "
-                 "(aliases and parameters: `boundcalc list`; derivations: docs/problems/<problem>.md).")
+                 "(aliases and parameters: `boundcalc list`; derivations: `boundcalc docs problems/<problem>`).")
 PRIVACY_HELP = ("privacy models: none, pure (ε-DP), smooth (ε-smooth DP), approx ((ε,δ)-DP), tv (α-TV privacy), "
                 "kl (α-KL privacy), local (ε-local DP); not every problem has every model (`boundcalc list`).")
 EXAMPLES = {
@@ -51,6 +131,7 @@ EXAMPLES = {
     "plot": "boundcalc plot --problem mean --privacy pure --k 4 --x n --points 24 --output risk.png",
     "convert": "boundcalc convert --from pure --to tv --eps 1",
     "list": "boundcalc list --json",
+    "docs": "boundcalc docs problems/mean",
 }
 
 
@@ -58,8 +139,15 @@ def _epilog(cmd, problem=True, extra=""):
     parts = [PROBLEMS_HELP, PRIVACY_HELP, EPILOG] if problem else []
     if extra:
         parts.append(extra)
+    parts.append(EXIT_CODES)
     parts.append(f"example: {EXAMPLES[cmd]}")
     return "\n\n".join(parts)
+
+
+def _problem_options():
+    from .clihelp import problem_options
+
+    return problem_options()
 
 
 class _Once(argparse.Action):
@@ -87,13 +175,14 @@ class _OnceFlag(argparse.Action):
         setattr(namespace, self.dest, True)
 
 
-def _add_problem_args(p, need_privacy=True, privacy_default=None):
-    p.add_argument("--problem", required=True,
-                   help="problem name: mean, support, density, multinomial, gaussian, sparse-bernoulli, linear, point")
+def _add_problem_args(p, need_privacy=True, privacy_default=None, with_n=True, problem_help=None):
+    p.add_argument("--problem", required=True, help=problem_help or
+                   "problem name: mean, support, density, multinomial, gaussian, sparse-bernoulli, linear, point")
     if need_privacy:
         p.add_argument("--privacy", default=privacy_default, required=privacy_default is None,
                        help="privacy model (required): none, pure, smooth, approx, tv, kl, local")
-    p.add_argument("--n", action=_Once, help="sample size (default 1000)")
+    if with_n:
+        p.add_argument("--n", action=_Once, help="sample size (default 1000)")
     p.add_argument("--eps", action=_Once,
                    help="privacy level of the model: ε for pure/smooth/approx/local (default 1), α for kl "
                         "(default 1) and tv (default 0.5); refused with --privacy none")
@@ -106,13 +195,14 @@ def _add_problem_args(p, need_privacy=True, privacy_default=None):
 def build_parser() -> argparse.ArgumentParser:
     # allow_abbrev=False: problem parameters pass through as extras, so `--s` must not be read as `--seed`
     parser = _Parser(prog="boundcalc", description="Minimax bounds for private statistical estimation.",
-                     allow_abbrev=False)
+                     allow_abbrev=False, epilog=EXIT_CODES)
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("rate", help="minimax rate, certified lower and upper bounds", formatter_class=fmt,
-                       epilog=_epilog("rate"))
+                       epilog=_epilog("rate"), lazy_epilog=_problem_options)
     _add_problem_args(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action=_OnceFlag,
@@ -122,20 +212,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the derivation, source and docs page of the reported lower and upper bounds")
 
     p = sub.add_parser("check", help="simulate the upper-bound mechanism against the certified bounds",
-                       formatter_class=fmt, epilog=_epilog("check", extra="exit status 1 if a simulated risk "
-                                                                          "falls outside the certified band"))
-    _add_problem_args(p)
+                       formatter_class=fmt, lazy_epilog=_problem_options, epilog=_epilog("check", extra=(
+                           "The sample sizes come from --ns (default: the problem's grid); there is no --n. "
+                           "Exit status 3 if a simulated risk falls outside the certified band.")))
+    _add_problem_args(p, with_n=False)
     p.add_argument("--reps", default="200", help="repetitions per n (default 200)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
-    p.add_argument("--ns", help="comma-separated sample sizes (default: the problem's grid)")
-    p.add_argument("--plot", help="write a PNG of the check to this file")
+    p.add_argument("--ns", help="comma-separated sample sizes, at least two, each >= 10 (default: the "
+                                "problem's grid)")
+    p.add_argument("--plot", help="write a figure of the check to this file (PNG; .svg, .pdf ... by extension)")
     p.add_argument("--json", action="store_true", help="print the check as one JSON object")
 
     p = sub.add_parser("plan", help="sample size (or privacy level) needed for a target error",
                        formatter_class=fmt, epilog=_epilog("plan", extra=(
                            "--solve n: give --target, get the necessary and sufficient n; --solve eps: give "
                            "--target and --n, get the privacy level; --solve target: give --n (and level), get "
-                           "the reachable risk.")))
+                           "the reachable risk.")), lazy_epilog=_problem_options)
     _add_problem_args(p)
     p.add_argument("--target", help="target risk (comma-separated for several); not with --solve target")
     p.add_argument("--solve", default=None,
@@ -143,20 +235,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
 
     p = sub.add_parser("table", help="table of bounds across privacy models", formatter_class=fmt,
-                       epilog=_epilog("table"))
-    _add_problem_args(p, need_privacy=False)
-    p.add_argument("--privacy", help="comma-separated privacy models (default: all of the problem's)")
+                       lazy_epilog=_problem_options, epilog=_epilog("table", extra=(
+                           "--problem all (or a comma-separated list such as mean,support) gives one row per "
+                           "problem and privacy model; --privacy pure,approx keeps those models. A list may not "
+                           "have empty or repeated entries.")))
+    _add_problem_args(p, need_privacy=False, problem_help=(
+        "problem name, a comma-separated list of names (mean,support), or all: mean, support, density, "
+        "multinomial, gaussian, sparse-bernoulli, linear, point"))
+    p.add_argument("--privacy", help="comma-separated privacy models, e.g. pure,approx (default: all of the "
+                                     "problem's): none, pure, smooth, approx, tv, kl, local")
     p.add_argument("--format", default="text", help="text (default), latex, markdown, csv, json")
     p.add_argument("--output", help="write to this file (atomically) instead of stdout")
 
-    p = sub.add_parser("plot", help="plot the certified band against n or eps", formatter_class=fmt,
-                       epilog=_epilog("plot"))
+    p = sub.add_parser("plot", help="plot the certified band against n or eps (needs matplotlib)",
+                       formatter_class=fmt, lazy_epilog=_problem_options, epilog=_epilog("plot", extra=(
+                           "Needs matplotlib: pip install 'boundcalc[plot]' (the plot extra).")))
     _add_problem_args(p)
     p.add_argument("--x", default="n", help="the x axis: n (default) or eps")
     p.add_argument("--points", help="number of grid points (default 24, 3 to 400)")
-    p.add_argument("--xmin", help="smallest x (default n/100, or eps/100)")
-    p.add_argument("--xmax", help="largest x (default 1000 n, or 20 eps; tv/kl below 1)")
-    p.add_argument("--output", required=True, help="PNG file to write (required)")
+    p.add_argument("--xmin", help="smallest x (default n/100, or eps/100); a sample size >= 1, or a level the "
+                                  "model allows")
+    p.add_argument("--xmax", help="largest x (default 1000 n, or 20 eps; tv/kl below 1); a sample size, or a "
+                                  "level the model allows (tv and kl: below 1)")
+    p.add_argument("--output", required=True, help="figure file to write (required): PNG, or the format its "
+                                                    "extension names (.svg, .pdf, ...)")
 
     p = sub.add_parser("convert", help="translate a privacy guarantee into another model", formatter_class=fmt,
                        epilog=_epilog("convert", problem=False, extra=(
@@ -178,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="problems, privacy models and parameters", formatter_class=fmt,
                        epilog=_epilog("list", problem=False, extra=PRIVACY_HELP))
     p.add_argument("--json", action="store_true", help="print the list as JSON (one object per problem and model)")
+
+    p = sub.add_parser("docs", help="print a derivation page (problems/<problem>, methods/<method>)",
+                       formatter_class=fmt, epilog=_epilog("docs", problem=False, extra=(
+                           "The pages ship with the package. A page is named as problems/mean, methods/le-cam, "
+                           "docs/problems/mean.md (as printed by --explain), or just mean; without a name, the "
+                           "list of pages.")))
+    p.add_argument("page", nargs="?", help="the page: problems/<problem>, methods/<method>, or a bare name")
     return parser
 
 
@@ -231,6 +340,11 @@ def _params(args, extras) -> dict:
 
 
 def _dumps(obj) -> str:
+    """JSON text of a result; every object printed carries the package's ``version`` (for ``list``, each row)."""
+    if isinstance(obj, dict):
+        obj = {**obj, "version": package_version()}
+    elif isinstance(obj, list):
+        obj = [{**o, "version": package_version()} if isinstance(o, dict) else o for o in obj]
     return json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
 
 
@@ -259,22 +373,39 @@ def cmd_rate(args, extras):
         print(res.to_latex(), end="")
     elif args.explain:
         print(res.explain())
+        print(_explain_pages(res.problem))
     else:
         print(res.to_text())
+
+
+def _explain_pages(problem) -> str:
+    """How to read the pages cited above wherever boundcalc is installed, then the problem's page."""
+    from .docpages import location, read_page
+
+    head = (f"\npages: `boundcalc docs <page>` prints any page named above (e.g. boundcalc docs problems/{problem}); "
+            f"they are in {location()}")
+    try:
+        text = read_page(f"problems/{problem}")
+    except Exception:  # noqa: BLE001 - a missing page must not hide the derivation printed above
+        return head
+    rule = "-" * 100
+    return f"{head}\n\n{rule}\ndocs/problems/{problem}.md\n{rule}\n{text.rstrip()}"
 
 
 def cmd_check(args, extras):
     from .params import ParamSpec
     from .simulate import check
 
+    from .simulate import parse_ns
+
     reps = ParamSpec("reps", "int", 200, "", low=2, high=1e7).parse(args.reps)
     seed = ParamSpec("seed", "int", 0, "", low=0, high=2 ** 63 - 1).parse(args.seed)
-    ns = None
-    if args.ns:
-        spec = ParamSpec("ns", "int", None, "", low=1, high=1e9)
-        ns = [spec.parse(x) for x in args.ns.split(",") if x.strip()]
+    ns = None if args.ns is None else parse_ns(args.ns)
     if args.plot is not None:
+        from .plotting import figure_format
+
         _output_path(args.plot, "plot")
+        figure_format(args.plot, "plot")
     res = check(args.problem, args.privacy, reps=reps, seed=seed, ns=ns, progress=sys.stderr.isatty(),
                 **_params(args, extras))
     if args.plot:
@@ -282,7 +413,7 @@ def cmd_check(args, extras):
 
         plot_check(res, args.plot)
     print(_dumps(res.to_dict()) if args.json else res.to_text())
-    return 0 if res.passed else 1
+    return EXIT_OK if res.passed else EXIT_CHECK_FAILED
 
 
 def cmd_plan(args, extras):
@@ -304,7 +435,9 @@ def cmd_table(args, extras):
     if args.output is not None:
         _output_path(args.output, "output")
 
-    privs = None if not args.privacy else [x.strip() for x in args.privacy.split(",") if x.strip()]
+    from .export import split_list
+
+    privs = None if args.privacy is None else split_list(args.privacy, "privacy")
     if args.delta is not None and privs is not None:
         from .privacy import get_model
 
@@ -315,7 +448,7 @@ def cmd_table(args, extras):
     if args.output:
         from .fileio import write_atomic
 
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, option="output")
     else:
         print(text, end="" if text.endswith("\n") else "\n")
 
@@ -340,15 +473,32 @@ def cmd_convert(args, extras):
         raise UsageError(f"unexpected argument --{next(iter(extras))}")
     if args.alpha is not None and args.eps is not None:
         raise InputError("alpha", "is an alias of --eps: give one of them", args.alpha)
+    if args.alpha is not None:
+        from .privacy import get_model
+
+        try:
+            source = get_model(args.from_model)
+        except InputError:
+            source = None  # an unknown --from is reported by convert
+        if source is not None and source.level_name != "alpha":
+            raise InputError("alpha", f"is the level of --from tv and kl; --from {source.name} takes --eps",
+                             args.alpha)
     eps = args.eps if args.eps is not None else args.alpha
     group = ParamSpec("group", "int", 1, "", low=1, high=1e9).parse(args.group)
     res = convert(args.from_model, args.to_model, eps=eps, delta=args.delta, group=group)
     print(_dumps(res.to_dict()) if args.json else res.to_text())
 
 
+def _no_extras(command, extras):
+    if extras:
+        name = next(iter(extras))
+        raise UsageError(f"--{name.replace('_', '-')}: not an option of {command} (see boundcalc {command} --help)")
+
+
 def cmd_list(args, extras):
     from .api import list_problems
 
+    _no_extras("list", extras)
     rows = list_problems()
     if args.json:
         print(_dumps(rows))
@@ -360,8 +510,19 @@ def cmd_list(args, extras):
         print(f"{r['problem']:<{width}}  {r['privacy']:<7} {params}{alias}")
 
 
+def cmd_docs(args, extras):
+    from .docpages import list_pages, read_page
+
+    _no_extras("docs", extras)
+    if args.page is None:
+        print("\n".join(list_pages()))
+        return
+    text = read_page(args.page)
+    print(text, end="" if text.endswith("\n") else "\n")
+
+
 COMMANDS = {"rate": cmd_rate, "check": cmd_check, "plan": cmd_plan, "table": cmd_table, "plot": cmd_plot,
-            "convert": cmd_convert, "list": cmd_list}
+            "convert": cmd_convert, "list": cmd_list, "docs": cmd_docs}
 
 
 def main(argv=None) -> int:
@@ -376,7 +537,7 @@ def main(argv=None) -> int:
         return 0 if rc is None else rc
     except (UsageError, InputError) as exc:
         print(f"boundcalc {argv[0] if argv else ''}: error: {exc}".replace("  ", " "), file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
@@ -387,7 +548,7 @@ def main(argv=None) -> int:
         if os.environ.get("BOUNDCALC_DEBUG"):
             raise
         print(f"boundcalc: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_INTERNAL
 
 
 def run() -> None:

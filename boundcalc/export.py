@@ -26,37 +26,49 @@ from .table_result import FORMATS, SHORT, TEX_SHORT, Table, TableRow, compact  #
 PRIVACY_ORDER = tuple(MODELS)  # none, pure, smooth, approx, tv, kl, local
 
 
+def split_list(value, option: str) -> list[str]:
+    """The names of a comma-separated string or a sequence, stripped; an empty list or an empty entry
+    (``mean,,support``, ``pure,``) is refused (:class:`InputError` naming ``option``)."""
+    if isinstance(value, str):
+        names = [p.strip() for p in value.split(",")]
+    elif isinstance(value, (bytes, bytearray)) or not hasattr(value, "__iter__"):
+        raise InputError(option, "must be a name or a comma-separated list of names", value)
+    else:
+        names = [str(p).strip() for p in value]
+    if not any(names):
+        raise InputError(option, "must name at least one (a name or a comma-separated list)", value)
+    if not all(names):
+        raise InputError(option, "has an empty entry: give comma-separated names such as "
+                                 + ("mean,support" if option == "problem" else "pure,approx"), value)
+    return names
+
+
+def _no_repeats(names, resolved, option):
+    seen = {}
+    for given, name in zip(names, resolved):
+        if name in seen:
+            same = f" ({seen[name]} and {given} are the same)" if seen[name] != given else ""
+            raise InputError(option, f"names {name} twice{same}", ",".join(names))
+        seen[name] = given
+
+
 def _problem_list(problem) -> list[str]:
     if problem is None:
         raise InputError("problem", "is required (a problem name, a comma-separated list, or all)")
-    if isinstance(problem, str):
-        names = [p.strip() for p in problem.split(",") if p.strip()]
-    else:
-        names = [str(p).strip() for p in problem]
-    if not names:
-        raise InputError("problem", "is required (a problem name, a comma-separated list, or all)", problem)
+    names = split_list(problem, "problem")
     if len(names) == 1 and names[0].lower() == "all":
         return sorted(catalog.problems())
-    out = []
-    for n in names:
-        name = catalog.resolve_problem(n).name
-        if name not in out:
-            out.append(name)
+    out = [catalog.resolve_problem(n).name for n in names]
+    _no_repeats(names, out, "problem")
     return out
 
 
 def _privacy_list(privacies) -> list[str] | None:
     if privacies is None:
         return None
-    if isinstance(privacies, str):
-        privacies = [p.strip() for p in privacies.split(",") if p.strip()]
-    out = []
-    for p in privacies:
-        name = get_model(p).name
-        if name not in out:
-            out.append(name)
-    if not out:
-        raise InputError("privacy", "must name at least one privacy model", privacies)
+    names = split_list(privacies, "privacy")
+    out = [get_model(p).name for p in names]
+    _no_repeats(names, out, "privacy")
     return out
 
 

@@ -54,7 +54,7 @@ class ParamSpec:
             if v not in self.choices:
                 raise InputError(self.name, self.allowed(), value)
             return v
-        if isinstance(value, bool):
+        if isinstance(value, (bool, bytes, bytearray, memoryview)):  # True is not 1, b"10" is not text
             raise InputError(self.name, self.allowed(), value)
         if isinstance(value, str):
             text = value.strip().lower()
@@ -97,6 +97,9 @@ _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z", re
 
 
 def _fmt(x: float) -> str:
+    short = f"{x:g}"  # 1e+18 rather than 19 digits, when that is the same number
+    if abs(x) >= 1e7 and float(short) == x:
+        return short
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 

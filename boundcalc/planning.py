@@ -181,9 +181,12 @@ def parse_targets(target) -> list[float]:
         raise InputError("target", "is required: the target risk, e.g. --target 0.01 (comma-separated for "
                                    "several), or leave it open with --solve target")
     if isinstance(target, str):
-        parts = [t for t in (x.strip() for x in target.split(",")) if t]
-        if not parts:
+        parts = [x.strip() for x in target.split(",")]
+        if not any(parts):
             raise InputError("target", "must be a number > 0 (or comma-separated numbers)", target)
+        if not all(parts):
+            raise InputError("target", "has an empty entry: give comma-separated numbers such as 0.01,0.001",
+                             target)
     else:
         try:
             import numpy as np
@@ -202,6 +205,29 @@ def parse_targets(target) -> list[float]:
         except InputError:
             raise InputError("target", allowed, t) from None
     return out
+
+
+def _refuse_targets_reached_everywhere(ev, targets, var) -> None:
+    """Refuse a target that a certified upper bound depending neither on n nor on the privacy level
+    already meets, i.e. the risk of an estimator that uses no data (θ̂ = 0 for the mean, risk r²):
+    every n and every level reach it, so there is nothing to plan."""
+    v = ev.entry.with_derived(ev.values)
+    ceiling = None
+    for b in ev.entry.bounds(v):
+        syms = getattr(b.expr, "free_symbols", None)
+        if b.side != "upper" or not b.certified or syms is None:
+            continue
+        if any(x.name in ("n", "epsilon", "delta") or x.name.startswith("alpha") for x in syms):
+            continue
+        val = api.evaluate_bound(b, v)
+        if val.value is not None and (ceiling is None or val.value < ceiling.value):
+            ceiling = val
+    if ceiling is None:
+        return
+    for t in targets:
+        if t >= ceiling.value:
+            raise InputError("target", f"must be below {ceiling.value:.4g}, the certified risk of "
+                                       f"{ceiling.label}: a larger target needs no data", t)
 
 
 def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResult:
@@ -244,6 +270,8 @@ def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResu
 
     var = None if solve == "target" else solve
     ev = _Evaluator(entry.problem, model.name, params, var)
+    if var is not None:
+        _refuse_targets_reached_everywhere(ev, targets, var)
     shown = {k: v for k, v in ev.values.items() if k not in ("problem", "privacy") and k != var}
     level_name = None if model.level is None else model.level_name
     notes = []

@@ -9,7 +9,8 @@
   and the fitted and predicted slopes.
 
 Figures are built with the object-oriented API on an Agg canvas (no pyplot state, no display needed);
-both functions return the :class:`matplotlib.figure.Figure` and write a PNG when given a path.
+both functions return the :class:`matplotlib.figure.Figure` and write it when given a path (PNG, or
+the format the file's extension names: .svg, .pdf, ...).
 """
 from __future__ import annotations
 
@@ -58,29 +59,45 @@ def _new_figure(size=(6.4, 4.4)):
     return fig, ax
 
 
-def _check_output(path):
+def figure_format(path, option="output") -> str:
+    """The figure format matplotlib writes for ``path``, from its extension: ``risk.svg`` is SVG,
+    ``risk.pdf`` PDF, a name without an extension (``/dev/null``, a FIFO) PNG. An extension matplotlib
+    does not write is refused (:class:`InputError` naming ``option``), never silently given PNG bytes."""
     import os
 
+    _mpl()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    ext = os.path.splitext(os.path.basename(os.fspath(path)))[1].lower().lstrip(".")
+    if not ext:
+        return "png"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext not in formats:
+        raise InputError(option, "must end in a figure format matplotlib writes: ."
+                         + ", .".join(sorted(formats)) + " (or have no extension: PNG)", path)
+    return ext
+
+
+def _check_output(path, option="output"):
     if path is None:
         return
-    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
-    if not os.path.isdir(directory):
-        raise InputError("output", "must be a path in an existing directory", path)
-    if os.path.isdir(os.fspath(path)):
-        raise InputError("output", "must be a file path, not a directory", path)
+    from .outpath import validate_output_path
+
+    validate_output_path(path, option)
+    figure_format(path, option)
 
 
-def _save(fig, path):
+def _save(fig, path, option="output"):
     if path is None:
         return
     import io
 
     from .fileio import write_atomic
 
-    _check_output(path)
+    _check_output(path, option)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=200, bbox_inches="tight")
-    write_atomic(path, buf.getvalue())
+    fig.savefig(buf, format=figure_format(path, option), dpi=200, bbox_inches="tight")
+    write_atomic(path, buf.getvalue(), option=option)
 
 
 # ---------------------------------------------------------------------- the certified band
@@ -91,6 +108,12 @@ def _grid(x, values, model, entry, xmin, xmax, points):
         if spec is None:
             raise InputError("x", f"problem {entry.problem} has no sample size n")
         n0 = values["n"]
+        for opt, val in (("xmin", xmin), ("xmax", xmax)):
+            if val is not None and (val < (spec.low or 1) or val > (spec.high or 1e18)):
+                from .params import _fmt
+
+                raise InputError(opt, f"must be a sample size from {_fmt(spec.low or 1)} to {_fmt(spec.high or 1e18)}",
+                                 val)
         lo = xmin if xmin is not None else max(spec.low or 1, n0 / 100)
         hi = xmax if xmax is not None else min(spec.high or 1e18, n0 * 1000)
         lo, hi = max(lo, spec.low or 1), min(hi, spec.high or 1e18)
@@ -100,6 +123,13 @@ def _grid(x, values, model, entry, xmin, xmax, points):
         return [int(v) for v in xs]
     spec = model.level
     e0 = values["eps"]
+    for opt, val in (("xmin", xmin), ("xmax", xmax)):
+        if val is not None:
+            try:
+                spec.parse(val)
+            except InputError:
+                raise InputError(opt, f"must be a privacy level --privacy {model.name} allows: "
+                                      f"{spec.allowed()[len('must be '):]}", val) from None
     lo_lim = max(spec.low or 0.0, 1e-8)
     hi_lim = spec.high * (1 - 1e-9) if spec.high_open else spec.high
     lo = xmin if xmin is not None else e0 / 100
@@ -200,7 +230,8 @@ def plot(problem, privacy="pure", x="n", output=None, **params):
     """Risk against n (``x="n"``) or the privacy level (``x="eps"``), log-log, with the certified band.
 
     Grid options: ``points`` (default 24), ``xmin``, ``xmax``; ``progress=True`` reports on stderr.
-    Writes a PNG to ``output`` if given and returns the matplotlib Figure.
+    Writes the figure to ``output`` if given (the format from its extension, see :func:`figure_format`;
+    PNG without one) and returns the matplotlib Figure.
     """
     opts = {k: params.pop(k) for k in ("points", "xmin", "xmax", "xs", "progress") if k in params}
     _check_output(output)
@@ -248,7 +279,8 @@ def plot(problem, privacy="pure", x="n", output=None, **params):
 # ---------------------------------------------------------------------- simulation checks
 
 def plot_check(check_result, path=None):
-    """Figure of a :class:`boundcalc.simulate.CheckResult`; writes a PNG to ``path`` if given."""
+    """Figure of a :class:`boundcalc.simulate.CheckResult`; writes it to ``path`` if given (the format
+    from the extension, see :func:`figure_format`; PNG without one)."""
     rows = list(check_result.rows)
     if not rows:
         raise InputError("plot", "the check has no rows to plot")
@@ -293,5 +325,5 @@ def plot_check(check_result, path=None):
                  f"{_param_caption(params)}; reps={check_result.reps}, seed={check_result.seed}"
                  + (f"; {slope}" if slope else ""), fontsize=9.5)
     ax.legend(fontsize=7.5, frameon=False, loc="lower left")
-    _save(fig, path)
+    _save(fig, path, option="plot")
     return fig

@@ -442,7 +442,7 @@ def convert(from_model, to_model, eps=None, delta=None, group=1) -> Conversion:
     g = _parse_group(group)
     if src == "none":
         if eps is not None:
-            _pos(eps, "eps")
+            raise InputError("eps", "is not used with --from none (it has no privacy level)", eps)
         if delta is not None:
             raise InputError("delta", "is only used with --from approx, not with none", delta)
         level, dlt = None, None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .bounds import CheckSpec  # noqa: F401 (the shape of a problem's check; re-exported)
+from .params import ParamSpec
 from .result import finite_or_none
 
 #: two-sided normal quantile for the confidence intervals (99%: several rows and instances are
@@ -308,22 +309,55 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
                      extra_failures=failures)
 
 
+#: the sample sizes of a check: the rates are asymptotic and the slope is fitted on log n, so a check
+#: below n = 10 tests nothing; above 1e9 a simulation takes too long
+NS_SPEC = ParamSpec("ns", "int", None, "sample sizes of the check", low=10, high=1e9)
+REPS_SPEC = ParamSpec("reps", "int", 200, "repetitions per sample size", low=2, high=1e7)
+SEED_SPEC = ParamSpec("seed", "int", 0, "random seed", low=0, high=2 ** 63 - 1)
+
+
+def parse_ns(ns) -> list[int]:
+    """The check's sample sizes from a comma-separated string or a sequence: at least two distinct
+    integers in [10, 1e9], no empty entry (``100,,200``, ``100,200,``), sorted. Raises InputError."""
+    from .errors import InputError
+
+    if isinstance(ns, str):
+        parts = [x.strip() for x in ns.split(",")]
+        if not any(parts):
+            raise InputError("ns", "must be comma-separated sample sizes such as 100,1000 (got an empty string)")
+        if not all(parts):
+            raise InputError("ns", "has an empty entry: give comma-separated sample sizes such as 100,1000", ns)
+    elif isinstance(ns, (bytes, bytearray)) or not hasattr(ns, "__iter__"):
+        raise InputError("ns", "must be a list of at least two sample sizes, e.g. [100, 1000]", ns)
+    else:
+        parts = list(ns)
+    out = sorted({NS_SPEC.parse(x) for x in parts})
+    if len(out) < 2:
+        raise InputError("ns", "needs at least two distinct sample sizes", ns)
+    return out
+
+
 def check(problem, privacy="pure", reps: int = 200, seed: int = 0, ns=None, progress: bool = False,
           **params) -> CheckResult:
-    """Run the simulation check of ``problem`` under ``privacy`` (see the module docstring)."""
+    """Run the simulation check of ``problem`` under ``privacy`` (see the module docstring).
+
+    ``ns``: the sample sizes (at least two, each in [10, 1e9]; default the problem's grid); there is no
+    ``n``. ``reps``: repetitions per sample size (an integer >= 2); ``seed``: the random seed.
+    """
     from .api import resolve
     from .errors import InputError
 
+    if params.get("n") is not None:
+        raise InputError("n", "is not used by check: give the sample sizes with --ns (ns=[...])", params["n"])
+    params.pop("n", None)
+    reps = REPS_SPEC.parse(reps)
+    seed = SEED_SPEC.parse(seed)
+    if ns is not None:
+        ns = parse_ns(ns)
     entry, values = resolve(problem, privacy, params)
     fn = entry.check_function()
     if fn is None:
         raise InputError("problem", f"has no simulation check under --privacy {values['privacy']}", problem)
-    if ns is not None:
-        from .params import N
-
-        ns = sorted({N.parse(x) for x in ns})
-        if len(ns) < 2:
-            raise InputError("ns", "needs at least two distinct sample sizes", ns)
     t0 = time.perf_counter()
     if isinstance(fn, CheckSpec):
         res = run_check(entry, values, fn, ns=ns, reps=int(reps), seed=int(seed), progress=progress)

@@ -76,3 +76,45 @@ def test_risk_interval_is_clipped_at_zero():
 
     m, lo, hi = risk_interval(np.array([0.0, 10.0]))  # two reps: a huge standard error
     assert lo == 0.0 and hi > m > 0
+
+
+# Accepted before (issue 23): each is now one line, exit 2, naming the option; checked in-process (fast).
+STRICT = [
+    (["list", "--foo", "1"], "--foo"),
+    (["docs", "--foo", "1"], "--foo"),
+    (["docs", "no-such-page"], "--page"),
+    (["check", "--problem", "mean", "--privacy", "pure", "--n", "5"], "--n"),
+    (["convert", "--from", "none", "--to", "pure", "--eps", "1"], "--eps"),
+    (["convert", "--from", "pure", "--to", "tv", "--alpha", "1"], "--alpha"),
+    (["check", "--problem", "mean", "--privacy", "pure", "--ns", "100,,200"], "--ns"),
+    (["check", "--problem", "mean", "--privacy", "pure", "--ns", "100,200,"], "--ns"),
+    (["check", "--problem", "mean", "--privacy", "pure", "--ns", ""], "--ns"),
+    (["check", "--problem", "mean", "--privacy", "pure", "--ns", "1,5"], "--ns"),
+    (["plan", "--problem", "mean", "--privacy", "pure", "--target", "0.01,"], "--target"),
+    (["plan", "--problem", "mean", "--privacy", "pure", "--target", ",0.01"], "--target"),
+    (["plan", "--problem", "mean", "--privacy", "pure", "--target", "1,5"], "--target"),
+    (["table", "--problem", "mean,,support"], "--problem"),
+    (["table", "--problem", "mean,mean"], "--problem"),
+    (["table", "--problem", "mean,mean-estimation"], "--problem"),
+    (["table", "--problem", "mean", "--privacy", "pure,"], "--privacy"),
+    (["table", "--problem", "mean", "--privacy", "pure,pure"], "--privacy"),
+    (["table", "--problem", "mean", "--privacy", ""], "--privacy"),
+    (["plot", "--problem", "mean", "--privacy", "tv", "--x", "eps", "--xmax", "2", "--output", "p.png"], "--xmax"),
+    (["plot", "--problem", "mean", "--privacy", "pure", "--x", "n", "--xmin", "0.5", "--output", "p.png"], "--xmin"),
+    (["plot", "--problem", "mean", "--privacy", "pure", "--output", "p.xyz"], "--output"),
+]
+
+
+@pytest.mark.parametrize("args,param", STRICT, ids=[" ".join(a)[:70] for a, _ in STRICT])
+def test_formerly_accepted_input_exits_2(args, param, tmp_path, capsys, monkeypatch):
+    from boundcalc.cli import main
+
+    if args[0] == "plot":
+        pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    rc = main(args)
+    cap = capsys.readouterr()
+    assert rc == 2, (cap.out[-500:], cap.err)
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and param in lines[0] and cap.out == ""
+    assert os.listdir(tmp_path) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ["rate", "check", "plan", "table", "plot", "convert", "list"]
+COMMANDS = ["rate", "check", "plan", "table", "plot", "convert", "list", "docs"]
 
 
 def _help(cmd):
@@ -58,7 +58,8 @@ def test_problem_commands_name_every_problem_and_defaults():
         text = " ".join(_help(cmd).split())
         for name in problems():
             assert name in text, (cmd, name)
-        assert "default 1000" in text  # --n
+        if cmd != "check":  # check takes --ns, not --n
+            assert "default 1000" in text  # --n
         assert "tv (default 0.5)" in text  # --eps differs per model
         assert "--json" in text or cmd in ("table", "plot")
 
@@ -94,3 +95,99 @@ def test_failed_condition_says_what_is_required():
 
     text = bc.rate("mean", privacy="approx", eps=2).to_text()
     assert "requires ε < 1" in text and "not valid" not in text
+
+
+def _entries():
+    from boundcalc.catalog import param_specs, problems
+
+    for name, info in sorted(problems().items()):
+        for priv, entry in info.entries.items():
+            for spec in param_specs(entry):
+                yield name, priv, spec
+
+
+@pytest.mark.parametrize("cmd", ["rate", "check", "plan", "table", "plot"])
+def test_help_lists_every_problem_option_with_allowed_values_and_default(cmd):
+    """Derived from the ParamSpecs: every problem's option, its meaning, allowed values and default."""
+    from boundcalc.clihelp import MODEL_OPTIONS, _allowed, _default
+
+    text = " ".join(_help(cmd).split())
+    block = text[text.index("problem options"):]
+    for name, priv, spec in _entries():
+        if spec.name in MODEL_OPTIONS:
+            continue
+        section = block[block.index(f" {name} "):]
+        line = section[section.index(f"--{spec.name}: "):]
+        doc = " ".join(spec.doc.split())
+        assert line.startswith(f"--{spec.name}: {doc}; {' '.join(_allowed(spec).split())}; "
+                               f"default {_default(spec)}"), (cmd, name, spec.name)
+    for opt in ("--k", "--model", "--ball", "--family", "--mechanism", "--loss", "--geometry", "--s", "--beta",
+                "--L", "--B", "--M", "--sigma", "--theta", "--lam", "--mu0", "--radius", "--theta0"):
+        assert f"{opt}: " in block, (cmd, opt)
+
+
+def test_table_help_mentions_all_and_lists():
+    text = " ".join(_help("table").split())
+    assert "--problem all" in text and "mean,support" in text and "pure,approx" in text
+
+
+def test_check_help_lists_no_ignored_option():
+    text = _help("check")
+    assert "--n " not in text and "--n N" not in text
+    assert "--ns" in text
+
+
+def test_plot_help_says_it_needs_matplotlib():
+    text = " ".join(_help("plot").split())
+    assert "matplotlib" in text and "boundcalc[plot]" in text
+
+
+@pytest.mark.parametrize("cmd", ["rate", "check", "plan", "table", "plot", "convert", "list", "docs"])
+def test_help_documents_the_exit_codes(cmd):
+    text = " ".join(_help(cmd).split())
+    assert "0 success" in text and "1 internal error" in text and "2 bad input" in text and "3 `check`" in text
+
+
+def test_version_option_and_json_version():
+    import json
+
+    from boundcalc.cli import package_version
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "boundcalc.cli", "--version"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == f"boundcalc {package_version()}"
+    assert package_version()[0].isdigit()
+    for argv in (["rate", "--problem", "mean", "--privacy", "pure", "--json"],
+                 ["convert", "--from", "pure", "--to", "tv", "--json"],
+                 ["plan", "--problem", "mean", "--privacy", "pure", "--target", "0.01", "--json"],
+                 ["list", "--json"]):
+        out = subprocess.run([sys.executable, "-m", "boundcalc.cli", *argv], capture_output=True, text=True,
+                             env=env, cwd=ROOT, timeout=120)
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        rows = data if isinstance(data, list) else [data]
+        assert rows and all(r["version"] == package_version() for r in rows), argv
+
+
+def test_failed_check_has_its_own_exit_code(monkeypatch, capsys):
+    """A check that ran and failed exits 3, distinct from an internal error (1) and bad input (2)."""
+    from boundcalc import cli, simulate
+
+    real = simulate.check
+
+    def failing(*a, **k):
+        res = real(*a, **k)
+        res.extra_failures.append("forced failure")
+        return res
+
+    monkeypatch.setattr(simulate, "check", failing)
+    rc = cli.main(["check", "--problem", "mean", "--privacy", "pure", "--ns", "100,200", "--reps", "10"])
+    out = capsys.readouterr().out
+    assert "FAIL" in out and rc == cli.EXIT_CHECK_FAILED == 3
+
+    def boom(*a, **k):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(simulate, "check", boom)
+    assert cli.main(["check", "--problem", "mean", "--privacy", "pure"]) == cli.EXIT_INTERNAL == 1

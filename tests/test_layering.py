@@ -23,11 +23,12 @@ LAYERS = {
     "methods": 3, "mechanisms": 3,
     "problems": 4,
     "result": 5, "result_cache": 5, "catalog": 5, "notebook": 5, "plan_result": 5, "table_result": 5,
+    "docpages": 5,
     "simulate": 6, "api": 6,
     "planning": 7, "export": 7, "plotting": 7,
-    "cli": 8, "__main__": 9, "__init__": 9,
+    "cli": 8, "clihelp": 8, "__main__": 9, "__init__": 9,
 }
-APPLICATION = {"api", "cli", "simulate", "planning", "export", "catalog", "notebook", "plotting"}
+APPLICATION = {"api", "cli", "clihelp", "simulate", "planning", "export", "catalog", "notebook", "plotting", "docpages"}
 
 
 def _unit(path: pathlib.Path) -> str:

@@ -121,9 +121,19 @@ def test_unreachable_targets_give_null_and_reason(capsys):
 
 
 def test_large_target_needs_one_record():
-    res = bc.plan("mean", privacy="pure", k=4, target=10.0)
+    # below the no-data risk r² = 1 but above the certified upper bound at n = 1 (0.9): one record
+    res = bc.plan("mean", privacy="pure", k=4, target=0.95)
     assert res.n_necessary == 1 and res.n_sufficient == 1
     assert res.rows[0].notes
+
+
+@pytest.mark.parametrize("target", [1.0, 10.0, "1,5", [0.01, 2.0]])
+def test_target_reached_without_data_is_bad_input(target):
+    """θ̂ = 0 has risk r² = 1 at every n and level: a target >= 1 asks nothing (issue 23: --target 1,5)."""
+    for solve, extra in (("n", {}), ("eps", {"n": 1000})):
+        with pytest.raises(InputError, match="no data") as e:
+            bc.plan("mean", privacy="pure", k=4, target=target, solve=solve, **extra)
+        assert e.value.parameter == "target"
 
 
 def test_solve_target_matches_rate():
@@ -143,15 +153,13 @@ def test_text_output(capsys):
 
 @pytest.mark.parametrize("kwargs,param", [
     ({}, "target"), ({"target": 0}, "target"), ({"target": -1}, "target"), ({"target": float("nan")}, "target"),
-    ({"target": "abc"}, "target"), ({"target": "inf"}, "target"), ({"target": "0.01,"}, None),
+    ({"target": "abc"}, "target"), ({"target": "inf"}, "target"), ({"target": "0.01,"}, "target"),
+    ({"target": ",0.01"}, "target"), ({"target": "0.01,,0.001"}, "target"), ({"target": " , "}, "target"),
     ({"target": 0.01, "solve": "k"}, "solve"), ({"target": 0.01, "n": 100}, "n"),
     ({"target": 0.01, "solve": "eps", "eps": 1}, "eps"), ({"target": 0.01, "solve": "target"}, "target"),
     ({"target": 0.01, "bogus": 1}, "bogus"), ({"target": 0.01, "eps": -1}, "eps"),
 ])
 def test_bad_input(kwargs, param):
-    if param is None:  # a trailing comma is tolerated
-        bc.plan("mean", privacy="pure", **kwargs)
-        return
     with pytest.raises(InputError) as e:
         bc.plan("mean", privacy="pure", **kwargs)
     assert e.value.parameter == param
