@@ -87,6 +87,7 @@ class PoissonExcess(sp.Function):
 
 S.NUMPY_IMPL["PoissonExcess"] = poisson_excess_np
 S.MPMATH_IMPL["PoissonExcess"] = poisson_excess_mp
+S.HIGH_PRECISION.add("PoissonExcess")  # its mpmath implementation computes at working precision
 
 
 def bias_l2(s, K):
