@@ -186,8 +186,8 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "van-trees; ‖p̂-p‖² >= (2/(2q)²)‖θ̂-θ‖² with θ̂_j = q(p̂_{2j-1}-p̂_{2j}). q is a free parameter "
             "(q = ⌊d/2⌋ is the van-trees bound for even d).",
             free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),
-                  FreeParameter(q, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
-                                doc="pairs of active symbols q")),
+                  FreeParameter(q, lambda v: 1, lambda v: max(1, math.floor(sub_alphabet_cap(v, 1 / math.pi ** 2) / 2)),
+                                integer=True, doc="pairs of active symbols q")),
             extra={"instance": "paired-sub"}))
     if loss == "l2sq":
         k, a, et = K_ACTIVE, ALPHA_DIR, ETA_DIR
@@ -202,7 +202,8 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "Bhatia–Davis on the symbols with p_x >= τ, r_zx ∈ [e^-ε, e^ε] on the others) and <= tr I_X = "
             "(1-1/k)Σ1/p_x; under the prior E#{p_x < τ} = k P(Bin(kα-1, τ) >= α) (Beta marginals) and "
             "E Σ 1/p_x = k(kα-1)/(α-1). van Trees: (k-1)²/(n E tr + J). τ = (1-η)/k.",
-            free=(FreeParameter(k, lambda v: 2, lambda v: max(2, v["d"]), integer=True, doc="active symbols k"),
+            free=(FreeParameter(k, lambda v: 2, lambda v: max(2, math.floor(sub_alphabet_cap(v, 1 / 8))), integer=True,
+                                doc="active symbols k"),
                   FreeParameter(a, lambda v: 3, lambda v: 1e10, integer=True, doc="Dirichlet concentration α"),
                   FreeParameter(et, lambda v: 1e-3, lambda v: 0.999, log=False, doc="threshold τ = (1-η)/k")),
             extra={"instance": "dirichlet"}))
@@ -241,8 +242,9 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "bound (methods.ldp) bound TV(M_{+j}, M_{-j}); also TV <= sqrt(1 - BC^{2n}) (data processing, Le Cam's "
             "inequality, BC = 1 - (1 - sqrt(1-δ²))/m'). Summing over the m' pairs: M_n >= s m' (1 - TV bound).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
-                  FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
-                                doc="active pairs m'")),
+                  FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2 if loss == "l1" else
+                                                                math.floor(sub_alphabet_cap(v, 1.0) / 2)),
+                                integer=True, doc="active pairs m'")),
             extra={"instance": "assouad"}))
     return out
 
