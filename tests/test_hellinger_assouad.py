@@ -302,9 +302,13 @@ def test_multinomial_lower_monotone_and_below_upper(logn, eps, d, factor, loss):
 def test_multinomial_lower_constant_beyond_the_sub_alphabet_cap():
     """Above the cap the search no longer depends on d: the reported lower bound is exactly constant (the bullet
     of the tightness issue: at n = 1e5, ε = 1 it fell from d = 100 to d = 1000)."""
-    vals = [bc.rate("multinomial", "local", n=10 ** 5, eps=1.0, d=d).lower.value for d in (100, 300, 1000, 3000, 10 ** 5)]
+    ds = (100, 300, 1000, 3000, 10 ** 4, 10 ** 5)
+    vals = [bc.rate("multinomial", "local", n=10 ** 5, eps=1.0, d=d).lower.value for d in ds]
     assert all(y >= x for x, y in zip(vals, vals[1:])), vals
-    assert vals[2] == vals[3] == vals[4]
+    assert vals[0] < 6e-4 < 1e-3 < vals[2]  # the Dirichlet bound at d = 100, the Hellinger–Assouad one at 1000
+    caps = [MN.sub_alphabet_cap({"n": 10 ** 5, "eps": 1.0, "d": 10 ** 9}, c) for c in (1, 1 / 8, 1 / math.pi ** 2)]
+    assert max(caps) < 3000  # every search range is the same from d = 3000 on
+    assert vals[3] == vals[4] == vals[5]
 
 
 def test_sub_alphabet_caps_are_lossless():

@@ -285,17 +285,36 @@ def guaranteed_lower(values: dict) -> float:
 
 #: a sub-alphabet of k symbols gives at most c/k to every sub-family bound (c = 1 for Hellinger–Assouad and
 #: the private Assouad bound, k = 2m; 1/8 for Dirichlet van Trees, since (kα-1)(kα-2)/(α-2) >= 8k(k-1); 1/π²
-#: for the box-prior van Trees bound on 2q symbols): larger sub-alphabets are searched only while c/k can
-#: exceed guaranteed_lower (with a margin 2). Above that size every sub-family bound is below the reported
-#: lower bound, and the search no longer depends on d: the reported lower bound is constant there.
+#: for the box-prior van Trees bound on 2q symbols): sub-alphabets are searched only while c/k can exceed
+#: guaranteed_lower / CAP_MARGIN. The search range is [.., min{d, k*}], k* = the size where k = CAP_MARGIN·c/V(k)
+#: (V(k) = guaranteed_lower at d = k, non-decreasing in k): a range that never shrinks when d grows and stops
+#: depending on d beyond k*, where every bound it leaves out is below the reported lower bound.
 CAP_MARGIN = 2.0
 
 
+@lru_cache(maxsize=4096)
+def _cap_crossing(n: float, eps: float, private: bool, c: float) -> float:
+    """k* = the least integer k >= 2 with k >= CAP_MARGIN · c / V(k) (bisection: k - CAP_MARGIN c/V(k) increases)."""
+    def over(k):
+        v = guaranteed_lower({"n": n, "eps": eps, "d": k, "privacy": "local" if private else "none"})
+        return v > 0 and k >= CAP_MARGIN * c / v
+
+    lo, hi = 2, 2
+    while not over(hi):
+        if hi > 1e15:
+            return math.inf
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if over(mid) else (mid, hi)
+    return float(hi)
+
+
 def sub_alphabet_cap(values: dict, c: float) -> float:
-    """The largest sub-alphabet size worth searching: min{d, CAP_MARGIN · c / guaranteed_lower}."""
-    v = guaranteed_lower(values)
-    d = float(values["d"])
-    return d if not (v > 0) else min(d, CAP_MARGIN * c / v)
+    """The largest sub-alphabet size searched: min{d, k*} (see :data:`CAP_MARGIN`)."""
+    private = values.get("privacy", "local") == "local"
+    eps = float(values.get("eps") or 0.0) if private else 0.0
+    return min(float(values["d"]), _cap_crossing(float(values["n"]), eps, private, float(c)))
 
 
 def _hb_family(loss: str):
