@@ -28,6 +28,12 @@ Lower bounds (derived, certified):
   ``p(2j-1) = (1+δv_j)/(2m')``, ``p(2j) = (1-δv_j)/(2m')`` for j <= m' (other symbols 0): flipping v_j
   moves TV by δ/m'; a wrong sign costs ``(δ/m')²/2`` in ℓ2² and ``δ/m'`` in ℓ1. Gives
   ``(δ²/(4m'))(1 - TVb(δ/m'))`` (ℓ2²) and ``(δ/2)(1 - TVb(δ/m'))`` (ℓ1), δ and m' tuned.
+- Hellinger–Bhattacharyya Assouad on the same pair family (:mod:`boundcalc.methods.hellinger_assouad`,
+  docs/methods/hellinger-assouad.md; sequential interaction allowed): per flip TV = δ/m, H² = (1 - √(1-δ²))/m,
+  h = min{H², h_ε TV²}, h_ε = (e^ε-1)²/(4(e^ε+1)), B = (1-h)^{2n}: ``(δ²/(2m)) B`` (ℓ2², m and δ tuned) and
+  ``δ B/(1 + √(1-B))`` (ℓ1, m = ⌊d/2⌋: h decreases in m). About 1/(4√e √(n h_ε)) in the middle regime.
+- The sub-alphabet searches stop at a d-free size k* beyond which every sub-family bound is below a value the
+  Hellinger–Assouad bound reaches (:func:`sub_alphabet_cap`), so the reported lower bound is constant in d there.
 """
 from __future__ import annotations
 

@@ -24,6 +24,10 @@ Lower bounds (derived, certified):
   ``K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2) ‖ Bern(m(1-δ)/2))}`` (χ² >= KL) (c_ε = 2(e^ε-1)²/(e^ε+1)): 27/16 times the
   Hamming-loss form at the optimum.
 
+- Hellinger–Bhattacharyya Assouad (same family, :mod:`boundcalc.methods.hellinger_assouad`): per flip TV = μδ,
+  H² = 1 - BC(Bern(μ(1+δ)/2), Bern(μ(1-δ)/2)), h = min{H², h_ε (μδ)²}: ``a (μδ/2)² (1-h)^{2n}`` (2–4x the
+  posterior-mean form, which pays 8n h_ε τ² through KL where this pays 2n h).
+
 Which side is loose (measured on the benchmark grid n ∈ {1e3, 1e5, 1e7}, ε ∈ [0.1, 3], d ∈ {2, ..., 1000},
 s = 2): for d <= 10 the ratio is 1.3–30. For d >= 100 it is 40–1800 and *both* sides are believed loose:
 the lower bounds' families (the sub-box [m/2, m]^a for van Trees, whose prior costs 16aπ²/m², and the
