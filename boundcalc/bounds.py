@@ -347,6 +347,34 @@ class TwoPointFamily:
     extra: dict | None = None
 
 
+@dataclass(frozen=True)
+class HypercubeFamily:
+    """A family shape: hypotheses P_v, v ∈ {±1}^m, whose loss splits over the coordinates.
+
+    For every estimate θ̂ there are numbers u_1..u_m (functions of θ̂) with
+    ``loss(θ̂, θ_v) >= weight · Σ_j φ(u_j - amplitude · v_j)``, φ(x) = x² (``loss = "l2sq"``) or |x|
+    (``loss = "l1"``). ``n_coords``: m; ``amplitude``: a, the half-distance of the coordinate's two values;
+    ``h2_flip`` and ``tv_flip``: upper bounds on H²(P_v, P_v') = ½Σ(√p_v - √p_v')² (or None) and on
+    TV(P_v, P_v') of ONE observation, over every pair v, v' that differ in one coordinate. The rest describes
+    the bound, as for :class:`TwoPointFamily`. The methods for this shape: :mod:`boundcalc.methods.hellinger_assouad`.
+    """
+
+    name: str
+    title: str
+    n_coords: object
+    amplitude: object
+    weight: object
+    tv_flip: object
+    h2_flip: object = None
+    loss: str = "l2sq"
+    source: str = ""
+    derivation: str = ""
+    free: tuple = ()
+    optimum: dict | None = None
+    conditions: tuple = ()
+    extra: dict | None = None
+
+
 class Method:
     """A lower-bound lemma written once: ``applies_to(family, privacy)`` says for which family shape and
     privacy model it holds, ``bounds(family, privacy)`` returns its :class:`Bound` s. Registered with

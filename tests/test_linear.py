@@ -276,10 +276,12 @@ def test_posterior_assouad_monotone():
 
 
 def test_posterior_assouad_gain_over_hamming_assouad():
-    """Where both apply (l2, n(e^ε-1)² >> d²) the posterior form is about 2√2 times the Hamming-loss one."""
+    """Where both apply (l2, n(e^ε-1)² >> d²) the posterior form is about 4√2 times the Hamming-loss one: 2√2 from
+    the posterior form, and 2 from the Hellinger sign information (it pays 2n h_ε τ² where the KL route pays
+    8n h_ε τ², so the optimal δ and the bound double)."""
     res = bc.rate("linear", "local", n=10 ** 8, d=100, eps=0.5)
     lows = {b.name: b.value for b in res.lowers}
-    assert 2.0 < lows["posterior-assouad"] / lows["assouad"] < 3.5
+    assert 5.0 < lows["posterior-assouad"] / lows["assouad"] < 7.0
 
 
 def test_posterior_budget_below_exact_bayes_excess():

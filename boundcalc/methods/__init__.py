@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 #: the modules that register :class:`boundcalc.bounds.Method` objects (imported on first use)
-METHOD_MODULES = ("boundcalc.methods.le_cam_methods",)
+METHOD_MODULES = ("boundcalc.methods.le_cam_methods", "boundcalc.methods.hellinger_assouad")
 
 
 def method_bounds(family, privacy: str) -> list:

@@ -28,6 +28,12 @@ Lower bounds (derived, certified):
   ``p(2j-1) = (1+δv_j)/(2m')``, ``p(2j) = (1-δv_j)/(2m')`` for j <= m' (other symbols 0): flipping v_j
   moves TV by δ/m'; a wrong sign costs ``(δ/m')²/2`` in ℓ2² and ``δ/m'`` in ℓ1. Gives
   ``(δ²/(4m'))(1 - TVb(δ/m'))`` (ℓ2²) and ``(δ/2)(1 - TVb(δ/m'))`` (ℓ1), δ and m' tuned.
+- Hellinger–Bhattacharyya Assouad on the same pair family (:mod:`boundcalc.methods.hellinger_assouad`,
+  docs/methods/hellinger-assouad.md; sequential interaction allowed): per flip TV = δ/m, H² = (1 - √(1-δ²))/m,
+  h = min{H², h_ε TV²}, h_ε = (e^ε-1)²/(4(e^ε+1)), B = (1-h)^{2n}: ``(δ²/(2m)) B`` (ℓ2², m and δ tuned) and
+  ``δ B/(1 + √(1-B))`` (ℓ1, m = ⌊d/2⌋: h decreases in m). About 1/(4√e √(n h_ε)) in the middle regime.
+- The sub-alphabet searches stop at a d-free size k* beyond which every sub-family bound is below a value the
+  Hellinger–Assouad bound reaches (:func:`sub_alphabet_cap`), so the reported lower bound is constant in d there.
 """
 from __future__ import annotations
 
@@ -186,8 +192,8 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "van-trees; ‖p̂-p‖² >= (2/(2q)²)‖θ̂-θ‖² with θ̂_j = q(p̂_{2j-1}-p̂_{2j}). q is a free parameter "
             "(q = ⌊d/2⌋ is the van-trees bound for even d).",
             free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),
-                  FreeParameter(q, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
-                                doc="pairs of active symbols q")),
+                  FreeParameter(q, lambda v: 1, lambda v: max(1, math.floor(sub_alphabet_cap(v, 1 / math.pi ** 2) / 2)),
+                                integer=True, doc="pairs of active symbols q")),
             extra={"instance": "paired-sub"}))
     if loss == "l2sq":
         k, a, et = K_ACTIVE, ALPHA_DIR, ETA_DIR
@@ -202,7 +208,8 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "Bhatia–Davis on the symbols with p_x >= τ, r_zx ∈ [e^-ε, e^ε] on the others) and <= tr I_X = "
             "(1-1/k)Σ1/p_x; under the prior E#{p_x < τ} = k P(Bin(kα-1, τ) >= α) (Beta marginals) and "
             "E Σ 1/p_x = k(kα-1)/(α-1). van Trees: (k-1)²/(n E tr + J). τ = (1-η)/k.",
-            free=(FreeParameter(k, lambda v: 2, lambda v: max(2, v["d"]), integer=True, doc="active symbols k"),
+            free=(FreeParameter(k, lambda v: 2, lambda v: max(2, math.floor(sub_alphabet_cap(v, 1 / 8))), integer=True,
+                                doc="active symbols k"),
                   FreeParameter(a, lambda v: 3, lambda v: 1e10, integer=True, doc="Dirichlet concentration α"),
                   FreeParameter(et, lambda v: 1e-3, lambda v: 0.999, log=False, doc="threshold τ = (1-η)/k")),
             extra={"instance": "dirichlet"}))
@@ -241,15 +248,118 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "bound (methods.ldp) bound TV(M_{+j}, M_{-j}); also TV <= sqrt(1 - BC^{2n}) (data processing, Le Cam's "
             "inequality, BC = 1 - (1 - sqrt(1-δ²))/m'). Summing over the m' pairs: M_n >= s m' (1 - TV bound).",
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
-                  FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True,
-                                doc="active pairs m'")),
+                  FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2 if loss == "l1" else
+                                                                math.floor(sub_alphabet_cap(v, 1.0) / 2)),
+                                integer=True, doc="active pairs m'")),
             extra={"instance": "assouad"}))
     return out
 
 
+# ------------------------------------------------------------------------------ Hellinger–Bhattacharyya Assouad (lower side)
+# The pair family on 2m <= d symbols through the hypercube method of methods.hellinger_assouad, and the d-free
+# caps on the sub-alphabet searches that keep the reported lower bound non-decreasing in d.
+
+M_HB = sp.Symbol("m_hb", positive=True, integer=True)  # active pairs of the Hellinger–Assouad family
+DELTA_HB = sp.Symbol("delta_hb", positive=True)  # probability gap δ of the Hellinger–Assouad family
+
+
+def _hb_pair_value(m: float, delta: float, n: float, eps: float, private: bool) -> float:
+    """Float: the ℓ2² Hellinger–Assouad bound (δ²/(2m))(1-h)^{2n} of the pair family at (m, δ)."""
+    from ..methods import hellinger_assouad as HA
+
+    h2 = delta ** 2 / (1 + math.sqrt(1 - delta ** 2)) / m
+    h = HA.per_flip_h_float("local" if private else "none", eps, delta / m, h2)
+    return HA.bound_float("l2sq", 1, 0.5 / m, delta, n, h) if h < 1 else 0.0
+
+
+def guaranteed_lower(values: dict) -> float:
+    """A value the ℓ2² Hellinger–Assouad bound reaches at (n, ε, d): its value at two explicit points,
+    (m, δ) = (min{⌈√(h_ε(4n+1))⌉, ⌊d/2⌋}, 1) (the private optimum when the cap ⌊d/2⌋ does not bind) and
+    (1, 1/√(n+1)) (the non-private one)."""
+    from ..methods.hellinger_contraction import hellinger_factor_float
+
+    n, d = float(values["n"]), int(values["d"])
+    private = values.get("privacy", "local") == "local"
+    eps = float(values.get("eps") or 0.0)
+    cands = [(1.0, 1.0 / math.sqrt(n + 1.0))]
+    if private:
+        hf = hellinger_factor_float(min(eps, 700.0))
+        m0 = math.ceil(math.sqrt(hf * (4 * n + 1))) if math.isfinite(hf) else 1
+        cands.append((float(max(1, min(m0, d // 2))), 1.0))
+    return max(_hb_pair_value(m, dl, n, eps, private) for m, dl in cands)
+
+
+#: a sub-alphabet of k symbols gives at most c/k to every sub-family bound (c = 1 for Hellinger–Assouad and
+#: the private Assouad bound, k = 2m; 1/8 for Dirichlet van Trees, since (kα-1)(kα-2)/(α-2) >= 8k(k-1); 1/π²
+#: for the box-prior van Trees bound on 2q symbols): sub-alphabets are searched only while c/k can exceed
+#: guaranteed_lower / CAP_MARGIN. The search range is [.., min{d, k*}], k* = the size where k = CAP_MARGIN·c/V(k)
+#: (V(k) = guaranteed_lower at d = k, non-decreasing in k): a range that never shrinks when d grows and stops
+#: depending on d beyond k*, where every bound it leaves out is below the reported lower bound.
+CAP_MARGIN = 2.0
+
+
+@lru_cache(maxsize=4096)
+def _cap_crossing(n: float, eps: float, private: bool, c: float) -> float:
+    """k* = the least integer k >= 2 with k >= CAP_MARGIN · c / V(k) (bisection: k - CAP_MARGIN c/V(k) increases)."""
+    def over(k):
+        v = guaranteed_lower({"n": n, "eps": eps, "d": k, "privacy": "local" if private else "none"})
+        return v > 0 and k >= CAP_MARGIN * c / v
+
+    lo, hi = 2, 2
+    while not over(hi):
+        if hi > 1e15:
+            return math.inf
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if over(mid) else (mid, hi)
+    return float(hi)
+
+
+def sub_alphabet_cap(values: dict, c: float) -> float:
+    """The largest sub-alphabet size searched: min{d, k*} (see :data:`CAP_MARGIN`)."""
+    private = values.get("privacy", "local") == "local"
+    eps = float(values.get("eps") or 0.0) if private else 0.0
+    return min(float(values["d"]), _cap_crossing(float(values["n"]), eps, private, float(c)))
+
+
+def _hb_family(loss: str):
+    """The pair family p(2j-1) = (1+δv_j)/(2m), p(2j) = (1-δv_j)/(2m), j <= m <= ⌊d/2⌋, other symbols 0."""
+    from ..bounds import HypercubeFamily
+
+    dl = DELTA_HB
+    m = M_HB if loss == "l2sq" else MPAIRS
+    common = (
+        "p_v(2j-1) = (1+δv_j)/(2m), p_v(2j) = (1-δv_j)/(2m) for j <= m <= ⌊d/2⌋, other symbols 0 (a family for every "
+        "d >= 2m). A flip of v_j swaps the masses (1±δ)/(2m): TV = δ/m, H² = (1 - √(1-δ²))/m. With u_j = p̂_{2j-1} - "
+        "p̂_{2j} and μ_j = δv_j/m: ")
+    if loss == "l2sq":
+        free = (FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
+                FreeParameter(m, lambda v: 1, lambda v: max(1, math.floor(sub_alphabet_cap(v, 1.0) / 2)),
+                              integer=True, doc="active pairs m"))
+        deriv = common + "‖p̂-p‖² >= Σ_j (u_j - μ_j)²/2 ((x-y)² <= 2x² + 2y²): weight 1/2, amplitude δ/m, so M >= (δ²/(2m))(1-h)^{2n}."
+    else:
+        free = (FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),)
+        deriv = (common + "‖p̂-p‖₁ >= Σ_j |u_j - μ_j|: weight 1, amplitude δ/m, so M >= δ B/(1 + √(1-B)). h decreases "
+                 "in m, so m = ⌊d/2⌋ is best.")
+    return HypercubeFamily(
+        "hellinger-assouad", "Hellinger–Bhattacharyya Assouad, pair family on 2m symbols", n_coords=m,
+        amplitude=dl / m, weight=sp.Rational(1, 2) if loss == "l2sq" else sp.Integer(1), tv_flip=dl / m,
+        h2_flip=dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m, loss=loss,
+        source="Assouad (1983), Yu (1997); Duchi, Jordan & Wainwright (2013/2018) contraction, sharpened; "
+               "docs/methods/hellinger-assouad.md, docs/problems/multinomial.md (derived)",
+        derivation=deriv, free=free, extra={"instance": "hellinger-assouad"})
+
+
+def _hb_bounds(loss: str, private: bool) -> list[Bound]:
+    from ..methods import method_bounds
+
+    return method_bounds(_hb_family(loss), "local" if private else "none")
+
+
 @lru_cache(maxsize=None)
 def _bounds(loss: str, private: bool) -> tuple:
-    return tuple(_upper_bounds(loss, private) + _lower_bounds(loss, private))
+    return tuple(_upper_bounds(loss, private) + _lower_bounds(loss, private) + _hb_bounds(loss, private))
 
 
 def bounds_local(values: dict) -> list[Bound]:

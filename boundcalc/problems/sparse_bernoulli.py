@@ -24,6 +24,10 @@ Lower bounds (derived, certified):
   ``K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2) ‖ Bern(m(1-δ)/2))}`` (χ² >= KL) (c_ε = 2(e^ε-1)²/(e^ε+1)): 27/16 times the
   Hamming-loss form at the optimum.
 
+- Hellinger–Bhattacharyya Assouad (same family, :mod:`boundcalc.methods.hellinger_assouad`): per flip TV = μδ,
+  H² = 1 - BC(Bern(μ(1+δ)/2), Bern(μ(1-δ)/2)), h = min{H², h_ε (μδ)²}: ``a (μδ/2)² (1-h)^{2n}`` (2–4x the
+  posterior-mean form, which pays 8n h_ε τ² through KL where this pays 2n h).
+
 Which side is loose (measured on the benchmark grid n ∈ {1e3, 1e5, 1e7}, ε ∈ [0.1, 3], d ∈ {2, ..., 1000},
 s = 2): for d <= 10 the ratio is 1.3–30. For d >= 100 it is 40–1800 and *both* sides are believed loose:
 the lower bounds' families (the sub-box [m/2, m]^a for van Trees, whose prior costs 16aπ²/m², and the
@@ -210,9 +214,42 @@ def _bounds(private: bool) -> tuple:
         out.append(Bound("upper", "sample-mean", "coordinate-wise sample means (no privacy)",
                          X["sample-mean"], "textbook",
                          "E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
+    out += _hb_bounds(private)
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", X["zero"], "trivial",
                      "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero"}))
     return tuple(out)
+
+
+# ------------------------------------------------------------------------------ Hellinger–Bhattacharyya Assouad (lower side)
+
+DELTA_HB = sp.Symbol("delta_hb", positive=True)  # relative gap δ of the Hellinger–Assouad family
+A_HB = sp.Symbol("a_hb", positive=True, integer=True)  # active coordinates of the Hellinger–Assouad family
+
+
+def _hb_family():
+    """θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates, μ = min{s/a, 1/2}, the others 0 (Σθ <= s)."""
+    from ..bounds import HypercubeFamily
+
+    dl, A = DELTA_HB, A_HB
+    mu = box_m(ssp, A)
+    hi, lo = mu * (1 + dl) / 2, mu * (1 - dl) / 2
+    return HypercubeFamily(
+        "hellinger-assouad", "Hellinger–Bhattacharyya Assouad, a active coordinates", n_coords=A,
+        amplitude=mu * dl / 2, weight=sp.Integer(1), tv_flip=mu * dl, h2_flip=ldp.bernoulli_one_minus_bc(hi, lo),
+        source=SOURCE + "; Assouad (1983), Yu (1997); docs/methods/hellinger-assouad.md (derived)",
+        derivation=("θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates (the others 0), μ = min{s/a, 1/2}, v ∈ {±1}^a: "
+                    "Σθ <= aμ <= s. ‖θ̂-θ‖² >= Σ_j (θ̂_j - μ/2 - (μδ/2)v_j)²: weight 1, amplitude μδ/2. A flip of v_j "
+                    "changes one Bernoulli coordinate of X: TV = μδ, H² = 1 - BC(Bern(μ(1+δ)/2), Bern(μ(1-δ)/2)). "
+                    "M >= a (μδ/2)² (1-h)^{2n}."),
+        free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="relative gap δ"),
+              FreeParameter(A, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a")),
+        extra={"instance": "hellinger-assouad"})
+
+
+def _hb_bounds(private: bool) -> list[Bound]:
+    from ..methods import method_bounds
+
+    return method_bounds(_hb_family(), "local" if private else "none")
 
 
 def _posterior_optimum():
