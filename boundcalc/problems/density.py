@@ -12,9 +12,9 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 b chosen by the integer solver; ``shrunk-histogram``: the same histogram shrunk toward f ≡ 1,
 f̂ = 1 + λ(g - 1), bounded by A + BV/(B+V) with A = dL²h²/12, B = dL²(1-h²)/12, V the variance and noise
 terms (λ = B/(B+V); see :mod:`boundcalc.mechanisms.histogram`): never above the uniform estimator and better
-at small n. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
-12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
-variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
+at small n. The bias constant 1/12 is sharp (attained by linear and sawtooth densities; the pointwise
+bound |f - f̄_B| <= L√d h gives d L² h², 12 times larger) and the variance term's exact worst case is
+(m - 1)/n (m/n is the simpler bound). Lower bounds: certified for d = 1 (``assouad-bumps``,
 ``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
 Barber & Duchi Prop 5 are not explicit): n^{-2/(2+d)} + (nε)^{-2/(1+d)}.
 
@@ -289,7 +289,7 @@ def _central_bounds(private: bool) -> tuple:
           "Σp_j² >= 1/m." + (" Noise: replace-one changes two counts by 1 (ℓ1 sensitivity 2), Laplace(2/ε) "
                             "per count is ε-DP with variance 8/ε², divided by (n h^d)² and integrated "
                             "over m bins of volume h^d: 8m²/(nε)²." if private else "")
-        + " Corrects the original theorem catalogue (dL²h² + m/n): the constant 1/12 is sharp.",
+        + " The constant 1/12 is sharp (the pointwise bound |f-f̄| <= L√d h gives dL²h², 12 times larger).",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
         optimum={b: _round_pos(S.Min((L ** 2 * S.n / 6) ** (1 / (S.d + 2)),
                                       (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
@@ -751,7 +751,7 @@ class Density(Problem):
     notes_of = {None: (
         "Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
         "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
-        "Histogram bias constant derived: dL²h²/12 (sharp), not the original theorem catalogue's dL²h²; variance (m-1)/n."),
+        "Histogram bias constant derived: dL²h²/12 (sharp; the pointwise Lipschitz bound gives dL²h²); variance (m-1)/n."),
                 "local": (
         "Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
         "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",

@@ -18,7 +18,7 @@ Lower bounds (derived, certified):
   in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²), J = mπ²/w², and ``‖p̂-p‖² >= (2/d²)‖θ̂-θ‖²``
   (θ̂_j = (d/2)(p̂_{2j-1} - p̂_{2j}) and (a-b)² <= 2a² + 2b²):
   ``sup E‖p̂-p‖² >= (2/d²) m² / (n min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} + mπ²/w²)``
-  (at w = 1/2 and even d this is the original theorem catalogue's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
+  (at w = 1/2 and even d this is ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
 - van Trees on the whole simplex of k <= d symbols with a Dirichlet(α) prior
   (:mod:`boundcalc.methods.dirichlet_van_trees`; docs/methods/ldp-trace.md): the trace lemma extended to
   priors reaching the boundary, ``tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)² #{x: p_x < τ}``, averaged under

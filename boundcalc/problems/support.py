@@ -231,7 +231,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
                    "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}[privacy]
         out.append(Bound(
             "upper", "exp-mech", f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
-            exp_mech_bound(lam, loss), "boundcalc (ours; derived, the original theorem catalogue leaves the upper bound open)",
+            exp_mech_bound(lam, loss), "boundcalc (ours; derived, docs/problems/support.md)",
             exp_mech_bound.__doc__.split("Risk", 1)[1].strip() + " Privacy level: " + eps_txt + ".",
             free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
                   FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
