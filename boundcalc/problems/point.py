@@ -225,6 +225,14 @@ def _vectorise(scalar_fn, n, blocks, *rest):
     return out
 
 
+#: outward rounding of the clipping-bias bound: A = E(a-Y)_+ and C = E(Y-b)_+ are computed in floating point
+#: from the model's tail functions, so the bound B* uses max(A, C)·(1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK, a
+#: relative margin for the rounding error of the tail computation and an absolute floor for values near 0
+BIAS_REL_SLACK = 1e-9
+#: absolute floor of that widening (see BIAS_REL_SLACK)
+BIAS_ABS_SLACK = 1e-300
+
+
 def _local_bias_impl(model_name):
     """mean_j B*_j: certified bound on |mean clipping bias| over N (see the module docstring)."""
     est_v = sa.get_block_estimator(model_name).variance
@@ -241,7 +249,7 @@ def _local_bias_impl(model_name):
             if model_name == "bernoulli":
                 p = min(max(0.5, lo), hi)
                 vmax = p * (1 - p) / np.asarray(tt, float)
-            exact = np.maximum(A_lo, C_hi) * (1 + 1e-9) + 1e-300
+            exact = np.maximum(A_lo, C_hi) * (1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK
             m = min(lo - a, b - hi)
             markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
             return np.minimum(np.minimum(exact, markov), np.sqrt(vmax))
