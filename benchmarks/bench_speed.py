@@ -9,7 +9,7 @@ default), or give every run an ``--n`` never asked before, so the answer is comp
 generated code and the rest that the cache holds).
 
 rate   ``boundcalc rate --problem P --privacy Q`` as a fresh process for every (problem, privacy) pair
-       of the catalog, against ``python -c "import sympy"`` (the floor: every answer is a sympy
+       registered, against ``python -c "import sympy"`` (the floor: every answer is a sympy
        expression). The two commands are run in turn (A B A B ...), the ratio is taken pair by pair,
        and the median wall time of each and the median ratio are printed. Also the issue's headline
        command ``rate --problem mean --privacy approx --k 4``.

@@ -56,10 +56,6 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     return entry, values
 
 
-def _with_derived(entry, values):  # kept for callers of the old private name
-    return entry.with_derived(values)
-
-
 def evaluate_bound(bound, values) -> BoundValue:
     from .solver import solve
 
@@ -102,10 +98,6 @@ def _term_values(terms, values):
         with np.errstate(all="ignore"):
             out[label] = float(f(*[sv[s.name] for s in sorted(term.free_symbols, key=lambda s: s.name)]))
     return out
-
-
-def _display_value(v):
-    return v
 
 
 def rate(problem, privacy="pure", **params) -> RateResult:

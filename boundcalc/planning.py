@@ -297,7 +297,7 @@ def _rate_value(ev, n):
     """The minimax rate expression (constant 1) at sample size n, or None."""
     try:
         entry, values = api.resolve(ev.problem, ev.privacy, dict(ev.fixed, n=n))
-        v = api._with_derived(entry, values)
+        v = entry.with_derived(values)
         val = float(sum(api._term_values(entry.rate(v), v).values()))
     except Exception:  # the rate is advisory: never let it break a plan
         return None

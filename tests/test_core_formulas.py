@@ -315,7 +315,7 @@ def test_mean_le_cam_below_hodges_lehmann_exact_minimax(n):
     assert vals.max() > 0.1 * exact  # not vacuous: Le Cam is within a factor ~6 of the exact minimax risk
 
 
-# ---------------------------------------------------------------- central TV contraction (THEOREMS.md §1.2)
+# ---------------------------------------------------------------- central TV contraction (docs/methods/tv-contraction.md)
 
 def _neighbour_pairs(nx, n):
     import itertools

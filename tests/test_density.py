@@ -43,7 +43,7 @@ def test_lipschitz_bias_sharp_1d():
             vals = np.concatenate([[0], np.cumsum(slopes * np.diff(knots))])
             f = lambda x: np.interp(x, knots, vals)
             assert bin_bias_1d(f, bins) <= L ** 2 * h ** 2 / 12 * (1 + 1e-6)
-    # THEOREMS.md's L²h² (d = 1) is 12 times the sharp constant
+    # the pointwise Lipschitz bound's L²h² (d = 1) is 12 times the sharp constant
     assert float(H.bias_lipschitz(1, 1, 1)) == pytest.approx(1 / 12)
 
 

@@ -149,7 +149,7 @@ def _binary_IZ(Q, u):
 
 
 def test_binary_fisher_sup_on_random_channels_and_attained_by_rr():
-    """sup over ε-LDP channels of I_Z(u) for X = ±1 is τ²/(1-τ²u²) (τ = tanh(ε/2)); the catalogue's L3 form
+    """sup over ε-LDP channels of I_Z(u) for X = ±1 is τ²/(1-τ²u²) (τ = tanh(ε/2)); the form
     (e^ε-1)²/(4(1+(1-|u|)(e^ε-1)/2)²) is also valid but looser away from u = 0."""
     rng = np.random.default_rng(11)
     best = 0.0

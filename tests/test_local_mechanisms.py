@@ -25,17 +25,17 @@ def test_linf_constant_by_exact_enumeration(d, eps):
     assert m_enum == pytest.approx(float(SM.linf_m_exact(d, eps)), rel=1e-12)
     assert float(SM.linf_C_np(d, eps)) == pytest.approx(1 / m_enum, rel=1e-12)
     assert float(SM.LinfSamplingC(d, eps).evalf()) == pytest.approx(1 / m_enum, rel=1e-12)
-    # the catalogue's (closed halves) constant, by enumeration of its own law
+    # the 'both halves' (closed halves) constant, by enumeration of its own law
     half = pts[pts.sum(axis=1) >= 0]
-    assert sp.Rational(int(half[:, 0].sum()), len(half)) == SM.linf_m_theorems(d)
+    assert sp.Rational(int(half[:, 0].sum()), len(half)) == SM.linf_m_both_halves(d)
     if d % 2 == 1:
-        assert SM.linf_m_theorems(d) == SM.linf_m_exact(d, eps)
+        assert SM.linf_m_both_halves(d) == SM.linf_m_exact(d, eps)
 
 
-def test_linf_catalogue_variant_is_not_private_for_even_d():
-    """THEOREMS.md §2.4 'boundary in both halves' law: ratio e^ε + 1 > e^ε (d even)."""
+def test_linf_both_halves_variant_is_not_private_for_even_d():
+    """The 'boundary in both halves' law: ratio e^ε + 1 > e^ε (d even)."""
     for d, eps in [(2, 0.1), (4, 1.0), (6, 3.0)]:
-        P = np.array([SM.linf_sampling_law(s, eps, variant="theorems")[1]
+        P = np.array([SM.linf_sampling_law(s, eps, variant="both-halves")[1]
                       for s in itertools.product([-1.0, 1.0], repeat=d)])
         assert np.max(P.max(axis=0) / P.min(axis=0)) == pytest.approx(math.exp(eps) + 1)
 

@@ -62,7 +62,7 @@ def test_corollary1_sequential_and_private_le_cam():
         assert ldp.kl(M0, M1) <= ldp.kl_bound(eps, tv, n=2) * (1 + 1e-12) + 1e-13
         tvn = _tv(M0, M1)
         assert tvn <= ldp.private_tv_bound(eps, tv, n=2) + 1e-12
-        assert tvn <= ldp.private_tv_bound_catalogue(eps, tv, n=2) + 1e-12
+        assert tvn <= ldp.private_tv_bound_corollary1(eps, tv, n=2) + 1e-12
         worst = max(worst, tvn / ldp.private_tv_bound(eps, tv, n=2))
     assert worst > 0.05  # the test is not vacuous
 
@@ -92,7 +92,7 @@ def test_private_fano_and_variational_bounds(n):
         I = _mutual_information(Ps, Q, n)
         max_tv = max(_tv(a, b) for a, b in itertools.combinations(Ps, 2))
         assert I <= ldp.fano_mi_bound(eps, max_tv, n) * (1 + 1e-12) + 1e-13
-        assert ldp.fano_mi_bound(eps, max_tv, n) <= ldp.fano_mi_bound_catalogue(eps, max_tv, n)
+        assert ldp.fano_mi_bound(eps, max_tv, n) <= ldp.fano_mi_bound_corollary1(eps, max_tv, n)
         vb = ldp.variational_mi_bound(eps, ldp.sup_gamma_finite(np.array(Ps)), nv, n)
         assert I <= vb * (1 + 1e-12) + 1e-13
         # the recalled (e^ε - e^{-ε})² / |V| form is looser than ours

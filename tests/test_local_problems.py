@@ -1,5 +1,5 @@
 """Local-privacy problems through the Python API: certified lower <= upper on grids and extremes, the
-rate scalings of the issue, the catalogue formulas (as special cases), and quick simulation checks."""
+rate scalings of the issue, closed-form special cases, and quick simulation checks."""
 import math
 
 import numpy as np
@@ -117,10 +117,10 @@ def test_gaussian_scales_as_sigma2_d2_over_n_eps2():
     assert -1.03 < su <= -0.999  # threshold schemes: no log factor (clipping had one); two-stage a bit faster than 1/n
 
 
-# ----------------------------------------------------------------------------- catalogue special cases
+# ------------------------------------------------------------------------- closed-form special cases
 
 @pytest.mark.parametrize("d", [4, 10, 64])
-def test_multinomial_van_trees_matches_catalogue_at_w_half(d):
+def test_multinomial_van_trees_matches_closed_form_at_w_half(d):
     b = next(x for x in MN.bounds_local({"loss": "l2sq"}) if x.name == "van-trees")
     for n, eps in [(100, 0.5), (10 ** 5, 1.0), (10 ** 7, 2.0)]:
         mine = float(b.evaluate({"n": n, "eps": eps, "d": d, "m_pairs": d // 2}, {"w": 0.5}))
@@ -137,7 +137,7 @@ def test_paired_reduction_inequality():
         assert np.sum(delta ** 2) >= 2 / d ** 2 * np.sum(th ** 2) - 1e-12
 
 
-def test_gaussian_van_trees_matches_catalogue():
+def test_gaussian_van_trees_matches_closed_form():
     b = next(x for x in G.bounds_local({"d": 3}) if x.name == "van-trees")
     for n, eps, d, sg, B in [(100, 0.5, 3, 1.0, 1.0), (10 ** 6, 3.0, 5, 2.0, 0.5), (10 ** 4, 10.0, 2, 1.0, 3.0)]:
         mine = float(b.evaluate({"n": n, "eps": eps, "d": d, "sigma": sg, "B": B}))
@@ -169,7 +169,7 @@ def test_gauss_loss_function_and_clipping_bias():
             assert abs(m - th) <= sg * float(G.gauss_loss_np(tau / sg)) * (1 + 1e-7) + 1e-12
 
 
-def test_sparse_bernoulli_fisher_constant_and_catalogue_correction():
+def test_sparse_bernoulli_fisher_constant_and_box_condition():
     for s, d in [(1, 20), (5, 20), (10, 20), (20, 20), (0.3, 5)]:
         m = min(s / d, 0.5)
         grid = np.linspace(m / 2, m, 2001)
@@ -178,7 +178,7 @@ def test_sparse_bernoulli_fisher_constant_and_catalogue_correction():
         assert fisher.max() == pytest.approx(I0, rel=1e-12)
         if s <= d / 2:
             assert I0 <= 8 * d / (3 * s) + 1e-12
-    # the catalogue's box [s/(2d), s/d] with I_0 = 8d/(3s) fails when s > d/2 (here s = 0.9 d)
+    # the box [s/(2d), s/d] with I_0 = 8d/(3s) fails when s > d/2 (here s = 0.9 d)
     s, d = 18, 20
     grid = np.linspace(s / (2 * d), s / d, 2001)
     assert (1 / (grid * (1 - grid))).max() > 8 * d / (3 * s)

@@ -290,7 +290,7 @@ def test_bruteforce_smooth_to_pure():
 
 def test_bruteforce_chtp_forward(pairs):
     """(ε,δ)-DP ⇒ (α,γ)-CHTP, over every conditioning set S of probability ≥ γ under x (and under
-    either sample): both the THEOREMS.md §1.6 form α = 1 − (γ−δ)/(e^{2ε}γ + e^ε δ) and boundcalc's LP
+    either sample): both the closed form α = 1 − (γ−δ)/(e^{2ε}γ + e^ε δ) and boundcalc's LP
     form (the returned ``alpha`` is the smaller of the two)."""
     P, R, _, _, _ = pairs
     rng = np.random.default_rng(11)
@@ -336,7 +336,7 @@ def test_bruteforce_chtp_pure_tight(pairs):
 def test_bruteforce_chtp_converse():
     """Converse (Theorem 1): a pair that is not (ε, γ)-DP is caught by a conditional test on a garbling
     Q' ⪯ Q with error sum < 1 − α, so CHTP-for-all-garblings forces (ε, γ)-DP. Checked for the
-    THEOREMS.md form ε = log((1+2α)/(1−2α)) and for boundcalc's sharper ε = 4 artanh(α), with the
+    closed form ε = log((1+2α)/(1−2α)) and for boundcalc's sharper ε = 4 artanh(α), with the
     conditioning set required to have probability ≥ γ under one sample ("max") — the proved reading —
     and, for α < 1/2, under both ("min")."""
     rng = np.random.default_rng(12)

@@ -22,11 +22,11 @@ Privacy: every P(w|Ṽ) is e^ε/Z_ε or 1/Z_ε with Z_ε the same for every Ṽ:
 Unbiasedness: the boundary sums to 0 (w -> -w), the strict halves are mirror images, so
 ``E[w|Ṽ] = (e^ε-1)/Z_ε · Σ_{⟨w,1⟩>0} w_1 · Ṽ/r`` and ``Σ_{⟨w,1⟩>0} w_1 = binom(d-1, ⌊d/2⌋)`` (counting
 w_1 = ±1 and the other d-1 signs). So ``B = r coth(ε/2) C_d(ε)`` with
-d odd: ``1/C_d = binom(d-1, (d-1)/2)/2^{d-1}`` (as in the original theorem catalogue);
+d odd: ``1/C_d = binom(d-1, (d-1)/2)/2^{d-1}`` (no boundary points);
 d even: ``1/C_d(ε) = binom(d-1, d/2)/(2^{d-1} - binom(d,d/2) tanh(ε/2)/2)``.
 
-*Correction to the original theorem catalogue (d even).* The catalogue lets the boundary ``⟨z,Ṽ⟩ = 0`` belong to
-both halves (uniform on each closed half, 1/C_d = binom(d-1,d/2)/(2^{d-1} + binom(d,d/2)/2)). That
+*The 'both halves' variant is not private (d even).* A variant lets the boundary ``⟨z,Ṽ⟩ = 0`` belong
+to both halves (uniform on each closed half, 1/C_d = binom(d-1,d/2)/(2^{d-1} + binom(d,d/2)/2)). That
 mechanism is unbiased but **not ε-LDP**: a boundary point has probability 1/|H| under one Ṽ and
 (1-π_ε)/|H| under another (strictly on the far side), a ratio of e^ε + 1 (found by exact enumeration
 for d = 2, tests/test_local_mechanisms.py). The version above gives the boundary the weight of the
@@ -98,8 +98,8 @@ def linf_m_exact(d: int, eps=0):
                                                    * sp.tanh(sp.sympify(eps) / 2) / 2)
 
 
-def linf_m_theorems(d: int):
-    """The original theorem catalogue's 1/C_d, valid for the non-private 'both halves' variant."""
+def linf_m_both_halves(d: int):
+    """1/C_d of the 'both halves' variant (boundary in both closed halves; unbiased, not ε-LDP for even d)."""
     if d % 2 == 1:
         return sp.Rational(math.comb(d - 1, (d - 1) // 2), 2 ** (d - 1))
     return sp.Rational(math.comb(d - 1, d // 2), 1) / (2 ** (d - 1) + sp.Rational(math.comb(d, d // 2), 2))
@@ -248,13 +248,13 @@ def linf_sampling(v, r, eps, rng: np.random.Generator):
 
 def linf_sampling_law(vt_sign, eps, variant="private"):
     """Exact law of w = Z/B given sign(Ṽ) (a ±1 vector): (points, probabilities). For tests.
-    ``variant="theorems"`` is the catalogue's 'boundary in both halves' law (not ε-LDP for even d)."""
+    ``variant="both-halves"`` is the 'boundary in both halves' law (not ε-LDP for even d)."""
     import itertools
 
     d = len(vt_sign)
     pts = np.array(list(itertools.product([-1.0, 1.0], repeat=d)))
     t = pts @ np.asarray(vt_sign, float)
-    if variant == "theorems":
+    if variant == "both-halves":
         pos, neg = t >= 0, t <= 0
         pi = _pi(eps)
         return pts, pi * pos / pos.sum() + (1 - pi) * neg / neg.sum()

@@ -17,12 +17,12 @@ by exact computation):
    ε-LDP) gives ``KL(M_0^n‖M_1^n) <= n(e^ε-1)² TV²``.
 3. **Private Le Cam** (derived, certified): Pinsker and Bretagnolle–Huber on the bound of 2,
    ``TV(M_0^n, M_1^n) <= min{ sqrt(n/2)(e^ε-1)TV, sqrt(1 - exp(-n(e^ε-1)²TV²)), TV(P_0^n,P_1^n) }``
-   (the original theorem catalogue states the weaker √n(e^ε-1)TV from Corollary 1; both are tested), and
+   (Corollary 1 with Pinsker in both directions gives the weaker √n(e^ε-1)TV; both are tested), and
    ``M_n >= Φ(s)(1 - TV(M_0^n, M_1^n))/2``.
 3'. **Private Fano** (derived, certified): ``I(Z_{1:n};V) <= n(e^ε-1)² max TV²``
    (docs/methods/ldp-contraction.md: 2n(e^ε-1)², also verified). Derivation: I = (1/|V|) Σ_v KL(M_v‖M̄) <= (1/|V|²)
    Σ_{v,v'} KL(M_v‖M_v') (convexity of KL in the second argument) <= n(e^ε-1)² max TV² (by 2; the
-   catalogue's constant 2 follows from Corollary 1 the same way).
+   constant 2 follows from Corollary 1 the same way, pairing KL(M_v‖M_v') with KL(M_v'‖M_v)).
 4. **Variational bound** (DJW Theorem 2 form; constant *re-derived* here, certified for
    non-interactive channels): ``I(Z_{1:n};V) <= n (e^ε-1)²/(4|V|) · sup_{‖γ‖_∞<=1} Σ_v (∫γ d(P_v - P̄))²``.
    Derivation (one sample; for non-interactive channels the Z_i are independent given V, so
@@ -30,7 +30,7 @@ by exact computation):
    γ_z(x) = (q(z|x) - c_z)/((q^* - q*)/2) ∈ [-1,1]. Then m_v(z) - m̄(z) = ((q^*-q*)/2) ∫γ_z d(P_v - P̄);
    I <= (1/|V|) Σ_v χ²(M_v‖M̄) = (1/|V|) ∫ (q^*-q*)²/(4 m̄) Σ_v (∫γ_z d(P_v-P̄))² dz, with m̄ >= q*,
    q^* - q* <= (e^ε-1) q* (ε-LDP) and ∫ q* dz <= 1. The constant (e^ε-1)²/4 is smaller than the
-   ``(e^ε - e^{-ε})²`` recalled in the original theorem catalogue (which is therefore also valid, but looser).
+   ``(e^ε - e^{-ε})²`` often quoted with this form (which is therefore also valid, but looser).
 5. **Private Assouad** (coordinate-wise, derived, certified): for a hypercube family where flipping
    v_j changes P_v by TV at most τ_j, convexity of TV over the mixtures M_{±j} (pair v with its
    j-flip) and the private Le Cam bound give ``TV(M_{+j}, M_{-j}) <= TVbound(τ_j)`` (item 3), so
@@ -62,8 +62,8 @@ def kl_bound(eps: float, tv: float, n: int = 1) -> float:
     return n * math.expm1(eps) ** 2 * tv ** 2
 
 
-def private_tv_bound_catalogue(eps: float, tv: float, n: int = 1) -> float:
-    """the original theorem catalogue's private Le Cam: TV(M_0^n, M_1^n) <= min{1, √n (e^ε - 1) TV(P_0, P_1)}."""
+def private_tv_bound_corollary1(eps: float, tv: float, n: int = 1) -> float:
+    """Private Le Cam from DJW Corollary 1 and Pinsker: TV(M_0^n, M_1^n) <= min{1, √n (e^ε - 1) TV(P_0, P_1)}."""
     return min(1.0, math.sqrt(n) * math.expm1(eps) * tv)
 
 
@@ -83,8 +83,8 @@ def fano_mi_bound(eps: float, max_tv: float, n: int = 1) -> float:
     return kl_bound(eps, max_tv, n)
 
 
-def fano_mi_bound_catalogue(eps: float, max_tv: float, n: int = 1) -> float:
-    """the original theorem catalogue's private Fano constant: 2 n (e^ε-1)² max TV²."""
+def fano_mi_bound_corollary1(eps: float, max_tv: float, n: int = 1) -> float:
+    """Private Fano from DJW Corollary 1: I(Z_{1:n}; V) <= 2 n (e^ε-1)² max TV²."""
     return 2.0 * n * math.expm1(eps) ** 2 * max_tv ** 2
 
 

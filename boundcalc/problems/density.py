@@ -12,9 +12,9 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 b chosen by the integer solver; ``shrunk-histogram``: the same histogram shrunk toward f ≡ 1,
 f̂ = 1 + λ(g - 1), bounded by A + BV/(B+V) with A = dL²h²/12, B = dL²(1-h²)/12, V the variance and noise
 terms (λ = B/(B+V); see :mod:`boundcalc.mechanisms.histogram`): never above the uniform estimator and better
-at small n. the original theorem catalogue has d L² h² + m/n + 8m²/(nε)²: the bias constant is
-12 times too large (the sharp constant is 1/12, attained by linear and sawtooth densities) and the
-variance term's exact worst case is (m - 1)/n. Lower bounds: certified for d = 1 (``assouad-bumps``,
+at small n. The bias constant 1/12 is sharp (attained by linear and sawtooth densities; the pointwise
+bound |f - f̄_B| <= L√d h gives d L² h², 12 times larger) and the variance term's exact worst case is
+(m - 1)/n (m/n is the simpler bound). Lower bounds: certified for d = 1 (``assouad-bumps``,
 ``two-point-linear``: see :func:`assouad_lower`); for d > 1 order only (the packing constants c_d of
 Barber & Duchi Prop 5 are not explicit): n^{-2/(2+d)} + (nε)^{-2/(1+d)}.
 
@@ -117,13 +117,21 @@ def bump_slope():
     return ub * S.Min(L, 4 * mb)
 
 
-def linear_pieces():
-    """(||φ||², TV, Hellinger bound) of the pair f_± = 1 ± φ, φ = s(x - 1/2), 0 < s <= min(L, 2) (free).
+#: derivation of the ``two-point-linear`` bound (:func:`two_point_linear_lower`, :func:`linear_pieces`)
+TWO_POINT_LINEAR_DERIVATION = """
+    Two-point bound with f_± = 1 ± s(x - 1/2), s <= min(L, 2) free: ||φ||² · F with F as in
+    :func:`assouad_lower` (one coordinate, t = s/4, H² from :func:`linear_pieces`).
+    (||φ||², TV, Hellinger bound) of the pair f_± = 1 ± φ, φ = s(x - 1/2), 0 < s <= min(L, 2) (free).
 
     f_± are s-Lipschitz (s <= L), positive (|φ| <= s/2 <= 1), ∫φ = 0; ||φ||² = s²/12, TV = ∫|φ| = s/4,
     H² = ∫(1 - √(1-φ²)) <= ∫φ²/(2 - φ²) <= (s²/12)/(2 - s²/4). For small n this pair keeps the lower bound
     close to the no-data risk L²/12 (attained by f̂ ≡ 1), where the bump family gives at most L²/48.
-    """
+    """.strip()
+
+
+def linear_pieces():
+    """(||φ||², TV, Hellinger bound) of the pair f_± = 1 ± φ, φ = s(x - 1/2), 0 < s <= min(L, 2) (free).
+    Derivation: :data:`TWO_POINT_LINEAR_DERIVATION`."""
     sl = slope
     return sl ** 2 / 12, sl / 4, (sl ** 2 / 12) / (2 - sl ** 2 / 4)
 
@@ -181,21 +189,20 @@ def _privacy_factor(kind, tv, hel):
 
 
 def two_point_linear_lower(kind: str) -> Bound:
-    """Two-point bound with f_± = 1 ± s(x - 1/2), s <= min(L, 2) free: ||φ||² · F with F as in
-    :func:`assouad_lower` (one coordinate, t = s/4, H² from :func:`linear_pieces`)."""
+    """Two-point bound with f_± = 1 ± s(x - 1/2), s <= min(L, 2) free (docs/methods/density-assouad.md).
+    Derivation: :data:`TWO_POINT_LINEAR_DERIVATION`."""
     sep, tv, hel = linear_pieces()
     return Bound(
         "lower", "two-point-linear", "two points 1 ± s(x - 1/2) (saturated regime)",
         sep * S.Max(0, _privacy_factor(kind, tv, hel)),
         "Le Cam two points, squared-loss form (docs/methods/density-assouad.md)",
-        two_point_linear_lower.__doc__ + " " + linear_pieces.__doc__,
+        TWO_POINT_LINEAR_DERIVATION,
         free=(FreeParameter(slope, lambda v: 0.0, lambda v: min(float(v["L"]), 2.0), log=False,
                             doc="slope s of the pair 1 ± s(x - 1/2)"),))
 
 
-def assouad_lower(kind: str) -> Bound:
-    """Certified Assouad lower bound for L-Lipschitz densities on [0,1] (docs/methods/density-assouad.md).
-
+#: derivation of the bound built by :func:`assouad_lower` (its ``Bound.derivation``)
+ASSOUAD_DERIVATION = """
     Reduction (squared loss, projection): with ĉ_j = <f̂ - 1, φ_j>/||φ_j||² (bumps have disjoint supports),
     ∫(f̂ - f_v)² >= Σ_j ||φ_j||² (ĉ_j - v_j)². Averaging v uniformly and fixing v_{-j}, the pair (v_{-j}, ±1)
     contributes inf_c ½[E₊(c - 1)² + E₋(c + 1)²] = ∫ 2 p₊p₋/(p₊ + p₋) = 1 - Δ/2 (Δ the triangular
@@ -222,7 +229,12 @@ def assouad_lower(kind: str) -> Bound:
     parameters are the integer number of bumps m >= 1 and the slope s = u·min(L, 4m), u ∈ [0, 1]
     (:func:`bump_slope`; s <= L keeps the family in the class, s <= 4m keeps it non-negative), so the bound
     does not decrease when L grows. d = 1 only: a product construction for d > 1 is not derived here.
-    """
+    """.strip()
+
+
+def assouad_lower(kind: str) -> Bound:
+    """Certified Assouad lower bound for L-Lipschitz densities on [0,1] (docs/methods/density-assouad.md).
+    Derivation: :data:`ASSOUAD_DERIVATION`."""
     sep, tv, hel, _ = bump_pieces(bump_slope())
     factor = _privacy_factor(kind, tv, hel)
     label = {"none": "Assouad, triangle-wave bumps (Hellinger)",
@@ -236,7 +248,7 @@ def assouad_lower(kind: str) -> Bound:
             "Hellinger and χ² contractions of ε-LDP channels (docs/methods/hellinger-contraction.md), Duchi, Jordan & "
             "Wainwright (2018) Thm 1 sharpened (local)"
             if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
-        assouad_lower.__doc__.split("\n\n", 1)[1].strip(),
+        ASSOUAD_DERIVATION,
         free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),
               FreeParameter(ub, lambda v: 0.0, lambda v: 1.0, log=False,
                             doc="slope of the bumps s = u·min(L, 4m), as the fraction u of its largest value")))
@@ -289,7 +301,7 @@ def _central_bounds(private: bool) -> tuple:
           "Σp_j² >= 1/m." + (" Noise: replace-one changes two counts by 1 (ℓ1 sensitivity 2), Laplace(2/ε) "
                             "per count is ε-DP with variance 8/ε², divided by (n h^d)² and integrated "
                             "over m bins of volume h^d: 8m²/(nε)²." if private else "")
-        + " Corrects the original theorem catalogue (dL²h² + m/n): the constant 1/12 is sharp.",
+        + " The constant 1/12 is sharp (the pointwise bound |f-f̄| <= L√d h gives dL²h², 12 times larger).",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
         optimum={b: _round_pos(S.Min((L ** 2 * S.n / 6) ** (1 / (S.d + 2)),
                                       (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
@@ -751,7 +763,7 @@ class Density(Problem):
     notes_of = {None: (
         "Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
         "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
-        "Histogram bias constant derived: dL²h²/12 (sharp), not the original theorem catalogue's dL²h²; variance (m-1)/n."),
+        "Histogram bias constant derived: dL²h²/12 (sharp; the pointwise Lipschitz bound gives dL²h²); variance (m-1)/n."),
                 "local": (
         "Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
         "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",

@@ -350,7 +350,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "I_X = diag(1/(1-θ_j²)) <= 1/(1-w²) = I_0, Tr I_X <= d I_0; each score coordinate is centred with "
             "range 2/(1-θ_j²) <= 2 I_0, independent coordinates: sub-Gaussian proxy I_0² (Hoeffding) for ⟨u,S⟩. "
             "Tr I_Z <= min{d I_0, I_0 sinh²(ε/2), 2 I_0² ε} (methods.fisher); van Trees with the cos² box prior, "
-            "J = dπ²/w²: E‖θ̂-θ‖² >= d²/(nT + dπ²/w²); multiply by r². (w = 1/2 is the original theorem catalogue's choice.)",
+            "J = dπ²/w²: E‖θ̂-θ‖² >= d²/(nT + dπ²/w²); multiply by r². (w is free; w = 1/2 is the closed-form choice used for fast curves.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "cube"}))
     else:
         def axes_family_expr():
@@ -366,7 +366,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "I_X = diag(1/(d(1-θ_j²))): I_0 = 1/(d(1-w²)), Tr I_X <= 1/(1-w²); ⟨u,S⟩ takes the values "
             "u_j/(1+θ_j), -u_j/(1-θ_j), all in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²). "
             "Tr I_Z <= min{1/(1-w²), sinh²(ε/2)/(d(1-w²)), 2ε/(1-w)²}; van Trees with J = dπ²/w² "
-            "gives E‖θ̂-θ‖² >= d²/(nT + dπ²/w²), times (r/d)². (w = 1/2 is the original theorem catalogue's choice.)",
+            "gives E‖θ̂-θ‖² >= d²/(nT + dπ²/w²), times (r/d)². (w is free; w = 1/2 is the closed-form choice used for fast curves.)",
             free=(wfree,), optimum={w: sp.Rational(1, 2)}, extra={"instance": "axes"}))
     if not d1:
         out.append(_cube_van_trees(ball))

@@ -45,7 +45,7 @@ def _knum(k: float):
 def bias_constant(k: float):
     """c_k = (k-1)^{k-1} / k^k, so that sup E(||X|| - T)_+ <= c_k r^k / T^{k-1} over 𝒫_k.
 
-    Derivation (ours; sharper than the Hölder/Markov constant 1 of the original theorem catalogue):
+    Derivation (ours; sharper than the constant 1 of Markov's E(Y - T)_+ <= E Y^k/T^{k-1}):
     g(y) = (y - T)/y^k is maximised over y > 0 at y* = kT/(k-1), so (y - T)_+ <= y^k g(y*) for all
     y >= 0; take expectations: E(Y - T)_+ <= E Y^k (y* - T)/y*^k = r^k (k-1)^{k-1}/(k^k T^{k-1}).
     Equality for the two-point law with mass r^k/y*^k at y* (tested). The projection bias is

@@ -18,7 +18,7 @@ Lower bounds (derived, certified):
   in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²), J = mπ²/w², and ``‖p̂-p‖² >= (2/d²)‖θ̂-θ‖²``
   (θ̂_j = (d/2)(p̂_{2j-1} - p̂_{2j}) and (a-b)² <= 2a² + 2b²):
   ``sup E‖p̂-p‖² >= (2/d²) m² / (n min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} + mπ²/w²)``
-  (at w = 1/2 and even d this is the original theorem catalogue's ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
+  (at w = 1/2 and even d this is ``(1/2)/(n min{4/3, (8/(3d)) sinh²(ε/2)} + 2π²d)``).
 - van Trees on the whole simplex of k <= d symbols with a Dirichlet(α) prior
   (:mod:`boundcalc.methods.dirichlet_van_trees`; docs/methods/ldp-trace.md): the trace lemma extended to
   priors reaching the boundary, ``tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)² #{x: p_x < τ}``, averaged under
@@ -61,9 +61,9 @@ LOSS = ParamSpec("loss", "choice", "l2sq", "loss: l2sq (squared ℓ2) or l1", ch
 PARAMS = (N, D_ALPHABET, LOSS)
 
 W_BOX = sp.Symbol("w", positive=True)
-M_PAIRS = sp.Symbol("m", positive=True, integer=True)
+M_ACTIVE = sp.Symbol("m", positive=True, integer=True)  # m' <= ⌊d/2⌋: pairs active in the Assouad family (free)
 DELTA_GAP = sp.Symbol("delta_gap", positive=True)
-MPAIRS = sp.Symbol("m_pairs", positive=True, integer=True)  # ⌊d/2⌋ (a derived value)
+D_HALF = sp.Symbol("m_pairs", positive=True, integer=True)  # ⌊d/2⌋ (a derived value)
 SUB_PAIRS = sp.Symbol("q", positive=True, integer=True)  # pairs of active symbols of the sub-alphabet family
 K_ACTIVE = sp.Symbol("k_act", positive=True, integer=True)  # active symbols of the Dirichlet family
 ALPHA_DIR = sp.Symbol("alpha_dir", positive=True, integer=True)  # Dirichlet concentration
@@ -153,7 +153,7 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
 
 
 def _lower_bounds(loss: str, private: bool) -> list[Bound]:
-    n, e, d, w, m = S.n, S.eps, S.d, W_BOX, MPAIRS
+    n, e, d, w, m = S.n, S.eps, S.d, W_BOX, D_HALF
     out = []
     if loss == "l2sq":
         def paired_expr():
@@ -225,7 +225,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             free=(FreeParameter(GAMMA_MIX, lambda v: 1e-6, lambda v: 1.0 - 1e-9, log=False,
                                 doc="weight γ of the point mass"),),
             extra={"instance": "point-mass-bayes"}))
-        mp, dl = M_PAIRS, DELTA_GAP
+        mp, dl = M_ACTIVE, DELTA_GAP
         # per pair j the loss is at least a function of u_j = p̂_{2j-1} - p̂_{2j}, which estimates
         # μ_{v_j} = δ v_j/m': (Δ_{2j-1}² + Δ_{2j}²) >= (u_j - μ_{v_j})²/2 and |Δ_{2j-1}| + |Δ_{2j}| >= |u_j - μ_{v_j}|.
         # The two-point bound for the loss itself (not a 0/1 sign loss), averaged over the j-flip pairs:

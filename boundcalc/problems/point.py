@@ -225,6 +225,14 @@ def _vectorise(scalar_fn, n, blocks, *rest):
     return out
 
 
+#: outward rounding of the clipping-bias bound: A = E(a-Y)_+ and C = E(Y-b)_+ are computed in floating point
+#: from the model's tail functions, so the bound B* uses max(A, C)·(1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK, a
+#: relative margin for the rounding error of the tail computation and an absolute floor for values near 0
+BIAS_REL_SLACK = 1e-9
+#: absolute floor of that widening (see BIAS_REL_SLACK)
+BIAS_ABS_SLACK = 1e-300
+
+
 def _local_bias_impl(model_name):
     """mean_j B*_j: certified bound on |mean clipping bias| over N (see the module docstring)."""
     est_v = sa.get_block_estimator(model_name).variance
@@ -241,7 +249,7 @@ def _local_bias_impl(model_name):
             if model_name == "bernoulli":
                 p = min(max(0.5, lo), hi)
                 vmax = p * (1 - p) / np.asarray(tt, float)
-            exact = np.maximum(A_lo, C_hi) * (1 + 1e-9) + 1e-300
+            exact = np.maximum(A_lo, C_hi) * (1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK
             m = min(lo - a, b - hi)
             markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
             return np.minimum(np.minimum(exact, markov), np.sqrt(vmax))
@@ -398,9 +406,8 @@ def _clip_stat_function(model_name: str):
                         "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"}))
 
 
-def _clip_stat_bound(model_name: str) -> Bound:
-    """``clip-stat-laplace``: clipped sufficient statistic + Laplace + inversion (docs/methods/clipped-statistic.md).
-
+#: derivation of the bound built by :func:`_clip_stat_bound` (its ``Bound.derivation``)
+CLIP_STAT_DERIVATION = """
     Y = mean of ψ(X_i) = clip(T(X_i), l, u) plus Laplace((u-l)/(nε)) (ε-DP, sensitivity (u-l)/n);
     θ̂ = m^{-1}(Y) projected onto N, m(θ) = E_θ ψ. By the mean value theorem and the projection,
     |θ̂ - θ| <= |Y - m(θ)|/inf_N|m'|, so sup_N risk <= (sup_N Var ψ/n + 2(u-l)²/(nε)²)/inf_N|m'|²;
@@ -408,7 +415,12 @@ def _clip_stat_bound(model_name: str) -> Bound:
     sup_N Var ψ is bounded by its maximum over a grid plus a Lipschitz correction 3R²K h/2
     (boundcalc.mechanisms.clipped_statistic). Free: the interval l = c + αs, u = l + βs (c, s the mean and
     standard deviation of T at the centre of N).
-    """
+    """.strip()
+
+
+def _clip_stat_bound(model_name: str) -> Bound:
+    """``clip-stat-laplace``: clipped sufficient statistic + Laplace + inversion (docs/methods/clipped-statistic.md).
+    Derivation: :data:`CLIP_STAT_DERIVATION`."""
     fn = _clip_stat_function(model_name)
     expr = fn(S.n, S.eps, LO, HI, SIG, ALPHA_CLIP, BETA_CLIP)
     stat = {"exponential": "X", "poisson": "X", "normal-mean": "X", "normal-var": "(X-μ0)²"}[model_name]
@@ -416,7 +428,7 @@ def _clip_stat_bound(model_name: str) -> Bound:
         "upper", "clip-stat-laplace",
         f"clipped statistic clip({stat}, l, u) averaged + Laplace, inverted through its mean (ours)",
         expr, "boundcalc (ours, derived); docs/methods/clipped-statistic.md",
-        _clip_stat_bound.__doc__.split("\n\n", 1)[1].strip(),
+        CLIP_STAT_DERIVATION,
         free=(FreeParameter(ALPHA_CLIP, lambda v: -4.0, lambda v: 3.0, log=False,
                             doc="lower clipping end l = c + α s"),
               FreeParameter(BETA_CLIP, lambda v: 1e-3, lambda v: 15.0, doc="clipping width (u - l)/s")),
@@ -523,14 +535,18 @@ def tv_slope_bound(model_name: str, low) -> sp.Expr:
     raise KeyError(name)  # pragma: no cover
 
 
-def _threshold_lower(model_name: str) -> Bound:
-    """Threshold Bayes bound (docs/methods/threshold-bayes.md) on the sub-interval [c - w, c + w] ⊂ N.
-
+#: derivation of the bound built by :func:`_threshold_lower` (its ``Bound.derivation``)
+THRESHOLD_LOWER_DERIVATION = """
     TV(P_{s-u}, P_{s+u}) <= 2u K(c - w) (:func:`tv_slope_bound`), so κ = 2εnK and, for every pure ε-DP
     estimator, sup_{θ'∈N} E(θ̂-θ')² >= (8/(Wκ³)) J₁(κW/2) with W = 2w. The pairwise step is the coupled
     DP test bound type I + II >= 2/(1+e^{εnt}) with the maximal coupling of the two model points (exact TV
     replaced by its upper bound 2uK, which only lowers the bound).
-    """
+    """.strip()
+
+
+def _threshold_lower(model_name: str) -> Bound:
+    """Threshold Bayes bound (docs/methods/threshold-bayes.md) on the sub-interval [c - w, c + w] ⊂ N.
+    Derivation: :data:`THRESHOLD_LOWER_DERIVATION`."""
     width = 2 * W
     kappa = 2 * S.eps * S.n * tv_slope_bound(model_name, CEN - W)
     return Bound(
@@ -538,7 +554,7 @@ def _threshold_lower(model_name: str) -> Bound:
         threshold_bayes.bayes_sq(width, kappa),
         "Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the maximal coupling; layer-cake "
         "threshold decomposition (docs/methods/threshold-bayes.md)",
-        _threshold_lower.__doc__.split("\n\n", 1)[1].strip(),
+        THRESHOLD_LOWER_DERIVATION,
         free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
                             doc="half-width of the prior's support"),),
@@ -551,16 +567,20 @@ POS = sp.Symbol("f_pos", nonnegative=True)
 KAPPA_COS2 = sp.Rational(1, 2) - 2 / sp.pi ** 2
 
 
-def _van_trees_chord(model_name: str) -> Bound:
-    """``van-trees-chord``: van Trees with the cos² prior placed anywhere in N and ∫ I dμ bounded by chords.
-
+#: derivation of the bound built by :func:`_van_trees_chord` (its ``Bound.derivation``)
+VAN_TREES_CHORD_DERIVATION = """
     Prior μ = cos²(π(θ'-c)/(2w))/w on [c - w, c + w] ⊂ N, c = θ_lo + w + f(θ_hi - θ_lo - 2w), f ∈ [0, 1]
     (J = π²/w²). I is convex for every built-in model, so on each half I(c ± x) <= I(c) + (x/w)(I(c ± w) - I(c))
     (chord), and with E_μ|θ' - c| = w(1/2 - 2/π²) =: κ w (∫_0^w x cos²(πx/(2w)) dx = w²/4 - w²/π²) and the
     symmetry of μ: ∫ I dμ <= I(c) + κ((I(c - w) + I(c + w))/2 - I(c)). Van Trees (Gill & Levit 1995):
     sup_{θ'∈N} E(θ̂ - θ')² >= 1/(n ∫ I dμ + J). Never below ``van-trees`` at f = 1/2 (the chord value
     is at most the larger end value).
-    """
+    """.strip()
+
+
+def _van_trees_chord(model_name: str) -> Bound:
+    """``van-trees-chord``: van Trees with the cos² prior placed anywhere in N and ∫ I dμ bounded by chords.
+    Derivation: :data:`VAN_TREES_CHORD_DERIVATION`."""
     def chord_expr():
         info = fisher_expr(get_model(model_name).name)
         cen = LO + W + POS * (HI - LO - 2 * W)
@@ -571,7 +591,7 @@ def _van_trees_chord(model_name: str) -> Bound:
     return Bound(
         "lower", "van-trees-chord", "van Trees, cos² prior anywhere in N, chord bound on the mean information",
         chord_expr, "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
-        _van_trees_chord.__doc__.split("\n\n", 1)[1].strip(),
+        VAN_TREES_CHORD_DERIVATION,
         free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
                             doc="half-width of the prior's support"),

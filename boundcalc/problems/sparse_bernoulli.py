@@ -1,8 +1,8 @@
 """Sparse Bernoulli means under ε-local differential privacy (docs/problems/sparse-bernoulli.md; Barnes, Chen & Özgür Cor 3).
 
 X ∈ {0,1}^d with independent coordinates X_j ~ Bern(θ_j) and ``Σ_j θ_j <= s`` (``--s``, 0 < s <= d);
-loss ‖θ̂ - θ‖₂². The paper's exact model and formulas (11)–(12) were not recovered: the bounds below are
-**derived analogues** (labelled so in their source), each with its derivation.
+loss ‖θ̂ - θ‖₂². The bounds below are **derived analogues** of that corollary for this model (labelled so in
+their source): every constant is derived here, each with its derivation.
 
 Lower bounds (derived, certified):
 - van Trees on the sub-box θ ∈ [m/2, m]^d with ``m = min{s/d, 1/2}`` (so Σθ <= s and θ <= 1/2):
@@ -12,7 +12,7 @@ Lower bounds (derived, certified):
   and independent coordinates keep that proxy for ⟨u,S⟩; half-width m/4, J = 16dπ²/m²:
   ``sup E‖θ̂-θ‖² >= d² / (n min{d I_0, I_0 sinh²(ε/2), 2σ²ε} + 16 d π²/m²)``, order
   ``s d/(n min{ε², e^ε, d})``.
-  *Correction to the original theorem catalogue: the catalogue's ``I_0 = 8d/(3s)`` on the box [s/(2d), s/d] bounds the
+  *Why m <= 1/2:* the simpler ``I_0 = 8d/(3s)`` on the box [s/(2d), s/d] bounds the
   Fisher information only when s <= d/2 (for s/d > 1/2 the box reaches θ near 1, where 1/(θ(1-θ)) is
   unbounded, e.g. s = d). With m = min{s/d, 1/2} the bound holds for every s <= d and is slightly
   sharper (4d²/(s(2d-s)) <= 8d/(3s) when s <= d/2).
@@ -147,12 +147,12 @@ def _bounds(private: bool) -> tuple:
     out.append(Bound(
         "lower", "van-trees", "van Trees on the sub-box [m/2, m]^a (a active coordinates), m = min{s/a, 1/2}",
         X["van-trees"],
-        SOURCE + "; I_0 corrected (see module docstring)",
+        SOURCE + "; I_0 with m <= 1/2 (see module docstring)",
         "a <= d active coordinates (the others have θ_j = 0, X_j = 0 a.s.), θ ∈ [m/2, m]^a, m = min{s/a, 1/2} "
         "(Σθ <= s). I_X = diag(1/(θ_j(1-θ_j))) <= I_0 = 1/((m/2)(1-m/2)); Tr I_X <= a I_0; score coordinates are "
         "independent scaled centred Bernoullis with Kearns–Saul proxy <= KS(m)/((m/2)(1-m/2))². "
         "Tr I_Z <= min{a I_0, I_0 sinh²(ε/2), 2σ²ε} (methods.fisher); van Trees with the cos² prior of half-width "
-        "m/4 (J = 16aπ²/m²). a = d is the original theorem catalogue's construction (with the corrected I_0).",
+        "m/4 (J = 16aπ²/m²). For a = d and s <= d/2 the box is [s/(2d), s/d]^d.",
         free=(afree,), optimum={A: d}, extra={"instance": "box"}))
     if private:
         dl = DELTA_GAP
@@ -497,9 +497,10 @@ class SparseBernoulli(Problem):
                     "none": "s-sparse Bernoulli means, loss ||θ̂-θ||²"}
     sources = {"local": SOURCE, "none": "textbook"}
     checks = {"local": CHECK}
-    notes_of = {"local": ("Derived analogue of BCO Cor 3 (the paper's formulas (11)-(12) were not recovered).",
+    notes_of = {"local": ("Derived analogue of Barnes, Chen & Özgür (2020) Cor 3: constants derived for this model.",
            upper_rate_note(),
-           "the original theorem catalogue's I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses m = min{s/d, 1/2}.",
+           "van Trees on the box [s/(2d), s/d]^d with I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses "
+           "m = min{s/d, 1/2}.",
            "Which side is loose: the lower for d >= 100 (ratios up to ~560): the lower families give at most about "
            "s/(10 sqrt(n c_ε)) in the middle regime and miss the sparse-position factor, while the certified uppers "
            "are within 0.6–16× of min{s², s d/(nε²)}; the projected uppers are 2–8× above their simulated risk "

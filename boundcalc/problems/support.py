@@ -90,19 +90,9 @@ def rate_lambda(privacy: str):
     return -S.n * S.expm1(-effective_eps(privacy)) / (2 * theta0)
 
 
-def exp_mech_bound(lam, loss: str):
-    """Certified risk of the shifted exponential mechanism, as a sympy expression in λ, ρ, s.
-
-    Mechanism (given ε'): output t ∈ [0, ∞) with density ∝ exp(-γt - ε' N(t)), N(t) = #{i : X_i > t};
-    estimate θ̂ = clip(t - b, θ_0, 2θ_0), with γ = ρλ (0 < ρ < 1) and b = s/γ (s >= 0) free.
-
-    Privacy (ε'-DP, without the usual factor 2 of the exponential mechanism, because the utility is
-    monotone): replacing x_i by x_i' changes N(t) by ΔN(t) = 1{x_i' > t} - 1{x_i > t}, which has the same
-    sign for every t and |ΔN| <= 1. Say ΔN >= 0: the log density ratio is -ε'ΔN(t) - log(Z'/Z) with
-    -ε'ΔN ∈ [-ε', 0] and Z'/Z = E_q e^{-ε'ΔN} ∈ [e^{-ε'}, 1], so it lies in [-ε', ε']. The base measure
-    e^{-γt} is data-independent. (Tested on random neighbouring samples, exact densities.)
-
-    Risk (write u = t - θ, g(t) = e^{-γ(t-θ) - ε'N(t)} the unnormalised density):
+#: risk derivation of the shifted exponential mechanism of :func:`exp_mech_bound` (its ``Bound.derivation``)
+EXP_MECH_RISK_DERIVATION = """
+    (write u = t - θ, g(t) = e^{-γ(t-θ) - ε'N(t)} the unnormalised density):
     1. Normaliser: N(t) = 0 for t >= θ (all X_i <= θ), so Z = ∫g >= ∫_θ^∞ e^{-γ(t-θ)} dt = 1/γ.
     2. Hence E ℓ(θ̂) <= E[∫ℓ(t-b-θ) g / Z] <= γ ∫ ℓ(t-b-θ) E g(t) dt (projection onto [θ_0, 2θ_0] ∋ θ
        is a contraction, ℓ = |·| or (·)²).
@@ -115,6 +105,22 @@ def exp_mech_bound(lam, loss: str):
        (·)²: γ∫(u-b)²e^{-γu} = (2 - 2s + s²)/γ², γ∫(u+b)²e^{-κu} = γ(2/κ³ + 2b/κ² + b²/κ), total
             [(2 - 2s + s²)/ρ² + 2ρ/(1-ρ)³ + 2s/(1-ρ)² + s²/(ρ(1-ρ))] / λ².
     Checked in tests/test_support.py by exact numerical integration of steps 2-4 and by simulation.
+    """.strip()
+
+
+def exp_mech_bound(lam, loss: str):
+    """Certified risk of the shifted exponential mechanism, as a sympy expression in λ, ρ, s.
+
+    Mechanism (given ε'): output t ∈ [0, ∞) with density ∝ exp(-γt - ε' N(t)), N(t) = #{i : X_i > t};
+    estimate θ̂ = clip(t - b, θ_0, 2θ_0), with γ = ρλ (0 < ρ < 1) and b = s/γ (s >= 0) free.
+
+    Privacy (ε'-DP, without the usual factor 2 of the exponential mechanism, because the utility is
+    monotone): replacing x_i by x_i' changes N(t) by ΔN(t) = 1{x_i' > t} - 1{x_i > t}, which has the same
+    sign for every t and |ΔN| <= 1. Say ΔN >= 0: the log density ratio is -ε'ΔN(t) - log(Z'/Z) with
+    -ε'ΔN ∈ [-ε', 0] and Z'/Z = E_q e^{-ε'ΔN} ∈ [e^{-ε'}, 1], so it lies in [-ε', ε']. The base measure
+    e^{-γt} is data-independent. (Tested on random neighbouring samples, exact densities.)
+
+    Risk: :data:`EXP_MECH_RISK_DERIVATION` (the bound's derivation, shown with every result).
     """
     if loss == "abs":
         return ((shift - 1 + 2 * sp.exp(-shift)) / rho + rho / (1 - rho) ** 2 + shift / (1 - rho)) / lam
@@ -130,9 +136,8 @@ EXP_MECH_OPTIMUM = {"abs": {rho: sp.Float("0.368447"), shift: sp.Float("0.233574
 omega = sp.Symbol("omega", positive=True)  # prior width W / (2θ_0) of the threshold Bayes bound
 
 
-def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
-    """Threshold Bayes lower bound (docs/methods/threshold-bayes.md).
-
+#: derivation of the bound built by :func:`threshold_lower` (its ``Bound.derivation``)
+THRESHOLD_LOWER_DERIVATION = """
     Prior θ ~ Uniform[A, B] with B = 2θ_0, W = ωB (0 < ω <= 1/2, so A = B - W >= θ_0). For s ∈ [A, B]
     and 0 <= u <= min(s-A, B-s): TV(Unif[0,s-u], Unif[0,s+u]) = 2u/(s+u) <= 2u/A, so the hypothesis of
     :mod:`boundcalc.methods.threshold_bayes` holds with κ = 2εn/A, and
@@ -147,7 +152,11 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
     (ε,δ)-DP: the pairwise bound loses at most d0 = 2δ/(e^ε - 1), which costs d0 W/4 (|·|) or d0 W²/12.
     α-TV privacy (tv; kl and its implied TV level α_TV): the pairwise bound is 1 - nα_TV t >= 1 - c u with
     c = 2nα_TV/A (the central TV contraction), integrated in closed form (threshold_bayes.bayes_linear).
-    """
+    """.strip()
+
+
+def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
+    """Threshold Bayes lower bound (docs/methods/threshold-bayes.md). Derivation: :data:`THRESHOLD_LOWER_DERIVATION`."""
     big_b = 2 * theta0
     width = omega * big_b
     if privacy in ("tv", "kl"):
@@ -163,7 +172,7 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
         "lower", "threshold-bayes", "threshold Bayes bound (uniform prior, coupled DP tests)", expr,
         "Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the entry-wise maximal coupling; "
         "layer-cake threshold decomposition (docs/methods/threshold-bayes.md)",
-        threshold_lower.__doc__.split("\n\n", 1)[1].strip(),
+        THRESHOLD_LOWER_DERIVATION,
         free=(FreeParameter(omega, lambda v: min(0.5, 1e-3 / (v["n"] * v["eps"]), 1e-3 / (v["n"] * v.get("alpha_TV", 1))),
                             lambda v: 0.5,
                             doc="prior width W/(2θ_0): θ ~ Unif[2θ_0(1-ω), 2θ_0]"),),
@@ -231,8 +240,8 @@ def _bounds(privacy: str, loss: str) -> tuple:
                    "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}[privacy]
         out.append(Bound(
             "upper", "exp-mech", f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
-            exp_mech_bound(lam, loss), "boundcalc (ours; derived, the original theorem catalogue leaves the upper bound open)",
-            exp_mech_bound.__doc__.split("Risk", 1)[1].strip() + " Privacy level: " + eps_txt + ".",
+            exp_mech_bound(lam, loss), "boundcalc (ours; derived, docs/problems/support.md)",
+            EXP_MECH_RISK_DERIVATION + " Privacy level: " + eps_txt + ".",
             free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
                   FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
             optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"}))
