@@ -19,7 +19,7 @@ LAYERS = {
     "errors": 0, "params": 0, "fileio": 0, "outpath": 0, "latex": 0, "distributions": 0,
     "diskcache": 0.5, "exprcodec": 0.5,
     "symbolic": 1, "privacy": 1, "gauss_calibration": 1, "models": 1,
-    "solver": 2, "bounds": 2, "chtp": 2, "relation_table": 2, "relations": 2,
+    "solver": 2, "certify": 2, "bounds": 2, "chtp": 2, "relation_table": 2, "relations": 2,
     "methods": 3, "mechanisms": 3,
     "problems": 4,
     "result": 5, "result_cache": 5, "catalog": 5, "notebook": 5, "plan_result": 5, "table_result": 5,
