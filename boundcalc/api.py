@@ -17,7 +17,7 @@ import sympy as sp
 
 from . import result_cache
 from .errors import InputError
-from .result import BoundValue, RateResult, best_bound, finite_or_none, notes_for_loss
+from .result import BoundValue, RateResult, best_bound, finite_or_none, mark_above_no_data, notes_for_loss
 
 
 def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict]:
@@ -68,8 +68,9 @@ def evaluate_bound(bound, values) -> BoundValue:
     value = finite_or_none(sol.value)
     reason = None
     certified, note, verified = bound.certified, bound.extra.get("why_not_certified"), None
-    if value is None:
+    if value is None:  # a certified bound always has a value: without one it is listed as not certified
         reason = "not finite at these parameters"
+        certified, note = False, note or reason
     elif value <= 0:
         reason = "vacuous (zero) at these parameters"
     elif certified:
@@ -178,9 +179,11 @@ def _rate(entry, values) -> RateResult:
     from . import catalog
 
     v = entry.with_derived(values)
-    evaluated = [evaluate_bound(b, v) for b in entry.bounds(v)]
+    bounds = entry.bounds(v)
+    evaluated = [evaluate_bound(b, v) for b in bounds]
     lowers = [b for b in evaluated if b.side == "lower"]
     uppers = [b for b in evaluated if b.side == "upper"]
+    mark_above_no_data(uppers, {b.name for b in bounds if b.extra.get("no_data")})
 
     terms = entry.rate(v)
     rate_expr = sp.Add(*[t for _, t in terms])

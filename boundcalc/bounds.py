@@ -74,7 +74,9 @@ class Bound:
     free: tuple = ()
     conditions: tuple = ()
     optimum: dict | None = None
-    extra: dict = field(default_factory=dict)  # simulation needs (noise constants); "why_not_certified"
+    # simulation needs (noise constants); "why_not_certified"; "no_data": True on the certified risk of an estimator
+    # that ignores the data (the problem's no-data risk, which every listed upper bound is compared with)
+    extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
         # ``expr`` and the ``optimum`` values may be given as zero-argument functions (``lambda: ...``): they are

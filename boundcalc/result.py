@@ -60,6 +60,7 @@ class BoundValue:
     reason: str | None = None  # why the value is None
     note: str | None = None  # why an uncertified bound is not certified (Bound.extra["why_not_certified"])
     verified: dict | None = None  # how a certified value was checked in high precision (boundcalc.certify)
+    above_no_data: float | None = None  # the no-data risk, when this certified upper bound is above it
 
     @property
     def usable(self) -> bool:
@@ -88,6 +89,8 @@ class BoundValue:
             out["verified"] = dict(self.verified)
         if self.note and not self.certified:
             out["why_not_certified"] = self.note
+        if self.above_no_data is not None:
+            out["above_no_data_risk"] = self.above_no_data
         return out
 
 
@@ -236,12 +239,32 @@ class RateResult:
                                                       for c in b.failed_conditions) + "; not met here)")
                 elif b.reason:
                     why = f"  ({b.reason})"
+                elif b.above_no_data is not None:
+                    why = f"  (above the no-data risk {format_number(b.above_no_data)})"
                 elif not b.certified:
                     why = "  (not certified: " + (b.note or "order only, constant unspecified") + ")"
                 lines.append(f"  {b.side:5s} {format_number(b.value):>10s}  {b.label}{why}")
         for note in self.notes:
             lines.append(f"note: {note}")
         return "\n".join(lines)
+
+
+def mark_above_no_data(uppers: list, no_data: set) -> None:
+    """Mark every certified upper bound above the problem's no-data risk.
+
+    The no-data risk is the smallest certified value among the bounds named in ``no_data`` (estimators that
+    ignore the data, declared by the problem with ``Bound.extra["no_data"]``): such an estimator satisfies every
+    privacy definition, so the minimax risk never exceeds it. A certified upper bound above it stays listed with
+    its own value (a true statement about its mechanism, which the check simulates) and gets ``above_no_data``
+    set to the no-data risk; the best upper bound is never one of them."""
+    vals = [b.value for b in uppers if b.name in no_data and b.certified and b.value is not None
+            and math.isfinite(b.value)]
+    if not vals:
+        return
+    trivial = min(vals)
+    for b in uppers:
+        if b.certified and b.value is not None and b.value > trivial and b.name not in no_data:
+            b.above_no_data = trivial
 
 
 _LOSS_PREFIX = {"ℓ1 loss:": "l1", "ℓ2² loss:": "l2sq"}

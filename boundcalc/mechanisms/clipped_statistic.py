@@ -36,7 +36,8 @@ and sup_N risk <= (V_N/n + 2R²/(nε)²)/s_N² with V_N >= sup_{θ∈N} Var_θ �
   (variation diminishing; Karlin, Total Positivity): m' is unimodal and its minimum over N is at an end point.
 * bernoulli (T = X ∈ {0, 1}): ψ = l + (u - l)X is affine, m' = u - l.
 
-**The variance.** V_N = max over a grid θ_0 < ... < θ_G of N (spacing h) of the exact Var_θ ψ plus
+**The variance.** V_N = the smaller of R²/4 (ψ takes values in an interval of length R: Popoviciu's
+inequality) and the max over a grid θ_0 < ... < θ_G of N (spacing h) of the exact Var_θ ψ plus
 3R²K h/2, where K >= sup_N (1/2)E_θ|∂_θ log p_θ| (the same constant as the threshold Bayes bound's
 TV slope): for bounded g, |d/dθ E_θ g| = |E_θ[(g - c) S_θ]| <= sup|g - c| E_θ|S_θ|, so with g = (ψ - l)² ∈ [0, R²]
 and ψ - l ∈ [0, R], |d/dθ Var_θ ψ| <= (R²/2)(2K) + 2R·(R/2)(2K) = 3R²K, and the function deviates from
@@ -180,11 +181,11 @@ def tv_slope(model, low, sigma=1.0):
         k = math.floor(low)
         return math.exp(-low + (k * math.log(low) if k else 0.0) - math.lgamma(k + 1))
     if model == "exponential":
-        return 1.0 / (math.e * low)
+        return 1.0 / (math.e * low) if low > 0 else math.inf
     if model == "normal-mean":
         return 1.0 / (sigma * math.sqrt(2 * math.pi))
     if model == "normal-var":
-        return math.exp(-0.5) / (math.sqrt(2 * math.pi) * low)
+        return math.exp(-0.5) / (math.sqrt(2 * math.pi) * low) if low > 0 else math.inf
     raise KeyError(model)
 
 
@@ -192,7 +193,10 @@ def certified_risk(model, n, eps, lo, hi, alpha, beta, sigma=1.0, grid=GRID):
     """(V_N/n + 2R²/(nε)²)/s_N²: certified sup over N = [lo, hi] of the risk (see the module docstring)."""
     l, u = interval(model, 0.5 * (lo + hi), alpha, beta, sigma)
     R = u - l
-    s_n = np.minimum(slope(model, lo, l, u, sigma), slope(model, hi, l, u, sigma))
+    if model == "exponential":  # |m'| decreases in λ: its minimum over N is at θ_hi (and m' has no 0/0 there)
+        s_n = slope(model, hi, l, u, sigma)
+    else:
+        s_n = np.minimum(slope(model, lo, l, u, sigma), slope(model, hi, l, u, sigma))
     if model == "bernoulli":
         p = min(max(0.5, lo), hi)
         vmax = R * R * p * (1 - p)
@@ -200,7 +204,12 @@ def certified_risk(model, n, eps, lo, hi, alpha, beta, sigma=1.0, grid=GRID):
         th = np.linspace(lo, hi, grid)
         m1, m2 = clip_moments(model, th, l[..., None], u[..., None], sigma)
         h = (hi - lo) / (grid - 1)
-        vmax = np.max(m2 - m1 * m1, axis=-1) + 1.5 * R * R * tv_slope(model, lo, sigma) * h
+        with np.errstate(all="ignore"):
+            grid_max = np.max(np.where(np.isfinite(m2 - m1 * m1), m2 - m1 * m1, np.inf), axis=-1)
+            vmax = grid_max + 1.5 * R * R * tv_slope(model, lo, sigma) * h
+        # ψ takes values in [l, u], so Var ψ <= R²/4 (Popoviciu) at every θ: the grid correction is not needed
+        # where it is large (e.g. K = ∞ when N reaches θ = 0 for the exponential rate or the normal variance)
+        vmax = np.minimum(vmax, R * R / 4)
     out = (vmax / n + 2 * R * R / (n * eps) ** 2) / (s_n * s_n)
     return np.where((R > 0) & (s_n > 0), out, np.inf)
 

@@ -127,8 +127,10 @@ THRESHOLD_SHRINK = tuple(np.linspace(0.0, 1.0, 21))
 
 
 def threshold_closed_form(m, eps, b):
-    """(π/2) e^{b²} coth²(ε/2)/m, σ = 1, b = B/σ (numbers)."""
-    return math.pi / 2 * math.exp(b * b) * float(coth_half_np(eps)) ** 2 / m
+    """(π/2) e^{b²} coth²(ε/2)/m, σ = 1, b = B/σ (numbers), computed in logs: ``inf`` (never an OverflowError)
+    where it exceeds the float range, which happens for b > 26.6; the scheme then keeps θ̂ = 0 (risk <= b²)."""
+    log_val = math.log(math.pi / 2) + b * b + 2 * math.log(float(coth_half_np(eps))) - math.log(m)
+    return math.exp(log_val) if log_val < 709.0 else math.inf
 
 
 @persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)

@@ -6,6 +6,7 @@ truncation radius T: θ̂ = (1/n) Σ π_T(X_i) + W. Instances:
 - the hard mixture of the best lower bound: (1-p)δ_0 + p δ_{r p^{-1/k} e_1} at the solver's p
   (mass p far out, where truncation bias bites), and its mirror image;
 - mass 1/2 at ±r e_1 (the worst case of the Hodges–Lehmann sub-family);
+- the point mass at r e_1 (the largest ||θ|| in the class: the worst case of θ̂ = 0 and of truncation);
 - a benign law: Gaussian scaled to E||X||^k = r^k (uniform on the sphere of radius r when k = ∞).
 
 Discrete instances are simulated exactly and fast: the counts of each atom are multinomial, and
@@ -122,6 +123,12 @@ def check_instances(t):
     atoms = np.stack([-r * e1, r * e1])
     est, theta = _discrete_errors(atoms, [0.5, 0.5], T, n, rng, reps)
     yield record("two-point ±r", est, theta, "mass 1/2 at -r e1 and at r e1 (Hodges–Lehmann family)",
+                 atoms=atoms, probs=[0.5, 0.5])
+    # the point mass at the largest ‖θ‖ of the class (E||X||^k = r^k): the worst case of θ̂ = 0 (risk r², the
+    # no-data risk) and of truncation at T < r (bias r - T); two equal atoms so the exact-risk path applies
+    atoms = np.stack([r * e1, r * e1])
+    est, theta = _discrete_errors(atoms, [0.5, 0.5], T, n, rng, reps)
+    yield record("point-mass r e1", est, theta, "X ≡ r e1 (largest ||θ||: worst case of θ̂ = 0 and of truncation)",
                  atoms=atoms, probs=[0.5, 0.5])
     if n * reps * d <= BENIGN_BUDGET:
         est, theta = _benign(values, T, n, rng, reps)

@@ -309,7 +309,7 @@ def _central_bounds(private: bool) -> tuple:
         extra={"kind": "central-histogram"})
     uni = Bound("upper", "uniform", "f̂ ≡ 1 (uses no data)", H.bias_lipschitz(L, S.d, 1), "trivial",
                 "∫(f - 1)² is the bias of the one-bin histogram: <= dL²/12 (sharp constant, see the histogram "
-                "bias); no noise is needed because the single count is n.")
+                "bias); no noise is needed because the single count is n.", extra={"no_data": True})
     lo = Bound(
         "lower", "order", "packing + uniformity of mass (order only: c_d unspecified)",
         S.n ** (-2 / (2 + S.d)) + ((S.n * S.eps) ** (-2 / (1 + S.d)) if private else 0),
@@ -330,7 +330,7 @@ def _central_bounds(private: bool) -> tuple:
           "the linear density attains both bias terms.",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
         optimum=up.optimum, extra={"kind": "central-histogram-shrunk"})
-    return ((up, uni, lo) if private else (up, lo)) + cert + (shr,)
+    return (up, uni, lo) + cert + (shr,)
 
 
 def _central_rate(values):
@@ -484,7 +484,7 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
         if mech not in ("all", name) and private:
             continue
         out.append(Bound("upper", name, label, expr, src, why, free=free, conditions=cnd,
-                         optimum=optima[name], extra={"kind": name, "family": fam}))
+                         optimum=optima[name], extra={"kind": name, "family": fam, "no_data": name == "uniform"}))
     lb = assouad_lower("local" if private else "none")
     beta1 = () if fam == "lipschitz" else (Condition("beta = 1 (the bumps are L-Lipschitz: in S_1(L), not S_β)",
                                                      lambda v: float(v["beta"]) == 1.0),)

@@ -215,7 +215,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
                          "E‖X̄ - θ‖² = dσ²/n.", extra={"mechanism": "sample-mean"}))
         T1 = d / sigma ** 2
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", d * Bs ** 2, "trivial",
-                     "‖θ‖² <= dB² on the box.", extra={"mechanism": "zero"}))
+                     "‖θ‖² <= dB² on the box.", extra={"mechanism": "zero", "no_data": True}))
     out.append(Bound(
         "lower", "van-trees", "van Trees, cos² prior on the box [-B, B]^d",
         VT.van_trees(d, n, T1, VT.box_prior_information(Bs, d)),

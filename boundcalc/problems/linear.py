@@ -58,7 +58,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, FreeParameter, Problem, register_problem_class
+from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..mechanisms import privunit as PU
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
@@ -113,6 +113,9 @@ def _bounds(geometry: str, private: bool) -> tuple:
                      SOURCE + "; constants derived (boundcalc.mechanisms.sgd)", why,
                      extra={"geometry": geometry}))
     if private and geometry == "l2":
+        # PrivUnit samples a cap of the sphere S^{d-1}: defined for d >= 2 only (at d = 1 its moments are not finite)
+        d_ge_2 = (Condition("d >= 2 (PrivUnit samples a cap of the sphere S^(d-1))",
+                            lambda v: bool(np.all(np.asarray(v["d"]) >= 2))),)
         G_pu = sp.sqrt(PU.second_moment(Msym, S.eps, S.d))
         out.append(Bound(
             "upper", "sgd-privunit", "projected SGD on PrivUnit-privatised gradients", sgd.sgd_bound(S.r, G_pu, S.n),
@@ -120,7 +123,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "The projected-SGD analysis of sgd-l2-sampling (E excess <= rG/√n for unbiased Z_t independent of θ_t "
             "with ‖Z_t‖₂ <= G) with G = M/m: PrivUnit (mechanisms/privunit.py) with radius M is unbiased, ε-LDP "
             "(d >= 2), ‖Z‖₂ = M/m exactly, m = E⟨V,u⟩ from incomplete beta functions at the best grid cap threshold.",
-            extra={"geometry": geometry, "curve": False}))
+            conditions=d_ge_2, extra={"geometry": geometry, "curve": False}))
         out.append(Bound(
             "upper", "minimiser-privunit", "minimiser of the averaged PrivUnit-privatised loss over the ℓ2 ball",
             sgd.ball_minimiser_bound(S.r, Msym, PU.second_moment(Msym, S.eps, S.d),
@@ -136,9 +139,9 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "quadratic majorant: ψ(x,y) = 1 - x/√(x²+y) <= α + b(x-ρ) + g(x-ρ)² + κy (α a certified sup over x of "
             "sup_y[ψ - κy] minus the quadratic), so E ψ <= α + gσ² + κs²(ρ). Sup over ρ <= M (numerical, certified "
             "by monotone cell envelopes), t and (κ, b, g) tuned per cell (docs/problems/linear.md).",
-            extra={"geometry": geometry, "curve": False}))
+            conditions=d_ge_2, extra={"geometry": geometry, "curve": False}))
     out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
-                     "excess = r||μ||_* <= rM."))
+                     "excess = r||μ||_* <= rM.", extra={"no_data": True}))
     # lower bounds
     tv_prod = ldp.binomial_tv_bound(S.n, (1 - dlt) / 2, (1 + dlt) / 2)
     sep = S.r * Msym * dlt

@@ -156,7 +156,7 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     trivial = S.r ** 2 * (S.d if (ball == "linf" and not d1) else 1)
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", trivial, "trivial",
                      "‖E X‖² <= (E‖X‖₂)² <= r² (ℓ2 family; Jensen and the moment bound) or d r² (ℓ∞ family: "
-                     "‖EX‖₂² <= d ‖EX‖_∞² <= d r²).", extra={"mechanism": "zero"}))
+                     "‖EX‖₂² <= d ‖EX‖_∞² <= d r²).", extra={"mechanism": "zero", "no_data": True}))
     return out
 
 
@@ -528,8 +528,17 @@ def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     return est
 
 
-#: mechanisms whose risk on the two-point instance is known exactly (no simulation)
-EXACT = {"zero": lambda r, h: ("two-point", float((r * h) ** 2), "the zero estimator: exact risk ‖θ‖²")}
+def _point_mass_norm2(r, d, ball):
+    """‖θ‖² of the point mass X ≡ r·u used as a hard instance: u = e_1 (ℓ2 ball, or d = 1) or the all-ones vector
+    (ℓ∞ ball: ‖X‖_∞ = r); in the class since E‖X‖^k = r^k. It is where θ̂ = 0 has its largest risk (r², or d r²
+    for the ℓ∞ ball: the no-data risk of the problem)."""
+    return r * r * (d if (ball == "linf" and d > 1) else 1)
+
+
+#: mechanisms whose risk on the point-mass instance is known exactly (no simulation): θ̂ = 0 has risk ‖θ‖²,
+#: largest at the point mass of :func:`_point_mass_norm2`, so that is the instance it is checked on
+EXACT = {"zero": lambda r, d, ball: ("point-mass(‖θ‖ max)", float(_point_mass_norm2(r, d, ball)),
+                                     "X ≡ r e_1 (ℓ∞ ball: r·(1,…,1)); the zero estimator: exact risk ‖θ‖²")}
 
 
 def check_instances(t):
@@ -551,7 +560,7 @@ def check_instances(t):
     h = lowers["le-cam-two-point"].free_parameters.get("h") or 0.5
     far = r * p ** (-1.0 / k) if not math.isinf(k) else r
     if mech in EXACT:
-        yield EXACT[mech](r, h)
+        yield EXACT[mech](r, d, ball)
     elif d == 1:
         kw1 = {key: int(up.free_parameters.get(free, 1)) for key, free in SIM_FREE_PARAMETERS.get(mech, {}).items()}
         for sgn in (1, -1):
@@ -562,6 +571,8 @@ def check_instances(t):
         atoms = np.array([-r, r])
         est = _sim_1d(mech, atoms, np.array([(1 - h) / 2, (1 + h) / 2]), T, n, eps, reps, rng, **kw1)
         yield record(f"two-point(h={h:.3g})", est, r * h, "P(X = ±r) = (1±h)/2")
+        est = _sim_1d(mech, np.array([r]), np.array([1.0]), T, n, eps, reps, rng, **kw1)
+        yield record("point-mass(θ=r)", est, r, "X ≡ r (largest |θ|: the worst case of θ̂ = 0 and of truncation)")
     else:
         def axes_sampler(m):
             j = rng.integers(0, d, m)
@@ -589,6 +600,9 @@ def check_instances(t):
             est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], T, ball,
                           n, eps, reps, rng, d, **kk)
             yield record("diagonal(h=1/2)", est, r * u / 2, "X = ±r u, P(+) = 3/4, u the unit diagonal")
+        top = np.full(d, r) if ball == "linf" else r * np.eye(d)[0]
+        est = _sim_dd(mech, lambda m: np.broadcast_to(top, (m, d)).copy(), T, ball, n, eps, reps, rng, d, **kk)
+        yield record("point-mass(‖θ‖ max)", est, top, "X ≡ r e_1 (ℓ∞ ball: r·(1,…,1)): the largest ‖θ‖ in the class")
 
 
 CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS_1D if int(v["d"]) == 1 else DEFAULT_NS_DD,

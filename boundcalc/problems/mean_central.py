@@ -218,7 +218,7 @@ SMOOTH_METRIC = ("Smooth privacy: this mechanism is ε-private for the metric ρ
 def _trivial_upper():
     return Bound("upper", "zero", "trivial estimator θ̂ = 0", S.r ** 2, SOURCE,
                  "risk ||θ||² <= (E||X||^k)^{2/k} <= r² (Jensen), whatever the privacy model (θ̂ = 0 uses no data).",
-                 extra={"shrink_factor": sp.Integer(0)})
+                 extra={"shrink_factor": sp.Integer(0), "no_data": True})
 
 
 m_sub = sp.Symbol("m_sub", positive=True)  # subsample size of the TV subsampling mechanism

@@ -148,7 +148,7 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
     triv = (1 - 1 / d) if loss == "l2sq" else 2 * (1 - 1 / d)
     out.append(Bound("upper", "uniform", "the uniform estimator (no data)", triv, "trivial",
                      "‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
-                     extra={"mechanism": "uniform"}))
+                     extra={"mechanism": "uniform", "no_data": True}))
     return out
 
 
@@ -407,22 +407,28 @@ def _prepare(values, reps, notes):
 
 
 def check_instances(t):
-    """The mechanism behind the best certified bound on the uniform and a skewed distribution."""
+    """The mechanism behind the best certified bound on the uniform, a skewed and a point-mass distribution (the
+    vertex e_1 of the simplex: where the uniform estimator has its largest risk, the no-data risk)."""
     values, n, reps, rng, up = t.values, t.n, t.reps, t.rng, t.upper
     d, eps, loss = int(values["d"]), float(values["eps"]), values["loss"]
     uniform = np.full(d, 1.0 / d)
     corner = np.zeros(d)
     corner[0] = 0.7
     corner[1:] = 0.3 / (d - 1)
+    vertex = np.zeros(d)
+    vertex[0] = 1.0
     mech, free = up.name, up.free_parameters
-    for name, theta in (("uniform", uniform), ("skewed", corner)):
+    for name, theta in (("uniform", uniform), ("skewed", corner), ("vertex", vertex)):
         base, post = POSTPROCESSED.get(mech, (mech, None))
         if base in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
             est = DM.estimate(base, theta, n, eps, reps, rng, s=int(free["s_sub"]) if "s_sub" in free else None)
             if post is not None:
                 est = post(est)
-        else:  # θ̂ = the uniform distribution, uses no data
-            est = np.tile(uniform, (reps, 1))
+        else:  # θ̂ = the uniform distribution, uses no data: its risk is exact (a CI of float rounding only)
+            diff = uniform - theta
+            m = float(diff @ diff) if loss == "l2sq" else float(np.sum(np.abs(diff)))
+            yield name, (m, m * (1 - 1e-9), m * (1 + 1e-9)), f"θ = {name} (exact risk)", m
+            continue
         diff = est - theta
         err = np.sum(diff ** 2, axis=1) if loss == "l2sq" else np.sum(np.abs(diff), axis=1)
         pred = None

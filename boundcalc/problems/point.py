@@ -492,13 +492,13 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
         S.Max((LO - mid) ** 2, (HI - mid) ** 2), SOURCE + " (trivial bound)",
         "θ̂ ≡ (a+b)/2 does not look at the data, so it satisfies every privacy definition; its squared "
         "error at θ' is (θ' - (a+b)/2)², a convex function of θ', maximised over N at an end point. "
-        "It caps the other bounds when ε is tiny."))
+        "It caps the other bounds when ε is tiny.", extra={"no_data": True}))
     out.append(Bound(
         "upper", "constant-neighbourhood", "constant estimator: the midpoint of N (ignores the data)",
         ((HI - LO) / 2) ** 2, "trivial bound for the local minimax risk over N",
         "N = [θ_lo, θ_hi] is part of the question (public), so θ̂ ≡ (θ_lo + θ_hi)/2 is an estimator that "
         "satisfies every privacy definition; its squared error at θ' ∈ N is at most ((θ_hi - θ_lo)/2)². "
-        "It caps every other upper bound (the trivial estimator's risk)."))
+        "It caps every other upper bound (the trivial estimator's risk).", extra={"no_data": True}))
     if privacy == "none":
         out.append(Bound(
             "upper", "mle", f"full-sample unbiased MLE ({est.formula} with t = n), clipped to Θ",

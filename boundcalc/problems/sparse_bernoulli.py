@@ -216,7 +216,7 @@ def _bounds(private: bool) -> tuple:
                          "E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
     out += _hb_bounds(private)
     out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", X["zero"], "trivial",
-                     "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero"}))
+                     "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero", "no_data": True}))
     return tuple(out)
 
 

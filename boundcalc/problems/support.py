@@ -248,7 +248,8 @@ def _bounds(privacy: str, loss: str) -> tuple:
     if privacy == "tv":
         out.append(subsample_max_tv(loss))
     out.append(Bound("upper", "constant", "constant estimate 3θ_0/2 (uses no data)",
-                     _phi(theta0 / 2, loss), "trivial", "|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0]."))
+                     _phi(theta0 / 2, loss), "trivial", "|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0].",
+                     extra={"no_data": True}))
     return tuple(out)
 
 
