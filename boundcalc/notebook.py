@@ -33,7 +33,7 @@ def _math(expr) -> str:
     """A sympy expression as inline LaTeX for MathJax, its plain form as the hover title."""
     if expr is None:
         return "n/a"
-    return (f'<span class="boundcalc-math" title="{_esc(expr)}">'
+    return (f'<span class="boundcalc-math" style="white-space: nowrap" title="{_esc(expr)}">'
             f"{_esc('$' + tex_math(expr) + '$')}</span>")
 
 
@@ -117,7 +117,8 @@ def rate_html(res) -> str:
     rows = []
     for b in res.lowers + res.uppers:
         value, certified, note = bound_cells(b)
-        rows.append([("★ " if b in best else "") + b.side, b.label, value, certified, note, b.source])
+        side = _Cell(_esc(("★ " if b in best else "") + b.side), "white-space: nowrap")
+        rows.append([side, b.label, value, certified, note, b.source])
     return head + _html_table(["side", "bound", "value", "certified", "note", "source"], rows)
 
 
@@ -199,9 +200,10 @@ def table_html(tbl) -> str:
         "lower method", "upper mechanism"]
     rows = []
     for r in tbl.rows:
-        lower_rate = "same" if _same(r.rate_lower_expr, r.rate_expr) else _Cell(_math(r.rate_lower_expr))
+        nowrap = "white-space: nowrap"
+        lower_rate = "same" if _same(r.rate_lower_expr, r.rate_expr) else _Cell(_math(r.rate_lower_expr), nowrap)
         rows.append(([r.problem] if tbl.multi_problem else []) + [
-            r.privacy, _Cell(_esc(r.level_text()), "white-space: nowrap"), _Cell(_math(r.rate_expr)), lower_rate,
+            r.privacy, _Cell(_esc(r.level_text()), nowrap), _Cell(_math(r.rate_expr), nowrap), lower_rate,
             _num_cell(r.lower) if r.lower is not None else _Cell("<i>unavailable</i>"),
             _num_cell(r.upper) if r.upper is not None else _Cell("<i>unavailable</i>"),
             _num_cell(r.ratio, 3), r.lower_method or "", r.upper_mechanism or ""])
