@@ -1,5 +1,15 @@
 """Rich display of results in Jupyter: ``_repr_html_`` and ``_repr_latex_`` of RateResult, PlanResult and
-Table delegate here (HTML tables; LaTeX ``array`` blocks, which MathJax renders). No mathematics here."""
+Table delegate here. No mathematics here.
+
+The HTML is what Jupyter shows (it ranks text/html above text/latex). In it:
+
+- rates are LaTeX between ``$...$`` (sympy's LaTeX, as in the LaTeX export), which the notebook's MathJax
+  typesets; the plain-text form is kept in the element's ``title`` (shown on hover);
+- numbers sit in cells (or spans) styled ``white-space: nowrap``, so that a narrow output never breaks
+  ``9.396e-04`` after its minus sign;
+- a bound whose conditions fail at the given parameters reads "not applicable" with the condition that
+  fails, and "certified" is answered only for a bound that has a value.
+"""
 from __future__ import annotations
 
 import csv
@@ -8,11 +18,46 @@ import io
 
 import sympy as sp
 
+from .latex import tex_math
 from .result import format_number
+
+#: inline style of a numeric cell: never wrapped, aligned on the right
+_NUM_STYLE = "white-space: nowrap; text-align: right"
 
 
 def _esc(x) -> str:
     return html.escape("" if x is None else str(x))
+
+
+def _math(expr) -> str:
+    """A sympy expression as inline LaTeX for MathJax, its plain form as the hover title."""
+    if expr is None:
+        return "n/a"
+    return (f'<span class="boundcalc-math" style="white-space: nowrap" title="{_esc(expr)}">'
+            f"{_esc('$' + tex_math(expr) + '$')}</span>")
+
+
+def _num(x, digits=4) -> str:
+    """A number kept on one line (a span, for running text)."""
+    return f'<span style="white-space: nowrap">{_esc(format_number(x, digits))}</span>'
+
+
+class _Cell:
+    """A table cell with its own markup (already escaped) and style."""
+
+    def __init__(self, markup: str, style: str | None = None):
+        self.markup, self.style = markup, style
+
+
+def _num_cell(x, digits=4) -> _Cell:
+    return _Cell(_esc(format_number(x, digits)), _NUM_STYLE)
+
+
+def _td(c) -> str:
+    if isinstance(c, _Cell):
+        style = f' style="{c.style}"' if c.style else ""
+        return f"<td{style}>{c.markup}</td>"
+    return f"<td>{_esc(c)}</td>"
 
 
 def _html_table(header, rows, caption=None) -> str:
@@ -21,7 +66,7 @@ def _html_table(header, rows, caption=None) -> str:
         out.append(f"<caption>{_esc(caption)}</caption>")
     out.append("<thead><tr>" + "".join(f"<th>{_esc(h)}</th>" for h in header) + "</tr></thead><tbody>")
     for r in rows:
-        out.append("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>")
+        out.append("<tr>" + "".join(_td(c) for c in r) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -38,18 +83,43 @@ def _tex_num(x) -> str:
     return _tex_text(format_number(x)) if x is not None else r"\text{--}"
 
 
+def _conditions(failed) -> str:
+    return "; ".join(c.replace("epsilon", "ε").replace("delta", "δ") for c in failed)
+
+
 # ---------------------------------------------------------------------- RateResult
+
+def bound_cells(b) -> tuple:
+    """(value cell, certified cell, note) of one evaluated bound: an inapplicable bound (its conditions fail)
+    or one without a value reads "not applicable" / "unavailable", with no certified answer."""
+    if b.failed_conditions:
+        return (_Cell("<i>not applicable</i>"), "–",
+                f"requires {_conditions(b.failed_conditions)}; not met here")
+    if b.value is None:
+        return _Cell("<i>unavailable</i>"), "–", b.reason or "no value at these parameters"
+    note = ""
+    if b.reason:
+        note = b.reason
+    elif not b.certified:
+        note = "not certified: " + (b.note or "order only, constant unspecified")
+    return _num_cell(b.value), "yes" if b.certified else "no", note
+
 
 def rate_html(res) -> str:
     p = ", ".join(f"{k}={v}" for k, v in res.params.items())
-    head = (f"<p><b>{_esc(res.problem)}</b>, privacy <b>{_esc(res.privacy)}</b> ({_esc(p)})<br/>"
-            f"rate (order): <code>{_esc(res.rate_expr)}</code><br/>"
-            f"ratio upper/lower: {_esc(format_number(res.ratio))}; non-private risk: "
-            f"{_esc(format_number(res.nonprivate))}</p>")
+    lines = [f"<b>{_esc(res.problem)}</b>, privacy <b>{_esc(res.privacy)}</b> ({_esc(p)})",
+             f"rate (order): {_math(res.rate_expr)}"]
+    if res.rate_lower_expr is not None:
+        lines.append(f"lower-bound rate: {_math(res.rate_lower_expr)}")
+    lines.append(f"ratio upper/lower: {_num(res.ratio)}; non-private risk: {_num(res.nonprivate)}")
+    head = "<p>" + "<br/>".join(lines) + "</p>"
     best = (res.lower, res.upper)
-    rows = [[("★ " if b in best else "") + b.side, b.label, format_number(b.value), "yes" if b.certified else "no",
-             b.source] for b in res.lowers + res.uppers]
-    return head + _html_table(["side", "bound", "value", "certified", "source"], rows)
+    rows = []
+    for b in res.lowers + res.uppers:
+        value, certified, note = bound_cells(b)
+        side = _Cell(_esc(("★ " if b in best else "") + b.side), "white-space: nowrap")
+        rows.append([side, b.label, value, certified, note, b.source])
+    return head + _html_table(["side", "bound", "value", "certified", "note", "source"], rows)
 
 
 def rate_latex(res) -> str:
@@ -63,22 +133,35 @@ def rate_latex(res) -> str:
 
 # ---------------------------------------------------------------------- PlanResult
 
+def _reliable(r) -> str:
+    rel = r.reliability or {}
+    return "" if not rel else ("yes" if rel.get("reliable") else f"no ({rel.get('loose_side') or '?'} loose)")
+
+
 def _plan_rows(res):
     for r in res.rows:
-        rel = r.reliability or {}
         yield [format_number(r.target) if r.target is not None else "", format_number(r.necessary),
-               format_number(r.sufficient), r.evidence_sufficient.get("mechanism") or "",
-               "" if not rel else ("yes" if rel.get("reliable") else f"no ({rel.get('loose_side') or '?'} loose)")]
+               format_number(r.sufficient), r.evidence_sufficient.get("mechanism") or "", _reliable(r)]
+
+
+def _answer_cell(x, reason) -> _Cell:
+    if x is None:
+        return _Cell("<i>none</i>" if reason else "<i>unavailable</i>")
+    return _num_cell(x)
 
 
 def plan_html(res) -> str:
     key = res.solve
     head = f"<p><b>plan</b> {_esc(res.problem)} / {_esc(res.privacy)}: solve for {_esc(key)}</p>"
-    body = _html_table(["target", f"{key} necessary", f"{key} sufficient", "mechanism", "reliable"],
-                       list(_plan_rows(res)))
-    notes = "".join(f"<li>{_esc(n)}</li>" for r in res.rows for n in r.notes) + \
-        "".join(f"<li>{_esc(n)}</li>" for n in res.notes)
-    return head + body + (f"<ul>{notes}</ul>" if notes else "")
+    rows = [[_num_cell(r.target) if r.target is not None else "", _answer_cell(r.necessary, r.reason_necessary),
+             _answer_cell(r.sufficient, r.reason_sufficient), r.evidence_sufficient.get("mechanism") or "",
+             _reliable(r)] for r in res.rows]
+    body = _html_table(["target", f"{key} necessary", f"{key} sufficient", "mechanism", "reliable"], rows)
+    notes = [f"{tag}: {reason}" for r in res.rows
+             for tag, reason in (("necessary", r.reason_necessary), ("sufficient", r.reason_sufficient)) if reason]
+    notes += [n for r in res.rows for n in r.notes] + list(res.notes)
+    items = "".join(f"<li>{_esc(n)}</li>" for n in notes)
+    return head + body + (f"<ul>{items}</ul>" if items else "")
 
 
 def plan_latex(res) -> str:
@@ -110,7 +193,21 @@ def _table_rows(tbl):
 
 
 def table_html(tbl) -> str:
-    return _html_table(list(_TABLE_COLS), [row for row, _ in _table_rows(tbl)], caption=tbl.title())
+    from .table_result import _same
+
+    head = (["problem"] if tbl.multi_problem else []) + [
+        "privacy", "level", "rate (order)", "lower-bound rate", "certified lower", "certified upper", "ratio",
+        "lower method", "upper mechanism"]
+    rows = []
+    for r in tbl.rows:
+        nowrap = "white-space: nowrap"
+        lower_rate = "same" if _same(r.rate_lower_expr, r.rate_expr) else _Cell(_math(r.rate_lower_expr), nowrap)
+        rows.append(([r.problem] if tbl.multi_problem else []) + [
+            r.privacy, _Cell(_esc(r.level_text()), nowrap), _Cell(_math(r.rate_expr), nowrap), lower_rate,
+            _num_cell(r.lower) if r.lower is not None else _Cell("<i>unavailable</i>"),
+            _num_cell(r.upper) if r.upper is not None else _Cell("<i>unavailable</i>"),
+            _num_cell(r.ratio, 3), r.lower_method or "", r.upper_mechanism or ""])
+    return _html_table(head, rows, caption=tbl.title())
 
 
 def table_latex(tbl) -> str:

@@ -12,7 +12,9 @@ given or default values. Each answer comes in two halves:
 - **sufficient** (from the certified *upper* bound): ``n_sufficient`` is the smallest n at which the best
   certified upper bound reaches the target; the tuned mechanism behind it (and its free parameters)
   is reported. The certificate is the evaluation at ``n_sufficient``; the evaluation at
-  ``n_sufficient - 1`` (above the target) shows it is the smallest such n for the certified bound.
+  ``n_sufficient - 1`` (above the target) shows it is the smallest such n for the certified bound, when that
+  bound is non-increasing in n (a bound whose constant is tuned numerically at each n may fluctuate by a
+  fraction of a percent from one n to the next, and then reach the target at a few smaller n as well).
 
 The same holds for the level: the minimax risk is non-increasing in ε (an ε-private mechanism is
 ε'-private for every ε' ≥ ε; likewise for the tv/kl level α); the level is continuous, so it is

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cases import PAIRS  # tests/cases.py: every (problem, privacy) pair
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "boundcalc"
@@ -96,13 +97,7 @@ def test_explain_excludes_json_and_latex():
     assert out.returncode == 2 and "\n" not in out.stderr.strip()
 
 
-def _pairs():
-    from boundcalc.catalog import problems  # the catalog loads every problem module (bounds.problems alone is passive)
-
-    return [(name, priv) for name, info in problems().items() for priv in info.entries]
-
-
-@pytest.mark.parametrize("problem,privacy", _pairs())
+@pytest.mark.parametrize("problem,privacy", PAIRS)
 def test_explain_reaches_existing_docs_for_every_pair(problem, privacy):
     import boundcalc as bc
 

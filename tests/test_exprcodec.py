@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import api, bounds, catalog, exprcodec, solver
+from boundcalc import api, exprcodec, solver
 from boundcalc import symbolic as S
+
+from cases import PAIRS  # tests/cases.py: every (problem, privacy) pair
 
 
 @dataclasses.dataclass
@@ -27,16 +29,7 @@ class _ForeignRecord:  # a dataclass outside boundcalc: the format does not rebu
     x: int
 
 
-def _all_entries():
-    catalog.load_all()
-    out = []
-    for name, info in sorted(bounds.problems().items()):
-        for priv in info.entries:
-            out.append((name, priv))
-    return out
-
-
-@pytest.mark.parametrize("problem,privacy", _all_entries())
+@pytest.mark.parametrize("problem,privacy", PAIRS)
 def test_every_bound_expression_round_trips_identically(problem, privacy):
     entry, values = api.resolve(problem, privacy, {})
     v = entry.with_derived(values)

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import api, bounds, catalog
+from boundcalc import api
 from boundcalc import symbolic as S
+
+from cases import PAIRS  # tests/cases.py: every (problem, privacy) pair
 
 
 def _plain_lambdify(args, expr):
@@ -21,11 +23,6 @@ def _plain_lambdify(args, expr):
                             "user_functions": {k: k for k in S.NUMPY_IMPL}})
     return sp.lambdify(args, expr, modules=[S.NUMPY_IMPL, {"numpy": np, "functools": functools, "math": math}],
                        printer=printer)
-
-
-def _entries():
-    catalog.load_all()
-    return [(name, priv) for name, info in sorted(bounds.problems().items()) for priv in info.entries]
 
 
 def _sample(args, size, rng):
@@ -41,7 +38,7 @@ def _sample(args, size, rng):
     return out
 
 
-@pytest.mark.parametrize("problem,privacy", _entries())
+@pytest.mark.parametrize("problem,privacy", PAIRS)
 def test_shared_subexpressions_give_identical_bits(problem, privacy):
     """Every bound and closed form of every entry: the rewritten code and lambdify's own agree bit for bit
     (NaN where NaN) at 400 random points, including overflow and invalid regions."""
