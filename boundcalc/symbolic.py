@@ -634,7 +634,42 @@ def _mp_binom_sf(m, nn, pp):
     if m >= nn:
         return mpmath.mpf(0)
     # P(X > m) = I_p(m+1, n-m)
-    return mpmath.betainc(m + 1, nn - m, 0, pp, regularized=True)
+    a, b = m + 1, nn - m
+    try:
+        return mpmath.betainc(a, b, 0, pp, regularized=True)
+    except (ValueError, ZeroDivisionError, mpmath.libmp.NoConvergence):
+        # mpmath's series for I_x(a, b) cancels for large a, b; the series with positive terms does not:
+        # I_x(a, b) = x^a (1-x)^b / (a B(a, b)) 2F1(a+b, 1; a+1; x), whose term ratio (a+b+k)x/(a+1+k) is < 1
+        # when (a+b)x < a+1; otherwise the same series for the complement I_{1-x}(b, a).
+        if (a + b) * pp < a + 1:
+            return _positive_beta_series(a, b, pp)
+        return 1 - _positive_beta_series(b, a, 1 - pp)
+
+
+def _positive_beta_series(a, b, x):
+    """I_x(a, b) by its series with positive terms (no cancellation), in mpmath working precision."""
+    import mpmath
+
+    log_pre = a * mpmath.log(x) + b * mpmath.log1p(-x) - mpmath.log(a) - mpmath.log(mpmath.beta(a, b))
+    # sum the series directly: every term is positive and the ratio (a+b+k)x/(a+1+k) decreases in k
+    term, total, k = mpmath.mpf(1), mpmath.mpf(0), 0
+    tol = mpmath.eps * 2 ** -8
+    while True:
+        total += term
+        ratio = (a + b + k) * x / (a + 1 + k)
+        if term <= tol * total and ratio < 1:  # the rest is below term·ratio/(1-ratio)
+            if term * ratio / (1 - ratio) <= tol * total:
+                break
+        if k > _BETA_SERIES_MAX_TERMS:
+            raise mpmath.libmp.NoConvergence("positive beta series: too many terms")
+        term *= ratio
+        k += 1
+    return mpmath.exp(log_pre) * total
+
+
+#: the direct positive series of :func:`_positive_beta_series` gives up beyond this many terms (it needs about
+#: a few times sqrt(n p (1-p)) terms near the binomial's mode); giving up leaves the value unverified
+_BETA_SERIES_MAX_TERMS = 400_000
 
 
 def _mp_binom_tv_complement(nn, q1, q2):
