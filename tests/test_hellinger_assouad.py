@@ -336,3 +336,33 @@ def test_middle_regime_value():
     approx = 1 / (4 * math.sqrt(math.e) * math.sqrt(n * hellinger_factor_float(eps)))
     assert abs(v / approx - 1) < 1e-2
     assert bc.rate("multinomial", "local", n=n, eps=eps, d=1000).lower.value >= v * (1 - 1e-12)
+
+
+def test_sparse_family_reaching_theta_one_stays_below_exact_bayes_risk():
+    """The sparse-Bernoulli hypercube may reach θ_j ∈ {0, 1} (μ = min{s/a, 1}): at a = s = d = 2, δ = 1 the bound
+    a/4 (1-h_ε)^{2n} must stay below the exact Bayes risk of the uniform prior on {0,1}² under a concrete ε-LDP
+    scheme (randomized response at level ε/2 on each bit, Bayes estimator), computed by enumeration."""
+    from math import comb, exp
+
+    from boundcalc import api
+
+    for eps in (0.5, 1.0, 2.0):
+        for n in (1, 2, 3, 5):
+            entry, values = api.resolve("sparse-bernoulli", "local", dict(n=n, d=2, s=2, eps=eps))
+            v = entry.with_derived(values)
+            b = [x for x in entry.bounds(v) if x.name == "hellinger-assouad"][0]
+            bound = float(b.evaluate(v, {"delta_hb": 1.0, "a_hb": 2}))
+            q = exp(eps / 2) / (1 + exp(eps / 2))  # P(report = bit) of randomized response at level ε/2
+            # one coordinate: θ ∈ {0, 1} uniform, n reports; posterior variance averaged over the count of ones
+            bayes_one = 0.0
+            for k in range(n + 1):
+                l1 = comb(n, k) * q ** k * (1 - q) ** (n - k)  # P(count = k | θ = 1)
+                l0 = comb(n, k) * (1 - q) ** k * q ** (n - k)
+                m = 0.5 * (l0 + l1)
+                post = 0.5 * l1 / m
+                bayes_one += m * post * (1 - post)
+            assert bound <= 2 * bayes_one * (1 + 1e-12), (eps, n, bound, 2 * bayes_one)
+    # and the reported lower bound at n = 1 reaches about s/4 (1-h_ε)^2 (it was capped at θ <= 1/2 before)
+    res = bc.rate("sparse-bernoulli", "local", n=1, d=200, s=5, eps=1.0)
+    h = (math.exp(1) - 1) ** 2 / (4 * (math.exp(1) + 1))
+    assert res.lower.value >= 5 / 4 * (1 - h) ** 2 * (1 - 1e-9)

@@ -227,17 +227,22 @@ A_HB = sp.Symbol("a_hb", positive=True, integer=True)  # active coordinates of t
 
 
 def _hb_family():
-    """θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates, μ = min{s/a, 1/2}, the others 0 (Σθ <= s)."""
+    """θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates, μ = min{s/a, 1}, the others 0 (Σθ <= s).
+
+    Unlike van Trees (whose Fisher information needs θ <= 1/2), the hypercube may reach θ_j ∈ {0, 1}: at δ = 1,
+    μ = 1 a flip moves one coordinate between Bern(0) and Bern(1) (H² = 1, so h = h_ε), which is what makes the
+    bound approach s/4 at small n. Every a with μ = s/a <= 1/2 is the same family as before, so a larger cap only
+    adds choices."""
     from ..bounds import HypercubeFamily
 
     dl, A = DELTA_HB, A_HB
-    mu = box_m(ssp, A)
+    mu = S.Min(ssp / A, 1)
     hi, lo = mu * (1 + dl) / 2, mu * (1 - dl) / 2
     return HypercubeFamily(
         "hellinger-assouad", "Hellinger–Bhattacharyya Assouad, a active coordinates", n_coords=A,
         amplitude=mu * dl / 2, weight=sp.Integer(1), tv_flip=mu * dl, h2_flip=ldp.bernoulli_one_minus_bc(hi, lo),
         source=SOURCE + "; Assouad (1983), Yu (1997); docs/methods/hellinger-assouad.md (derived)",
-        derivation=("θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates (the others 0), μ = min{s/a, 1/2}, v ∈ {±1}^a: "
+        derivation=("θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates (the others 0), μ = min{s/a, 1}, v ∈ {±1}^a: "
                     "Σθ <= aμ <= s. ‖θ̂-θ‖² >= Σ_j (θ̂_j - μ/2 - (μδ/2)v_j)²: weight 1, amplitude μδ/2. A flip of v_j "
                     "changes one Bernoulli coordinate of X: TV = μδ, H² = 1 - BC(Bern(μ(1+δ)/2), Bern(μ(1-δ)/2)). "
                     "M >= a (μδ/2)² (1-h)^{2n}."),
