@@ -184,7 +184,7 @@ def test_sparse_bernoulli_below_exact_bayes_risk(s):
     """a = 2 coordinates, X ∈ {0,1}²: 4-ary k-RR on X and random ε-LDP channels, n <= 5."""
     rng = np.random.default_rng(11)
     a = 2
-    mu = min(s / a, 0.5)
+    mu = min(s / a, 1.0)  # the family reaches θ_j ∈ {0, 1} (μ = min{s/a, 1})
     X = np.array(list(itertools.product([0, 1], repeat=a)), float)
     V = np.array(list(itertools.product([-1, 1], repeat=a)), float)
     best = 0.0

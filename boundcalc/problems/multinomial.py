@@ -328,7 +328,7 @@ def _hb_family(loss: str):
     from ..bounds import HypercubeFamily
 
     dl = DELTA_HB
-    m = M_HB if loss == "l2sq" else MPAIRS
+    m = M_HB if loss == "l2sq" else D_HALF
     common = (
         "p_v(2j-1) = (1+δv_j)/(2m), p_v(2j) = (1-δv_j)/(2m) for j <= m <= ⌊d/2⌋, other symbols 0 (a family for every "
         "d >= 2m). A flip of v_j swaps the masses (1±δ)/(2m): TV = δ/m, H² = (1 - √(1-δ²))/m. With u_j = p̂_{2j-1} - "
