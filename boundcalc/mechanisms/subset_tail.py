@@ -171,36 +171,11 @@ def log_mgf_hinge(n: int, pi, c, a):
     return np.logaddexp(lo, hi) + LOG_SLACK
 
 
-def _min_over_kappa(u, v):
-    """min over κ of max_i (u_i - κ v_i) (convex, piecewise linear in κ; v takes both signs)."""
+def _min_over_points(u, v):
+    """max_i (u_i - κ v_i) at an approximate minimiser κ (a value attained by a valid κ)."""
     u, v = np.ravel(u), np.ravel(v)
-
-    def f(k):
-        val = u - k * v
-        i = int(np.argmax(val))
-        return float(val[i]), -float(v[i])
-
-    lo, hi = -1.0, 1.0
-    for _ in range(200):
-        if f(lo)[1] <= 0:
-            break
-        lo *= 4
-    for _ in range(200):
-        if f(hi)[1] >= 0:
-            break
-        hi *= 4
-    best = min(f(lo)[0], f(hi)[0])
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        val, slope = f(mid)
-        best = min(best, val)
-        if slope > 0:
-            hi = mid
-        elif slope < 0:
-            lo = mid
-        else:
-            break
-    return best
+    k = _argmin_kappa(u, v)
+    return float(np.max(u - k * v))
 
 
 def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0):
@@ -465,7 +440,8 @@ def tail_value(route: str, loss: str, n, eps, d) -> float:
     n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
     if not (math.isfinite(float(eps)) and float(eps) > 0) or n_i < 2 or d_i < 2:
         return math.nan
-    return float(best(route, n_i, float(eps), d_i, loss)[0])
+    # two points of the simplex are at most 2 apart in ℓ1 and in squared ℓ2
+    return min(float(best(route, n_i, float(eps), d_i, loss)[0]), 2.0)
 
 
 class SubsetProjectedMax(sp.Function):
