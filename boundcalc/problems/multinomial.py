@@ -47,6 +47,7 @@ from .. import symbolic as S
 from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..errors import InputError
 from ..mechanisms import discrete as DM
+from ..mechanisms import subset_tail as ST
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
@@ -132,23 +133,48 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
                          risk if loss == "l2sq" else sp.sqrt(d * risk), "textbook",
                          "E‖θ̂-θ‖² = (1 - ‖θ‖²)/n <= (1 - 1/d)/n; ℓ1 by Cauchy–Schwarz.",
                          extra={"mechanism": "empirical"}))
-    if private and loss == "l2sq":
-        out.append(Bound(
-            "upper", "subset-projected", "subset selection projected onto the simplex",
-            lambda: DM.projected_subset_risk(n, e, d, DM.ssub), SOURCE + "; docs/problems/multinomial.md (derived)",
-            "‖Π_Δ(y) - θ‖² <= ⟨w, Π_Δ(y) - θ⟩ <= max_j w_j - ⟨w, θ⟩ (projection onto the simplex, y = θ + w "
-            "unbiased), so the risk is at most E max_j w_j; each w_j is an average of n independent centred terms "
-            "bounded above by (1-q*)/D with variance <= 1/(4D²) (D = p* - q*), and Bernstein's maximal inequality "
-            "for sub-gamma variables (Boucheron, Lugosi & Massart, Cor 2.6) gives "
-            "sqrt(log d/(2 D² n)) + (1-q*) log d/(3 D n).",
-            free=(FreeParameter(DM.ssub, lambda v: 1, lambda v: max(1, v["d"] - 1), integer=True,
-                                doc="subset size"),),
-            conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
-            extra={"mechanism": "subset-projected"}))
+    if private:
+        out.extend(_projected_subset_bounds(loss))
     triv = (1 - 1 / d) if loss == "l2sq" else 2 * (1 - 1 / d)
     out.append(Bound("upper", "uniform", "the uniform estimator (no data)", triv, "trivial",
                      "‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
                      extra={"mechanism": "uniform", "no_data": True}))
+    return out
+
+
+def _projected_subset_bounds(loss: str) -> list[Bound]:
+    """Subset selection followed by the Euclidean projection onto the simplex, certified from exact binomial
+    tails (:mod:`boundcalc.mechanisms.subset_tail`; docs/problems/multinomial.md). The subset size and the
+    route's parameters (t or μ, κ, λ) are chosen inside the computation; every choice gives a valid bound."""
+    n, e, d = S.n, S.eps, S.d
+    src = "Ye & Barg (2018); Wang et al. (2016); " + SOURCE + "; docs/problems/multinomial.md (derived)"
+    common = ("Subset selection (subset size s): N_j ~ Bin(n, π_j) exactly, π_j = q* + D p_j, y_j = (N_j/n - q*)/D "
+              "sums to 1; p̂ = Π_Δ(y) = (y - τ)₊ with τ >= 0. The supremum over the simplex of a separable bound "
+              "Σ_j g(p_j) is at most d · min_κ sup_x [g(x) - κ(x - 1/d)] (Σ_j (p_j - 1/d) = 0), certified over cells "
+              "of x ∈ [0,1] by stochastic monotonicity of Bin(n, π) in π; binomial partial moments in closed form "
+              "from exact tails, widened outward for rounding. ")
+    out = []
+    if loss == "l2sq":
+        out.append(Bound(
+            "upper", "subset-projected", "subset selection projected onto the simplex (exact binomial tails)",
+            lambda: ST.SubsetProjectedMax(n, e, d), src,
+            common + "Exact identity ‖p̂ - p‖² = ⟨w, p̂ - p⟩ - Σ_j p_j (τ - y_j)₊ (w = y - p, from p̂_j - y_j = "
+            "-min(y_j, τ)); ⟨w, p̂⟩ <= max_j w_j <= t + Σ_j (w_j - t)₊ and (τ - y_j)₊ >= (-y_j)₊, so "
+            "E‖p̂ - p‖² <= t + Σ_j g_t(p_j), g_t(x) = E(N/n - π(x) - Dt)₊/D - x E(q* - N/n)₊/D.",
+            conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
+            extra={"mechanism": "subset-projected"}))
+    out.append(Bound(
+        "upper", "subset-projected-threshold",
+        "subset selection projected onto the simplex (threshold route, exact binomial tails)",
+        (lambda: ST.SubsetProjectedThreshold(n, e, d)) if loss == "l2sq" else
+        (lambda: ST.SubsetProjectedThresholdL1(n, e, d)), src,
+        common + "For μ >= 0, on {τ >= μ} the projection of (y - μ)₊ is p̂ and Π_Δ is 1-Lipschitz: "
+        "‖p̂ - p‖ <= ‖(y - μ)₊ - p‖; ℓ1: ‖p̂ - p‖₁ = 2Σ_j (w_j - τ)₊ <= 2Σ_j (w_j - μ)₊ there. Elsewhere the loss is "
+        "at most 2. P(τ < μ) = P(Σ_j (y_j - μ)₊ < 1) <= e^λ Π_j E e^{-λ(y_j - μ)₊} by negative association "
+        "(conditional Bernoulli reports, strongly Rayleigh: Borcea, Brändén & Liggett 2009; multinomial input "
+        "counts: Joag-Dev & Proschan 1983), with exact binomial moment generating functions.",
+        conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
+        extra={"mechanism": "subset-projected-threshold"}))
     return out
 
 
@@ -420,8 +446,11 @@ def check_instances(t):
     mech, free = up.name, up.free_parameters
     for name, theta in (("uniform", uniform), ("skewed", corner), ("vertex", vertex)):
         base, post = POSTPROCESSED.get(mech, (mech, None))
+        s_used = int(free["s_sub"]) if "s_sub" in free else None
+        if mech in TAIL_ROUTES:  # the subset size chosen inside the certified computation
+            s_used = int(ST.best(TAIL_ROUTES[mech], int(n), eps, d, loss)[1])
         if base in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
-            est = DM.estimate(base, theta, n, eps, reps, rng, s=int(free["s_sub"]) if "s_sub" in free else None)
+            est = DM.estimate(base, theta, n, eps, reps, rng, s=s_used)
             if post is not None:
                 est = post(est)
         else:  # θ̂ = the uniform distribution, uses no data: its risk is exact (a CI of float rounding only)
@@ -439,7 +468,10 @@ def check_instances(t):
 
 
 #: upper bounds whose estimator post-processes a linear mechanism: bound name -> (mechanism, map)
-POSTPROCESSED = {"subset-projected": ("subset", DM.project_simplex)}
+POSTPROCESSED = {"subset-projected": ("subset", DM.project_simplex),
+                 "subset-projected-threshold": ("subset", DM.project_simplex)}
+#: projected bounds whose subset size is chosen inside the computation: bound name -> route
+TAIL_ROUTES = {"subset-projected": "max", "subset-projected-threshold": "threshold"}
 
 CHECK = CheckSpec(check_instances, DEFAULT_NS, prepare=_prepare)
 
