@@ -86,7 +86,7 @@ def test_linear_one_dimension_one_user_below_randomized_response(eps):
             assert mp.mpf(lb.value) <= ref, (geometry, eps, lb.name, lb.value, ref)
 
 
-@pytest.mark.parametrize("eps", [1e-9, 1e-3, 0.3, 1.76, 30.0])
+@pytest.mark.parametrize("eps", [1e-9, 0.3, 30.0])
 def test_mean_cube_one_user_below_randomized_response(eps):
     """d = 1, X ∈ [-1, 1]: unbiased rounding to ±1 then randomized response; the Hellinger–Assouad cube bound
     and the other certified lowers stay below its worst-case risk (ε = 1e-8 is tested separately below)."""
