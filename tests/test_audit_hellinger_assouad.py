@@ -96,9 +96,6 @@ def test_mean_cube_one_user_below_randomized_response(eps):
         assert mp.mpf(lb.value) <= ref, (eps, lb.name, lb.value, ref)
 
 
-@pytest.mark.xfail(strict=True, reason="bayes-vertices: ErasedInfo (Lemma C's g(p, ε)) is negative in float64 for "
-                                       "ε ≈ 5e-9..1e-8 (cancellation in _G) and has no mpmath implementation, so "
-                                       "the certified bound equals the no-data risk r²")
 @pytest.mark.parametrize("n", [1, 10 ** 6])
 def test_mean_bayes_vertices_tiny_eps_below_randomized_response(n):
     """n users, X ∈ [-1, 1], ε = 1e-8: unbiased rounding, randomized response, θ̂ = c·(mean of bits)/b with

@@ -141,7 +141,10 @@ def _G(a, eps, p):
     w = (1 - a) / (a * em1)  # P(t = a e^ε)
     lam = p / ((1 - p) * a + p)
     x1, x0 = lam * (a * (em1 + 1) - 1), lam * (a - 1)
-    return w * (1 + x1) * np.log1p(x1) + (1 - w) * (1 + x0) * np.log1p(x0)
+    # E x = λ(E t - 1) = 0, so E φ(1 + x) = E φ̃(x) with φ̃(x) = (1+x) log(1+x) - x >= 0: a sum of non-negative
+    # terms. (Summing (1+x) log(1+x) directly cancels the linear terms: at ε = 1e-8 float64 gave a negative
+    # information, which made the erased-vertex bound equal to the no-data risk.)
+    return w * _phi_tilde(x1) + (1 - w) * _phi_tilde(x0)
 
 
 def _p_grid_up(p: float) -> float:
