@@ -227,8 +227,12 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
         ub = np.maximum(ga - lin(xa), gb - lin(xb))
         top = float(np.max(ub))
         bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
-        if not bad.any() or xa.size + bad.sum() * (REFINE_SPLIT - 1) > MAX_CELLS:
+        room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
+        if not bad.any() or room <= 0:
             break
+        if bad.sum() > room:  # over budget: split only the worst cells
+            bad = np.zeros_like(bad)
+            bad[np.argsort(ub)[-room:]] = True
         # split the bad cells; their new interior points are also point evaluations
         ba, bb = xa[bad], xb[bad]
         frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
