@@ -104,14 +104,42 @@ def initial_points(d: int):
     return np.concatenate([np.linspace(0.0, split, N_UNIFORM + 1), np.geomspace(split, 1.0, m + 1)[1:]])
 
 
+try:  # the boost binomial tails behind scipy.stats.binom, without its per-call argument handling (~6x faster)
+    from scipy.special._ufuncs import _binom_cdf as _BCDF, _binom_sf as _BSF
+except ImportError:  # pragma: no cover - another scipy layout: the public (slower) route
+    _BCDF = _BSF = None
+
+
 def _sf(k, n, p):
-    from scipy.stats import binom
-    return binom.sf(k, n, p)
+    """P(Bin(n, p) > k) for arrays k (integer valued), p; exactly scipy.stats.binom.sf (1 for k < 0, 0 for k >= n)."""
+    if _BSF is None:  # pragma: no cover
+        from scipy.stats import binom
+        return binom.sf(k, n, p)
+    k, p = np.broadcast_arrays(np.asarray(k, float), np.asarray(p, float))
+    inside = (k >= 0) & (k < n)
+    out = _BSF(np.where(inside, k, 0.0), float(max(n, 1)), p)
+    return np.where(inside, out, np.where(k < 0, 1.0, 0.0))
 
 
 def _cdf(k, n, p):
-    from scipy.stats import binom
-    return binom.cdf(k, n, p)
+    """P(Bin(n, p) <= k); exactly scipy.stats.binom.cdf (0 for k < 0, 1 for k >= n)."""
+    if _BCDF is None:  # pragma: no cover
+        from scipy.stats import binom
+        return binom.cdf(k, n, p)
+    k, p = np.broadcast_arrays(np.asarray(k, float), np.asarray(p, float))
+    inside = (k >= 0) & (k < n)
+    out = _BCDF(np.where(inside, k, 0.0), float(max(n, 1)), p)
+    return np.where(inside, out, np.where(k < 0, 0.0, 1.0))
+
+
+def _logcdf(k, n, p):
+    with np.errstate(divide="ignore"):
+        return np.log(_cdf(k, n, p))
+
+
+def _logsf(k, n, p):
+    with np.errstate(divide="ignore"):
+        return np.log(_sf(k, n, p))
 
 
 def _upper_parts(n: int, pi, c):
@@ -160,14 +188,13 @@ def lower_first_moment_low(n: int, pi, c):
 
 def log_mgf_hinge(n: int, pi, c, a):
     """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0."""
-    from scipy.stats import binom
     pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
     k = np.floor(c)
-    lo = binom.logcdf(k, n, pi)
+    lo = _logcdf(k, n, pi)
     em = math.exp(-a)
     base = np.log1p(-pi * (-math.expm1(-a)))  # log(1 - π + π e^{-a})
     tilt = pi * em / (1 - pi + pi * em)
-    hi = a * c + n * base + binom.logsf(k, n, tilt)
+    hi = a * c + n * base + _logsf(k, n, tilt)
     return np.logaddexp(lo, hi) + LOG_SLACK
 
 
@@ -200,8 +227,12 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
         ub = np.maximum(ga - lin(xa), gb - lin(xb))
         top = float(np.max(ub))
         bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
-        if not bad.any() or xa.size + bad.sum() * (REFINE_SPLIT - 1) > MAX_CELLS:
+        room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
+        if not bad.any() or room <= 0:
             break
+        if bad.sum() > room:  # over budget: split only the worst cells
+            bad = np.zeros_like(bad)
+            bad[np.argsort(ub)[-room:]] = True
         # split the bad cells; their new interior points are also point evaluations
         ba, bb = xa[bad], xb[bad]
         frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
