@@ -407,15 +407,19 @@ class Gaussian(Problem):
     name, title, aliases = "gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d", ("gaussian-location",)
     privacies = ("local", "none")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = {"local": bounds_local, "none": bounds_none}
-    entry_titles = {"local": "Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²",
-                    "none": "Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²"}
+    titles = {"local": "Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²",
+              "none": "Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²"}
     sources = {"local": SOURCE, "none": "textbook"}
     checks = {"local": CHECK}
-    notes_of = {"local": ("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
-           "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
-           "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ; the two-stage bound (localise, then "
-           "threshold at the estimate) removes both for large n.",
-           "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
-           "dB²/π²); the upper bound for large B/σ.")}
+    notes = {"local": ("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
+        "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
+        "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ; the two-stage bound (localise, then "
+        "threshold at the estimate) removes both for large n.",
+        "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
+        "dB²/π²); the upper bound for large B/σ.")}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)

@@ -619,12 +619,18 @@ class LocalMean(Problem):
     name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
     privacies = ("local",)
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    lower_rate_of = lower_rate
-    entry_titles = "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
+    titles = "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
     sources = SOURCE
     checks = CHECK
-    notes_of = ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
-                "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
-                "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")
+    notes = ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
+             "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
+             "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def lower_rate(self, values):
+        return lower_rate(values)

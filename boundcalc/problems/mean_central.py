@@ -623,12 +623,20 @@ class CentralMean(Problem):
     name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
     privacies = ("none", "pure", "smooth", "approx", "tv", "kl")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    derived_values = relations.privacy_levels
-    lower_rate_of = lower_rate
-    entry_titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
+    titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
     sources = SOURCE
     checks = "boundcalc.problems._mean_check:CHECK"
-    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
-                "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
+    notes = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
+             "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def derived(self, values):
+        return relations.privacy_levels(values)
+
+    def lower_rate(self, values):
+        return lower_rate(values)

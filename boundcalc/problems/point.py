@@ -746,17 +746,25 @@ class Point(Problem):
     aliases = ("point-estimation", "smith")
     privacies = ("none", "pure", "approx")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    validate_values = validate
-    derived_values = derived
-    entry_titles = ("point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
-                    "N = [θ-h, θ+h] ∩ Θ")
+    titles = ("point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
+              "N = [θ-h, θ+h] ∩ Θ")
     sources = SOURCE
     checks = {"none": None, None: "boundcalc.problems.point:CHECK"}
-    notes_of = ("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
-               "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
-               "only because they are pointwise). The block count is the free parameter 'blocks'.",)
+    notes = ("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
+            "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
+            "only because they are pointwise). The block count is the free parameter 'blocks'.",)
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def validate(self, values):
+        validate(values)
+
+    def derived(self, values):
+        return derived(values)
 
 
 # ---------------------------------------------------------------------- simulation check

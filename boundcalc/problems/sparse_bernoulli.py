@@ -490,18 +490,24 @@ class SparseBernoulli(Problem):
     name, title, aliases = "sparse-bernoulli", "sparse product Bernoulli means, Σθ_j <= s", ("sparse_bernoulli",)
     privacies = ("local", "none")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = {"local": bounds_local, "none": bounds_none}
-    validate_values = validate
-    entry_titles = {"local": "s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²",
-                    "none": "s-sparse Bernoulli means, loss ||θ̂-θ||²"}
+    titles = {"local": "s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²",
+              "none": "s-sparse Bernoulli means, loss ||θ̂-θ||²"}
     sources = {"local": SOURCE, "none": "textbook"}
     checks = {"local": CHECK}
-    notes_of = {"local": ("Derived analogue of Barnes, Chen & Özgür (2020) Cor 3: constants derived for this model.",
-           upper_rate_note(),
-           "van Trees on the box [s/(2d), s/d]^d with I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses "
-           "m = min{s/d, 1/2}.",
-           "Which side is loose: the lower for d >= 100 (ratios up to ~560): the lower families give at most about "
-           "s/(10 sqrt(n c_ε)) in the middle regime and miss the sparse-position factor, while the certified uppers "
-           "are within 0.6–16× of min{s², s d/(nε²)}; the projected uppers are 2–8× above their simulated risk "
-           "(docs/problems/sparse-bernoulli.md).")}
+    notes = {"local": ("Derived analogue of Barnes, Chen & Özgür (2020) Cor 3: constants derived for this model.",
+        upper_rate_note(),
+        "van Trees on the box [s/(2d), s/d]^d with I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses "
+        "m = min{s/d, 1/2}.",
+        "Which side is loose: the lower for d >= 100 (ratios up to ~560): the lower families give at most about "
+        "s/(10 sqrt(n c_ε)) in the middle regime and miss the sparse-position factor, while the certified uppers "
+        "are within 0.6–16× of min{s², s d/(nε²)}; the projected uppers are 2–8× above their simulated risk "
+        "(docs/problems/sparse-bernoulli.md).")}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)
+
+    def validate(self, values):
+        validate(values)
