@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 import boundcalc as bc
 from boundcalc.mechanisms import subsample_aggregate as sa
-from boundcalc.models import get_model
+from boundcalc.models import get_point_model
 from boundcalc.problems import point
 from boundcalc.solver import brute_force_integer
 
@@ -88,7 +88,7 @@ def test_exact_clipped_moments_match_direct_computation(model):
 @pytest.mark.parametrize("model", MODELS)
 def test_block_variance_formula_is_exact(model):
     """The V(t) of the table equals the unclipped variance (reference quadrature / sums)."""
-    m = get_model(model)
+    m = get_point_model(model)
     theta = m.theta_default
     for t in (3, 4, 10, 50):
         wide = (theta - 40.0, theta + 40.0) if model == "normal-mean" else (0.0, 60.0 * theta)
@@ -132,9 +132,9 @@ def test_certified_bound_dominates_exact_mse(model):
             ce = sa.mse_certified(model, n, ks, 1.0, theta, a, b)
             assert np.all(ce >= ex * (1 - 1e-12)), model
             # and it is not vacuous where clipping is negligible
-    ex = sa.mse_exact(model, 10**5, np.array([1000]), 1.0, get_model(model).theta_default,
+    ex = sa.mse_exact(model, 10**5, np.array([1000]), 1.0, get_point_model(model).theta_default,
                       *point.theta_space(model))
-    ce = sa.mse_certified(model, 10**5, np.array([1000]), 1.0, get_model(model).theta_default,
+    ce = sa.mse_certified(model, 10**5, np.array([1000]), 1.0, get_point_model(model).theta_default,
                           *point.theta_space(model))
     assert ce[0] < 1.01 * ex[0]
 
@@ -156,7 +156,7 @@ def test_block_estimates_stochastically_increasing(model):
 @pytest.mark.parametrize("model", MODELS)
 def test_fisher_information_convex(model):
     """van Trees uses max of I on an interval = max at the end points (I convex)."""
-    m = get_model(model)
+    m = get_point_model(model)
     d2 = sp.diff(m.fisher_information(), m.theta, 2).subs({s: v for s, v in m.extra})
     lo, hi = m.parameter_space
     f = sp.lambdify(m.theta, d2, "numpy")
@@ -178,7 +178,7 @@ def test_pinsker_tv_upper_bounds_exact_tv():
 @pytest.mark.parametrize("model", MODELS)
 def test_sensitivity_of_clipped_average(model):
     """Replacing one point moves the average of clipped block estimates by at most Λ/k."""
-    m = get_model(model)
+    m = get_point_model(model)
     rng = np.random.default_rng(5)
     a, b = point.theta_space(model)
     n, k = 60, 12
@@ -199,7 +199,7 @@ def test_sensitivity_of_clipped_average(model):
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("n", [10**3, 10**4, 10**5])
 def test_optimal_blocks_matches_brute_force(model, n):
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = point.theta_space(model)
     th = m.theta_default
     fn = lambda ks: sa.mse_exact(model, n, ks, 1.0, th, a, b)
@@ -234,7 +234,7 @@ def test_simulated_mse_matches_exact_at_optimal_k(model):
     sd((θ̂-θ)²)/(√R MSE) ≈ √2..√5/63 ≈ 2.2-3.5% (Gaussian to Laplace errors); we require both
     |empirical - exact| <= 4 SE and 4 SE <= 15% of the exact MSE, so 15% is a 4-sigma band.
     """
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = point.theta_space(model)
     th = m.theta_default
     n = 2000
@@ -345,7 +345,7 @@ def test_lower_le_upper_property(model, logn, logeps, frac):
     th = a + frac * (b - a)
     if model == "normal-mean":
         th = a + frac * (b - a)
-    if th <= get_model(model).natural_space[0]:
+    if th <= get_point_model(model).natural_space[0]:
         return
     res = bc.rate("point", privacy="pure", model=model, n=int(10 ** logn), eps=10 ** logeps, theta=th)
     assert res.lower.value <= res.upper.value * (1 + 1e-9)
@@ -453,7 +453,7 @@ def test_local_certified_bound_dominates_exact_mse_on_the_neighbourhood(model):
     (a grid including the end points), for several block counts, including heavy clipping."""
     from boundcalc.api import resolve
 
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = point.theta_space(model)
     cases = [dict(n=200), dict(n=5000), dict(n=200, theta=a + 0.02 * (b - a) if a + 0.02 * (b - a) > 0 else 0.01,
                                              radius=0.1 * (b - a))]

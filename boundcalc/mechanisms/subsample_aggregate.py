@@ -74,7 +74,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..models import get_model
+from ..models import get_point_model
 from ..solver import minimise_integer as optimal_blocks  # the one integer optimiser (kept name)
 
 __all__ = ["BlockEstimator", "BLOCK_ESTIMATORS", "block_sizes", "clipped_block_moments",
@@ -265,7 +265,7 @@ BLOCK_ESTIMATORS = {
 
 
 def get_block_estimator(name) -> BlockEstimator:
-    return BLOCK_ESTIMATORS[get_model(name).name]
+    return BLOCK_ESTIMATORS[get_point_model(name).name]
 
 
 # ---------------------------------------------------------------------- MSE pieces
@@ -284,7 +284,7 @@ def clipped_block_moments(model, theta, t, a, b, extra=None):
     A = E(a-Y)_+, C = E(Y-b)_+.
     """
     est = get_block_estimator(model)
-    extra = {**get_model(model).extra_defaults, **(extra or {})}
+    extra = {**get_point_model(model).extra_defaults, **(extra or {})}
     t = np.asarray(t, float)
     with np.errstate(all="ignore"):
         PL, E1L, E2L, PU, E1U, E2U = est.tails(float(theta), t, float(a), float(b), extra)
@@ -371,7 +371,7 @@ def mse_certified(model, n, k, eps, theta, a, b, extra=None, noise="laplace", de
     """Certified upper bound ``(mean B_j)² + mean V_j / k + 2Λ²/(kε)²`` (vectorised over k)."""
     _validate(model, n, k, theta, a, b)
     est = get_block_estimator(model)
-    ex = {**get_model(model).extra_defaults, **(extra or {})}
+    ex = {**get_point_model(model).extra_defaults, **(extra or {})}
     k = np.asarray(k, dtype=np.int64)
     t, r = block_sizes(n, k)
     kf, rf = k.astype(float), r.astype(float)
@@ -389,7 +389,7 @@ _FISHER_FN: dict = {}
 
 def fisher(model, theta, extra=None):
     """I(θ) from the sympy derivation in :mod:`boundcalc.models` (lambdified once per model)."""
-    m = get_model(model)
+    m = get_point_model(model)
     key = (m.name, tuple(sorted((extra or {}).items())))
     if key not in _FISHER_FN:
         _FISHER_FN[key] = m.fisher_function(**(extra or {}))
@@ -410,7 +410,7 @@ def k_range(model, n):
 # ---------------------------------------------------------------------- simulation
 def block_estimates_from_data(model, x, extra=None):
     """Block MLEs from raw data ``x[..., t]`` (the last axis is one block)."""
-    ex = {**get_model(model).extra_defaults, **(extra or {})}
+    ex = {**get_point_model(model).extra_defaults, **(extra or {})}
     return get_block_estimator(model).from_data(np.asarray(x, float), ex)
 
 
@@ -424,7 +424,7 @@ def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", ext
     for large n). Seeded: the same seed gives the same numbers.
     """
     _validate(model, n, k, theta, a, b)
-    m = get_model(model)
+    m = get_point_model(model)
     est = get_block_estimator(model)
     ex = {**m.extra_defaults, **(extra or {})}
     rng = np.random.default_rng(seed)

@@ -75,7 +75,7 @@ from ..errors import InputError
 from ..mechanisms import clipped_statistic as cstat
 from ..mechanisms import subsample_aggregate as sa
 from ..methods import threshold_bayes, uniformity
-from ..models import ALIASES, MODELS, get_model
+from ..models import ALIASES, MODELS, get_point_model
 from ..params import AutoFloat, N, ParamSpec
 
 SOURCE = "Smith (2008), Efficient, Differentially Private Point Estimators, arXiv 0809.4794"
@@ -121,14 +121,14 @@ def _model_subs(m):
 
 def fisher_expr(model_name: str) -> sp.Expr:
     """I(θ) in the problem's symbols (from the sympy derivation in :mod:`boundcalc.models`)."""
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     return m.fisher_information().subs(_model_subs(m))
 
 
 @S.cached_expression
 def kl_expr(model_name: str, t1, t2) -> sp.Expr:
     """KL(P_t1 ‖ P_t2) in the problem's symbols."""
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     kl, th1 = m.kl_divergence()
     sub = _model_subs(m)
     sub.pop(m.theta)
@@ -167,7 +167,7 @@ def stable_kl_expr(model_name: str, t1, t2) -> sp.Expr:
     At n >= 1e17 the solver's separation is ~1e-8 θ and the exact expression evaluated to 0 by cancellation,
     so τ = 0 and the two-point lower bound exceeded the certified upper bound.
     """
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     lo, hi = m.natural_space
     ends = [e for e in (lo, hi) if math.isfinite(float(e))]
     if not ends:  # normal-mean: the Taylor bound Δ²/(2σ²) is exact
@@ -189,7 +189,7 @@ def variance_max_expr(model_name: str, t) -> sp.Expr:
     bernoulli θ(1-θ)/t: maximised at the point of N closest to 1/2; poisson λ/t, exponential λ²/(t-2),
     normal-var 2v²/t: increasing in θ' > 0, so at θ_hi; normal-mean σ²/t: constant.
     """
-    name = get_model(model_name).name
+    name = get_point_model(model_name).name
     if name == "bernoulli":
         p = S.Min(S.Max(sp.Rational(1, 2), LO), HI)
         return p * (1 - p) / t
@@ -239,7 +239,7 @@ def _local_bias_impl(model_name):
 
     def one(n, k, lo, hi, a, b, sigma):
         extra = {"sigma": sigma} if model_name == "normal-mean" else {}
-        ex = {**get_model(model_name).extra_defaults, **extra}
+        ex = {**get_point_model(model_name).extra_defaults, **extra}
         t, r = sa.block_sizes(n, k)
 
         def bstar(tt):
@@ -438,7 +438,7 @@ def _clip_stat_bound(model_name: str) -> Bound:
 
 
 def _upper_bounds(model_name: str, privacy: str) -> list:
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     bias_cls, exact_cls = _functions(m.name)
     t, r = _t_and_r()
     vbar = (r * variance_max_expr(m.name, t + 1) + (BLOCKS - r) * variance_max_expr(m.name, t)) / BLOCKS
@@ -520,7 +520,7 @@ def tv_slope_bound(model_name: str, low) -> sp.Expr:
     θ, so the supremum over [low, ∞) is the value at low. Checked against numerical expectations and exact
     TVs in tests/test_point_threshold.py.
     """
-    name = get_model(model_name).name
+    name = get_point_model(model_name).name
     if name == "bernoulli":
         return sp.Integer(1)
     if name == "poisson":
@@ -582,7 +582,7 @@ def _van_trees_chord(model_name: str) -> Bound:
     """``van-trees-chord``: van Trees with the cos² prior placed anywhere in N and ∫ I dμ bounded by chords.
     Derivation: :data:`VAN_TREES_CHORD_DERIVATION`."""
     def chord_expr():
-        info = fisher_expr(get_model(model_name).name)
+        info = fisher_expr(get_point_model(model_name).name)
         cen = LO + W + POS * (HI - LO - 2 * W)
         i_c, i_m, i_p = info.subs(TH, cen), info.subs(TH, cen - W), info.subs(TH, cen + W)
         avg = i_c + KAPPA_COS2 * ((i_m + i_p) / 2 - i_c)
@@ -602,7 +602,7 @@ def _van_trees_chord(model_name: str) -> Bound:
 
 
 def _lower_bounds(model_name: str, privacy: str) -> list:
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     name = m.name  # the thunks below close over the name (a model object is not part of a cache key)
 
     def van_trees_expr():
@@ -653,13 +653,13 @@ def _bounds(model_name: str, privacy: str) -> tuple:
 
 
 def bounds(values: dict) -> list:
-    return list(_bounds(get_model(values["model"]).name, values["privacy"]))
+    return list(_bounds(get_point_model(values["model"]).name, values["privacy"]))
 
 
 # ---------------------------------------------------------------------- values
 def theta_space(model_name: str, lam=None):
     """Θ = (a, b) for the model with diameter ``lam`` (None: the model's default)."""
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     lo, hi = m.parameter_space
     if lam is None or lam == "auto":
         return float(lo), float(hi)
@@ -672,7 +672,7 @@ def theta_space(model_name: str, lam=None):
 
 def validate(values: dict) -> None:
     """Fill in the ``auto`` parameters and check θ ∈ Θ ⊂ natural space (mutates ``values``)."""
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     values["model"] = m.name
     a, b = theta_space(m.name, values["lam"])
     nlo, nhi = m.natural_space
@@ -694,7 +694,7 @@ def validate(values: dict) -> None:
 
 
 def derived(values: dict) -> dict:
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     a, b = theta_space(m.name, values["lam"])
     th = float(values["theta"])
     n = np.asarray(values["n"], dtype=float)
@@ -723,7 +723,7 @@ def rate_terms(values: dict) -> list:
     gives k ≍ (Λ n/(λ ε))^{2/3} and the excess 3·2^{1/3} λ^{4/3}Λ^{2/3}/(n^{4/3}ε^{2/3}),
     i.e. (Λ²/(n⁴ ε² I²))^{1/3} up to the constant.
     """
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     info = fisher_expr(m.name)
     stat = ("efficient 1/(n I(θ))", 1 / (S.n * info))
     if values["privacy"] == "none":
@@ -774,7 +774,7 @@ Z_PREDICT = 4.0  # |empirical - exact| must be within this many standard errors
 
 
 def _extra_for(values):
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     return {"sigma": float(values["sigma"])} if m.name == "normal-mean" else {}
 
 
@@ -790,7 +790,7 @@ def check_instances(t):
     predicted and empirical, and which term limits it.
     """
     values, n, i, reps, res, notes = t.values, t.n, t.index, t.reps, t.result, t.notes
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     extra = _extra_for(values)
     eps = float(values["eps"])
     seeds = np.random.SeedSequence(t.seed).spawn(len(t.ns) * 6)  # one stream per (n, instance, mechanism)
@@ -845,7 +845,7 @@ def clip_stat_instances(t, seeds):
     the certified analysis uses). Each instance is checked against that certified bound (not the row's).
     """
     values, n, res = t.values, t.n, t.result
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     clip = [u for u in res.uppers if u.name == "clip-stat-laplace" and u.certified and u.usable]
     if not clip:
         if m.name == "bernoulli" and t.index == 0:
@@ -897,7 +897,7 @@ def efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0, theta=None
     The block count is found by :func:`boundcalc.mechanisms.subsample_aggregate.optimal_blocks`
     (tests compare it with an exhaustive search).
     """
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = theta_space(m.name, lam)
     th = m.theta_default if theta is None else float(theta)
     extra = {"sigma": float(sigma)} if m.name == "normal-mean" else {}
