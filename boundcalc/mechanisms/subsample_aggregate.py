@@ -307,28 +307,39 @@ def _validate(model, n, k, theta, a, b):
     return est
 
 
+def _gauss_sigma(eps, delta):
+    from ..symbolic import gauss_sigma_analytic_scalar
+
+    return gauss_sigma_analytic_scalar(float(eps), float(delta))
+
+
+#: aggregation noise -> (its variance at block count(s) kf, a draw of it), for sensitivity Λ/k
+NOISES = {
+    "laplace": (lambda kf, eps, lam, delta: 2.0 * lam * lam / (kf * eps) ** 2,
+                lambda rng, size, k, eps, lam, delta: rng.laplace(0.0, lam / (k * eps), size)),
+    "gauss": (lambda kf, eps, lam, delta: (lam / kf) ** 2 * _gauss_sigma(eps, delta) ** 2,
+              lambda rng, size, k, eps, lam, delta: rng.normal(0.0, lam / k * _gauss_sigma(eps, delta), size)),
+}
+
+
+def _noise(noise):
+    if noise not in NOISES:
+        raise ValueError("noise must be one of " + ", ".join(map(repr, NOISES)))
+    return NOISES[noise]
+
+
 def noise_variance(k, eps, lam, noise="laplace", delta=None):
     """Variance of the aggregation noise for sensitivity Λ/k.
 
     ``laplace``: scale Λ/(kε), variance 2Λ²/(kε)² (ε-DP). ``gauss``: σ = (Λ/k) σ_aG(ε, δ), the exact
     analytic calibration of Balle & Wang (2018) ((ε,δ)-DP), variance Λ² σ_aG² / k².
     """
-    kf = np.asarray(k, float)
-    if noise == "laplace":
-        return 2.0 * lam * lam / (kf * eps) ** 2
-    if noise == "gauss":
-        from ..symbolic import gauss_sigma_analytic_scalar
-
-        return (lam / kf) ** 2 * gauss_sigma_analytic_scalar(float(eps), float(delta)) ** 2
-    raise ValueError("noise must be 'laplace' or 'gauss'")
+    return _noise(noise)[0](np.asarray(k, float), eps, lam, delta)
 
 
 def noise_sampler(rng, size, k, eps, lam, noise="laplace", delta=None):
-    if noise == "laplace":
-        return rng.laplace(0.0, lam / (k * eps), size)
-    from ..symbolic import gauss_sigma_analytic_scalar
-
-    return rng.normal(0.0, lam / k * gauss_sigma_analytic_scalar(float(eps), float(delta)), size)
+    """``size`` draws of the aggregation noise (see :func:`noise_variance`)."""
+    return _noise(noise)[1](rng, size, k, eps, lam, delta)
 
 
 def mse_terms(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=None):
