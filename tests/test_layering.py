@@ -2,8 +2,8 @@
 
 The layers (README, "How it is built"), lowest first. A module may import only modules of its own layer
 or of a lower one; the mathematics (problems, methods, mechanisms) never imports the application layer,
-and the passive registry (bounds.py) imports no problem module. Mechanism choices inside problem modules
-are tables keyed by bound name, never ``if mech == "..."`` branches.
+and the passive registry (bounds.py) imports no problem module. Mechanism, channel and noise choices
+inside problem and mechanism modules are tables keyed by name, never ``if mech == "..."`` branches.
 """
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_the_scan_sees_imports_inside_functions(tmp_path):
 
 def _string_branches(path: pathlib.Path) -> list[str]:
     """``if <name> == "<string>"`` comparisons on a mechanism / channel / bound-name variable."""
-    names = {"mech", "mechanism", "channel", "mech_name", "bound_name"}
+    names = {"mech", "mechanism", "channel", "mech_name", "bound_name", "noise"}
     hits = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         tests = []
@@ -122,9 +122,11 @@ def _string_branches(path: pathlib.Path) -> list[str]:
     return hits
 
 
-@pytest.mark.parametrize("path", sorted((PKG / "problems").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PKG / "problems").glob("*.py")) + sorted((PKG / "mechanisms").glob("*.py")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_mechanism_string_branches_in_problems(path):
-    assert not _string_branches(path), f"{path.name}: use a table keyed by bound name: {_string_branches(path)}"
+    """Problems and mechanisms choose a mechanism, channel or noise from a table (a dict keyed by its name)."""
+    assert not _string_branches(path), f"{path.name}: use a table keyed by name: {_string_branches(path)}"
 
 
 def test_the_branch_scan_can_fail():
