@@ -291,7 +291,7 @@ def test_unequal_blocks_use_every_point():
 # ---------------------------------------------------------------------- efficiency
 @pytest.mark.parametrize("model", MODELS)
 def test_efficiency_rises_towards_one_at_fixed_eps(model):
-    rows = point.efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0)
+    rows = sa.efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0)
     eff = [r["efficiency"] for r in rows]
     assert all(isinstance(r["blocks"], int) and r["blocks"] >= 1 for r in rows)
     assert all(e2 >= e1 - 1e-9 for e1, e2 in zip(eff, eff[1:])), eff
@@ -303,17 +303,17 @@ def test_efficiency_lost_when_eps_shrinks_like_n_to_minus_half():
     """ε_n = n^{-1/2}: the noise is of the same order as 1/(nI): efficiency stays bounded away from 1;
     ε_n = n^{-1/4}: efficiency still tends to 1."""
     for model in ("bernoulli", "normal-mean", "exponential"):
-        half = [r["efficiency"] for r in point.efficiency_table(model, eps_exponent=0.5)]
-        quarter = [r["efficiency"] for r in point.efficiency_table(model, eps_exponent=0.25)]
+        half = [r["efficiency"] for r in sa.efficiency_table(model, eps_exponent=0.5)]
+        quarter = [r["efficiency"] for r in sa.efficiency_table(model, eps_exponent=0.25)]
         assert max(half) < 0.5
         assert quarter[-1] > quarter[0]
-        assert all("noise" in r["limiting"] for r in point.efficiency_table(model, eps_exponent=0.5))
+        assert all("noise" in r["limiting"] for r in sa.efficiency_table(model, eps_exponent=0.5))
 
 
 def test_exponential_rate_constant():
     """k* ≍ (2Λ²n²/(λ²ε²))^{1/3} and efficiency loss ≈ 3·2^{1/3}(Λ/λ)^{2/3}/(n ε²)^{1/3}."""
     n, lam, Lam = 10**6, 1.0, 10.0
-    row = point.efficiency_table("exponential", ns=(n,))[0]
+    row = sa.efficiency_table("exponential", ns=(n,))[0]
     kstar = (2 * Lam ** 2 * n ** 2 / (lam ** 2)) ** (1 / 3)
     assert 0.7 < row["blocks"] / kstar < 1.3
     loss = 1 / row["efficiency"] - 1
