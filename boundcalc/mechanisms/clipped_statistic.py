@@ -238,7 +238,7 @@ CHUNK = 2_000_000
 
 def _clipped_means_raw(model, rng, theta, n, reps, l, u, sigma, mu0):
     """Average of clip(T(X_i), l, u) over n raw draws of the model's sampler, ``reps`` times (float64)."""
-    from ..models import get_point_model
+    from ..core.models import get_point_model
 
     m = get_point_model(model)
     extra = {"sigma": sigma} if model == "normal-mean" else ({"mu0": mu0} if model == "normal-var" else {})

@@ -70,7 +70,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 # --------------------------------------------------------------------------- sympy risk terms

@@ -30,7 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 #: grid of cap thresholds γ (dense near 0 for large d, and near 1 for large ε)
 def _sorted_distinct(x):

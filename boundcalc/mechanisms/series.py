@@ -32,8 +32,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from ..mechanisms.local_scalar import coth_half
-from ..mechanisms.sampling import LinfSamplingC, linf_sampling
+from .local_scalar import coth_half
+from .sampling import LinfSamplingC, linf_sampling
 
 R_BASIS = math.sqrt(2.0)  # sup |φ_j|
 

@@ -45,7 +45,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from . import privunit as PU
 from .sampling import truncate_ones
 

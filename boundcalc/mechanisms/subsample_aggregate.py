@@ -75,8 +75,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..models import MODELS, get_point_model
-from ..solver import minimise_integer as optimal_blocks  # the one integer optimiser (kept name)
+from ..core.models import MODELS, get_point_model
+from ..core.solver import minimise_integer as optimal_blocks  # the one integer optimiser (kept name)
 
 __all__ = ["BlockEstimator", "BLOCK_ESTIMATORS", "block_sizes", "clipped_block_moments",
            "mse_exact", "mse_certified", "mse_terms", "optimal_blocks", "simulate",
@@ -309,7 +309,7 @@ def _validate(model, n, k, theta, a, b):
 
 
 def _gauss_sigma(eps, delta):
-    from ..symbolic import gauss_sigma_analytic_scalar
+    from ..core.symbolic import gauss_sigma_analytic_scalar
 
     return gauss_sigma_analytic_scalar(float(eps), float(delta))
 

@@ -61,8 +61,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..diskcache import persistent
+from ..core import symbolic as S
+from ..cache.diskcache import persistent
 
 
 def kappa(eps):

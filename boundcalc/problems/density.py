@@ -46,13 +46,13 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..errors import InputError
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core.errors import InputError
 from ..mechanisms import histogram as H
 from ..mechanisms import series as SER
 from ..mechanisms.local_scalar import coth_half
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE_C = "Barber & Duchi (2014) Prop 5; Wasserman & Zhou (2010) Thm 4.4 (histogram)"
 SOURCE_L = "Duchi, Jordan & Wainwright (NeurIPS 2013; JASA 2018), density estimation"

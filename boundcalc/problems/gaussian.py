@@ -37,8 +37,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
 from ..methods import method_bounds
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
@@ -46,7 +46,7 @@ from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
 from . import per_user_reps
-from ..params import D, N, ParamSpec
+from ..core.params import D, N, ParamSpec
 
 SOURCE = "Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 1"
 SIGMA = ParamSpec("sigma", "float", 1.0, "noise standard deviation σ", low=0, low_open=True, high=1e12)

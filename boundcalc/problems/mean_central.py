@@ -21,11 +21,11 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import relations
-from .. import symbolic as S
-from ..bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
+from ..privacy_relations import relations
+from ..core import symbolic as S
+from ..core.bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
 from ..methods import fingerprinting, group_coupling, ldp, le_cam, sphere_cap, uniformity
-from ..params import D, N, R, ParamSpec
+from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
 K_PARAM = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]: E||X||^k <= r^k (inf: ||X|| <= r)",

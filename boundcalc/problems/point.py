@@ -68,15 +68,15 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..errors import InputError
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core.errors import InputError
 from ..mechanisms import clipped_statistic as cstat
 from ..mechanisms import subsample_aggregate as sa
 from ..mechanisms.subsample_aggregate import theta_space
 from ..methods import threshold_bayes, uniformity
-from ..models import ALIASES, MODELS, get_point_model
-from ..params import AutoFloat, N, ParamSpec
+from ..core.models import ALIASES, MODELS, get_point_model
+from ..core.params import AutoFloat, N, ParamSpec
 
 SOURCE = "Smith (2008), Efficient, Differentially Private Point Estimators, arXiv 0809.4794"
 

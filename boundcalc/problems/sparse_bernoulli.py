@@ -65,9 +65,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..errors import InputError
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core.errors import InputError
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
@@ -75,7 +75,7 @@ from ..methods import ldp
 from ..methods import posterior_assouad as PA
 from ..methods.chi2_contraction import chi2_factor as F_chi2
 from ..methods import van_trees as VT
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE = ("Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 3 — "
           "derived analogue (docs/problems/sparse-bernoulli.md)")
@@ -228,7 +228,7 @@ A_HB = sp.Symbol("a_hb", positive=True, integer=True)  # active coordinates of t
 
 def _hb_family():
     """θ_j = (μ/2)(1 + δv_j) on a <= d active coordinates, μ = min{s/a, 1/2}, the others 0 (Σθ <= s)."""
-    from ..bounds import HypercubeFamily
+    from ..core.bounds import HypercubeFamily
 
     dl, A = DELTA_HB, A_HB
     mu = box_m(ssp, A)

@@ -51,11 +51,11 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import relations
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..privacy_relations import relations
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..methods import le_cam, threshold_bayes, uniformity
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Prop 3"
 THETA0 = ParamSpec("theta0", "float", 1.0, "lower end θ_0 of the support range: θ ∈ [θ_0, 2θ_0]",

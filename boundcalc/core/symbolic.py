@@ -49,13 +49,13 @@ class _ExpressionMemo:
         self.store = None
 
     def get_or_compute(self, key: str, compute):
-        from . import exprcodec
+        from ..cache import exprcodec
 
         hit = self.memo.get(key)
         if hit is not None:
             return hit
         if self.store is None:
-            from .diskcache import JsonStore
+            from ..cache.diskcache import JsonStore
 
             self.store = JsonStore(self.file_name)
         stored = self.store.get(key)
@@ -99,7 +99,7 @@ def _disk_memo(op, name: str):
 
     @functools.wraps(op)
     def wrapper(*args, **kwargs):
-        from . import exprcodec
+        from ..cache import exprcodec
 
         try:
             key = json.dumps([exprcodec.encode(a) for a in args] + [[k, exprcodec.encode(v)]
@@ -142,7 +142,7 @@ def thunk_value(fn):
     the module's constants, covered by the package fingerprint. So two calls share a key only if they run the
     same code on the same values. A closure over anything the format cannot represent is simply called.
     """
-    from . import exprcodec
+    from ..cache import exprcodec
 
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -370,7 +370,7 @@ def _numpy_lambdify(args, expr):
 def expression_key(args, expr) -> str | None:
     """The exact text identity of (argument symbols, expression) in the form of :mod:`boundcalc.exprcodec`,
     or None when the expression has a part that form does not represent."""
-    from . import exprcodec
+    from ..cache import exprcodec
 
     try:
         return json.dumps([[exprcodec.encode(a) for a in args], exprcodec.encode(expr)], separators=(",", ":"))
@@ -385,7 +385,7 @@ _GENERATED_NAME = "_lambdifygenerated"
 def _code_store():
     global _CODE_STORE
     if _CODE_STORE is None:
-        from .diskcache import JsonStore
+        from ..cache.diskcache import JsonStore
 
         _CODE_STORE = JsonStore("boundcalc.generated-code")
     return _CODE_STORE
@@ -513,7 +513,7 @@ _MP_CODE_STORE = None
 def _mp_code_store():
     global _MP_CODE_STORE
     if _MP_CODE_STORE is None:
-        from .diskcache import JsonStore
+        from ..cache.diskcache import JsonStore
 
         _MP_CODE_STORE = JsonStore("boundcalc.generated-code-mpmath")
     return _MP_CODE_STORE
