@@ -710,3 +710,38 @@ def register_scalar_function(name: str, value, nan_unless_finite: bool = False):
 
     NUMPY_IMPL[name] = numpy_impl
     MPMATH_IMPL[name] = mpmath_impl
+
+
+class ScalarFunction(sp.Function):
+    r"""Base class of a special function given by a scalar float function (the way scipy's ``rv_continuous``
+    derives the vectorised methods from ``_cdf_single`` and the like).
+
+    A subclass declares
+
+    - ``nargs``: the number of arguments;
+    - ``scalar_value``: ``staticmethod(f)``, ``f(*floats) -> float`` (NaN where the function is undefined);
+    - ``latex``: the LaTeX of one call, a template with ``{0}``, ``{1}``, ... for the printed arguments (None:
+      sympy's default ``\operatorname{Name}(...)``);
+    - ``nan_unless_finite`` (default False): the mpmath path gives NaN wherever ``scalar_value`` is not
+      finite, not only where it is NaN.
+
+    The base then supplies the numeric code under the class name (:func:`register_scalar_function`: numpy
+    with broadcasting over array arguments, and the mpmath path) and the exponent wrapping of the LaTeX,
+    ``\left(...\right)^{e}``.
+    """
+
+    scalar_value = None
+    latex = None
+    nan_unless_finite = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("scalar_value") is not None:
+            register_scalar_function(cls.__name__, cls.scalar_value, nan_unless_finite=cls.nan_unless_finite)
+        if cls.__dict__.get("latex") is not None:
+            cls._latex = ScalarFunction._latex_from_template
+
+    def _latex_from_template(self, printer, exp=None):
+        base = self.latex.format(*(printer._print(a) for a in self.args))
+        # ``exp`` comes printed already (LatexPrinter._print_Pow): printing it again gave \mathtt{\text{2}}
+        return base if exp is None else rf"\left({base}\right)^{{{exp}}}"
