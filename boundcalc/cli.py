@@ -326,7 +326,7 @@ def _params(args, extras) -> dict:
     params = {k: getattr(args, k) for k in COMMON if getattr(args, k, None) is not None}
     privacy = getattr(args, "privacy", None)
     if privacy is not None and "," not in str(privacy):
-        from .privacy import get_model
+        from .core.privacy import get_model
 
         model = get_model(privacy)
         for level in ("eps", "alpha"):
@@ -364,7 +364,7 @@ def _json_default(o):
 # ---------------------------------------------------------------------- commands
 
 def cmd_rate(args, extras):
-    from .api import rate
+    from .app.api import rate
 
     res = rate(args.problem, args.privacy, **_params(args, extras))
     if args.json:
@@ -380,7 +380,7 @@ def cmd_rate(args, extras):
 
 def _explain_pages(problem) -> str:
     """How to read the pages cited above wherever boundcalc is installed, then the problem's page."""
-    from .docpages import location, read_page
+    from .app.docpages import location, read_page
 
     head = (f"\npages: `boundcalc docs <page>` prints any page named above (e.g. boundcalc docs problems/{problem}); "
             f"they are in {location()}")
@@ -393,10 +393,10 @@ def _explain_pages(problem) -> str:
 
 
 def cmd_check(args, extras):
-    from .params import ParamSpec
-    from .simulate import check
+    from .core.params import ParamSpec
+    from .app.simulate import check
 
-    from .simulate import parse_ns
+    from .app.simulate import parse_ns
 
     reps = ParamSpec("reps", "int", 200, "", low=2, high=1e7).parse(args.reps)
     seed = ParamSpec("seed", "int", 0, "", low=0, high=2 ** 63 - 1).parse(args.seed)
@@ -417,36 +417,36 @@ def cmd_check(args, extras):
 
 
 def cmd_plan(args, extras):
-    from .planning import plan
+    from .app.planning import plan
 
     res = plan(args.problem, args.privacy, target=args.target, solve=args.solve, **_params(args, extras))
     print(_dumps(res.to_dict()) if args.json else res.to_text())
 
 
 def _output_path(path, option):
-    from .outpath import validate_output_path
+    from .render.outpath import validate_output_path
 
     return validate_output_path(path, option)
 
 
 def cmd_table(args, extras):
-    from .export import table
+    from .app.export import table
 
     if args.output is not None:
         _output_path(args.output, "output")
 
-    from .export import split_list
+    from .app.export import split_list
 
     privs = None if args.privacy is None else split_list(args.privacy, "privacy")
     if args.delta is not None and privs is not None:
-        from .privacy import get_model
+        from .core.privacy import get_model
 
         if not any(get_model(x).uses_delta for x in privs):
             raise UsageError("--delta: only used by the approx row; this table has none (add approx to --privacy)")
     res = table(args.problem, privacies=privs, **_params(args, extras))
     text = res.render(args.format)
     if args.output:
-        from .fileio import write_atomic
+        from .render.fileio import write_atomic
 
         write_atomic(args.output, text, option="output")
     else:
@@ -465,16 +465,16 @@ def cmd_plot(args, extras):
 
 
 def cmd_convert(args, extras):
-    from .errors import InputError
-    from .params import ParamSpec
-    from .relations import convert
+    from .core.errors import InputError
+    from .core.params import ParamSpec
+    from .privacy_relations.relations import convert
 
     if extras:
         raise UsageError(f"unexpected argument --{next(iter(extras))}")
     if args.alpha is not None and args.eps is not None:
         raise InputError("alpha", "is an alias of --eps: give one of them", args.alpha)
     if args.alpha is not None:
-        from .privacy import get_model
+        from .core.privacy import get_model
 
         try:
             source = get_model(args.from_model)
@@ -496,7 +496,7 @@ def _no_extras(command, extras):
 
 
 def cmd_list(args, extras):
-    from .api import list_problems
+    from .app.api import list_problems
 
     _no_extras("list", extras)
     rows = list_problems()
@@ -511,7 +511,7 @@ def cmd_list(args, extras):
 
 
 def cmd_docs(args, extras):
-    from .docpages import list_pages, read_page
+    from .app.docpages import list_pages, read_page
 
     _no_extras("docs", extras)
     if args.page is None:
@@ -526,7 +526,7 @@ COMMANDS = {"rate": cmd_rate, "check": cmd_check, "plan": cmd_plan, "table": cmd
 
 
 def main(argv=None) -> int:
-    from .errors import InputError
+    from .core.errors import InputError
 
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()

@@ -42,7 +42,7 @@ def _ordered(privacies) -> list[str]:
 
 def problem_options(indent: str = "  ") -> str:
     """Every problem's options with meaning, allowed values and default, one block per problem."""
-    from . import catalog
+    from .app import catalog
 
     lines = ["problem options (--name value, after the options above; a left-out option takes its default):"]
     for name, info in sorted(catalog.problems().items()):

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from .errors import InputError
-from .params import ParamSpec
+from .core.errors import InputError
+from .core.params import ParamSpec
 
 POINTS = ParamSpec("points", "int", 24, "number of grid points", low=3, high=400)
 XMIN = ParamSpec("xmin", "float", None, "smallest x", low=0, low_open=True, high=1e18)
@@ -81,7 +81,7 @@ def figure_format(path, option="output") -> str:
 def _check_output(path, option="output"):
     if path is None:
         return
-    from .outpath import validate_output_path
+    from .render.outpath import validate_output_path
 
     validate_output_path(path, option)
     figure_format(path, option)
@@ -92,7 +92,7 @@ def _save(fig, path, option="output"):
         return
     import io
 
-    from .fileio import write_atomic
+    from .render.fileio import write_atomic
 
     _check_output(path, option)
     buf = io.BytesIO()
@@ -110,7 +110,7 @@ def _grid(x, values, model, entry, xmin, xmax, points):
         n0 = values["n"]
         for opt, val in (("xmin", xmin), ("xmax", xmax)):
             if val is not None and (val < (spec.low or 1) or val > (spec.high or 1e18)):
-                from .params import _fmt
+                from .core.params import _fmt
 
                 raise InputError(opt, f"must be a sample size from {_fmt(spec.low or 1)} to {_fmt(spec.high or 1e18)}",
                                  val)
@@ -149,8 +149,8 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
     Returns a dict of lists: ``x``, ``lower``, ``upper``, ``rate``, ``nonprivate`` (None where a value
     does not exist), plus ``mechanism``/``method`` per point and the fixed ``params``.
     """
-    from .api import rate, resolve
-    from .privacy import get_model
+    from .app.api import rate, resolve
+    from .core.privacy import get_model
 
     x = str(x).strip().lower()
     if x in ("alpha", "level"):
@@ -173,7 +173,7 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
         fixed["eps"] = params["alpha"]
     out = {"x": [], "lower": [], "upper": [], "rate": [], "nonprivate": [], "mechanism": [], "method": []}
     res = None
-    from .simulate import progress_line
+    from .app.simulate import progress_line
 
     for i, xv in enumerate(xs):
         progress_line(progress, f"plot {entry.problem}/{model.name}: {x}={xv:.4g} ({i + 1}/{len(xs)})")
@@ -267,7 +267,7 @@ def plot(problem, privacy="pure", x="n", output=None, **params):
     lvl = "ε" if data["level_name"] in (None, "eps") else "α"
     ax.set_xlabel("sample size $n$" if data["axis"] == "n" else f"privacy level {lvl}")
     ax.set_ylabel("worst-case risk (minimax)")
-    from .privacy import get_model
+    from .core.privacy import get_model
 
     title = f"{data['problem']}: {get_model(data['privacy']).title}"
     ax.set_title(title + "\n" + _param_caption(data["params"]), fontsize=10)
@@ -319,7 +319,7 @@ def plot_check(check_result, path=None):
     verdict = "PASSED" if check_result.passed else "FAILED"
     params = {k: v for k, v in check_result.params.items() if k != "n"}
     slope = "" if fs is None else f"fitted slope {fs:.2f}" + ("" if ps is None else f" vs predicted {ps:.2f}")
-    from .privacy import get_model
+    from .core.privacy import get_model
 
     ax.set_title(f"check {check_result.problem}: {get_model(check_result.privacy).title} — {verdict}\n"
                  f"{_param_caption(params)}; reps={check_result.reps}, seed={check_result.seed}"

@@ -2,8 +2,8 @@
 
 The layers (README, "How it is built"), lowest first. A module may import only modules of its own layer
 or of a lower one; the mathematics (problems, methods, mechanisms) never imports the application layer,
-and the passive registry (bounds.py) imports no problem module. Mechanism choices inside problem modules
-are tables keyed by bound name, never ``if mech == "..."`` branches.
+and the passive registry (bounds.py) imports no problem module. Mechanism, channel and noise choices
+inside problem and mechanism modules are tables keyed by name, never ``if mech == "..."`` branches.
 """
 from __future__ import annotations
 
@@ -14,21 +14,22 @@ import pytest
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "boundcalc"
 
-#: module (or package) -> layer; lower numbers are lower layers
+from boundcalc import MOVED  # old module name -> the folder it moved to (the old name still imports it)
+
+#: folder (or module at the package root) -> layer; lower numbers are lower layers
 LAYERS = {
-    "errors": 0, "params": 0, "fileio": 0, "outpath": 0, "latex": 0, "distributions": 0,
-    "diskcache": 0.5, "exprcodec": 0.5,
-    "symbolic": 1, "privacy": 1, "gauss_calibration": 1, "models": 1,
-    "solver": 2, "certify": 2, "bounds": 2, "chtp": 2, "relation_table": 2, "relations": 2,
-    "methods": 3, "mechanisms": 3,
-    "problems": 4,
-    "result": 5, "result_cache": 5, "catalog": 5, "notebook": 5, "plan_result": 5, "table_result": 5,
-    "docpages": 5,
-    "simulate": 6, "api": 6,
-    "planning": 7, "export": 7, "plotting": 7,
-    "cli": 8, "clihelp": 8, "__main__": 9, "__init__": 9,
+    "cache": 0, "core": 1, "privacy_relations": 2, "methods": 3, "mechanisms": 3, "problems": 4,
+    "render": 5, "app": 6, "plotting": 7, "clihelp": 7, "cli": 8, "__main__": 9, "__init__": 9,
 }
-APPLICATION = {"api", "cli", "clihelp", "simulate", "planning", "export", "catalog", "notebook", "plotting", "docpages"}
+#: inside a folder the modules are layered too (a module not listed: layer 0 of its folder)
+WITHIN = {
+    "core": {"errors": 0, "latex": 0, "distributions": 0, "params": 1, "gauss_calibration": 1, "symbolic": 2,
+             "privacy": 2, "models": 3, "bounds": 3, "solver": 4, "certify": 4},
+    "privacy_relations": {"chtp": 0, "relation_table": 1, "relations": 2},
+    "render": {"fileio": 0, "outpath": 1, "notebook": 2, "result": 2, "plan_result": 2, "table_result": 2},
+    "app": {"catalog": 0, "docpages": 0, "result_cache": 0, "api": 1, "simulate": 2, "planning": 2, "export": 2},
+}
+APPLICATION = {"app", "cli", "clihelp", "plotting"}
 
 
 def _unit(path: pathlib.Path) -> str:
@@ -36,32 +37,52 @@ def _unit(path: pathlib.Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
-def _imported_units(path: pathlib.Path) -> set[str]:
-    """The package units a module imports, at top level or inside functions."""
+def _rank(dotted: str) -> tuple:
+    """(layer of the folder, layer inside it) of a module named ``boundcalc.<folder>.<module>`` or
+    ``boundcalc.<module>`` (an old name of a moved module counts as the module)."""
+    parts = dotted.split(".")[1:]
+    if parts and parts[0] in MOVED:
+        parts = [MOVED[parts[0]]] + parts
+    unit = parts[0] if parts else "__init__"
+    inner = WITHIN.get(unit, {}).get(parts[1], 0) if len(parts) > 1 else 0
+    return LAYERS.get(unit, -1), inner
+
+
+def _module_name(path: pathlib.Path) -> str:
+    rel = path.relative_to(PKG).with_suffix("")
+    return ".".join(("boundcalc",) + rel.parts)
+
+
+def _imported_modules(path: pathlib.Path) -> set[str]:
+    """The package modules a module imports (dotted, absolute), at top level or inside functions."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    depth = len(path.relative_to(PKG).parts) - 1  # 0 for boundcalc/x.py, 1 for boundcalc/sub/x.py
+    package = _module_name(path).split(".")[:-1]
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level == 0:
-                if node.module and node.module.split(".")[0] == "boundcalc":
-                    parts = node.module.split(".")[1:]
-                    out.update([parts[0]] if parts else [a.name for a in node.names])
+                base = (node.module or "").split(".")
+            else:
+                base = package[:len(package) - (node.level - 1)] + ((node.module or "").split(".") if node.module else [])
+            if base[0] != "boundcalc":
                 continue
-            up = node.level - 1  # levels above the module's own package
-            if up > depth:
-                continue
-            mod = (node.module or "").split(".") if node.module else []
-            if up == depth:  # relative to boundcalc/
-                out.update([mod[0]] if mod else [a.name.split(".")[0] for a in node.names])
-            else:  # inside the module's own subpackage
-                out.add(_unit(path))
+            if len(base) == 1 or (len(base) == 2 and base[1] in LAYERS and base[1] not in ("cli", "plotting", "clihelp")):
+                out.update(".".join(base + [a.name]) for a in node.names)  # from boundcalc.core import symbolic
+            else:
+                out.add(".".join(base))
         elif isinstance(node, ast.Import):
-            for a in node.names:
-                parts = a.name.split(".")
-                if parts[0] == "boundcalc" and len(parts) > 1:
-                    out.add(parts[1])
-    return out - {""}
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "boundcalc")
+    return out
+
+
+def _imported_units(path: pathlib.Path) -> set[str]:
+    """The folders / root modules a module imports (old names counted as the folder they moved to)."""
+    out = set()
+    for m in _imported_modules(path):
+        parts = m.split(".")[1:]
+        if parts:
+            out.add(MOVED.get(parts[0], parts[0]))
+    return out - {"", "__version__"}
 
 
 MODULES = sorted(p for p in PKG.rglob("*.py"))
@@ -70,15 +91,17 @@ MODULES = sorted(p for p in PKG.rglob("*.py"))
 def test_every_unit_has_a_layer():
     missing = sorted({_unit(p) for p in MODULES} - set(LAYERS))
     assert not missing, f"add these to LAYERS (and README's 'How it is built'): {missing}"
+    for folder, inner in WITHIN.items():
+        assert set(inner) <= {p.stem for p in (PKG / folder).glob("*.py")}, folder
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
 def test_no_module_imports_a_layer_above_it(path):
-    unit = _unit(path)
-    if unit in ("__init__", "__main__"):
+    me = _module_name(path)
+    if _unit(path) in ("__init__", "__main__") and len(path.relative_to(PKG).parts) == 1:
         return
-    above = {u for u in _imported_units(path) if u in LAYERS and LAYERS[u] > LAYERS[unit]}
-    assert not above, f"{path.relative_to(PKG)} ({unit}, layer {LAYERS[unit]}) imports higher layers {above}"
+    above = {m for m in _imported_modules(path) if _rank(m) > _rank(me) and _rank(m)[0] >= 0}
+    assert not above, f"{path.relative_to(PKG)} (layer {_rank(me)}) imports higher layers {above}"
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if _unit(p) in ("problems", "methods", "mechanisms")],
@@ -88,8 +111,25 @@ def test_mathematics_never_imports_the_application(path):
     assert not bad, f"{path.relative_to(PKG)} imports {bad}"
 
 
+def test_old_module_names_are_the_moved_modules(monkeypatch):
+    """``boundcalc.<old>`` and ``boundcalc.<folder>.<old>`` are one module object for every moved module (so
+    monkeypatching through either name works), no file is left at an old path, and the real name is kept."""
+    import importlib
+
+    for old, folder in MOVED.items():
+        assert not (PKG / f"{old}.py").exists() and (PKG / folder / f"{old}.py").is_file(), old
+        a = importlib.import_module(f"boundcalc.{old}")
+        b = importlib.import_module(f"boundcalc.{folder}.{old}")
+        assert a is b and b.__name__ == b.__spec__.name == f"boundcalc.{folder}.{old}", old
+    import boundcalc.core.symbolic as new
+    import boundcalc.symbolic as old
+
+    monkeypatch.setattr("boundcalc.symbolic.LAMBDIFY_CACHE_SIZE", 7)
+    assert new.LAMBDIFY_CACHE_SIZE == 7 and old is new
+
+
 def test_registry_imports_no_problem():
-    assert "problems" not in _imported_units(PKG / "bounds.py")
+    assert "problems" not in _imported_units(PKG / "core" / "bounds.py")
 
 
 def test_the_scan_sees_imports_inside_functions(tmp_path):
@@ -97,14 +137,14 @@ def test_the_scan_sees_imports_inside_functions(tmp_path):
     fake = PKG / "problems" / "_layering_probe_do_not_ship.py"
     fake.write_text("def f():\n    from ..api import rate\n    return rate\n", encoding="utf-8")
     try:
-        assert "api" in _imported_units(fake)
+        assert "app" in _imported_units(fake)
     finally:
         fake.unlink()
 
 
 def _string_branches(path: pathlib.Path) -> list[str]:
     """``if <name> == "<string>"`` comparisons on a mechanism / channel / bound-name variable."""
-    names = {"mech", "mechanism", "channel", "mech_name", "bound_name"}
+    names = {"mech", "mechanism", "channel", "mech_name", "bound_name", "noise"}
     hits = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         tests = []
@@ -122,9 +162,11 @@ def _string_branches(path: pathlib.Path) -> list[str]:
     return hits
 
 
-@pytest.mark.parametrize("path", sorted((PKG / "problems").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PKG / "problems").glob("*.py")) + sorted((PKG / "mechanisms").glob("*.py")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_mechanism_string_branches_in_problems(path):
-    assert not _string_branches(path), f"{path.name}: use a table keyed by bound name: {_string_branches(path)}"
+    """Problems and mechanisms choose a mechanism, channel or noise from a table (a dict keyed by its name)."""
+    assert not _string_branches(path), f"{path.name}: use a table keyed by name: {_string_branches(path)}"
 
 
 def test_the_branch_scan_can_fail():

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from boundcalc.errors import InputError
-from boundcalc.models import MODELS, get_model
+from boundcalc.models import MODELS, get_point_model
 
 # Textbook Fisher information, written independently of models.py (numeric functions of θ and the
 # extra parameters).
@@ -34,7 +34,7 @@ def test_library_has_the_required_models():
 
 @pytest.mark.parametrize("name", sorted(TEXTBOOK))
 def test_fisher_information_matches_textbook(name):
-    m = get_model(name)
+    m = get_point_model(name)
     expr = m.fisher_information()
     assert expr.free_symbols <= {m.theta} | set(m.extra_symbols().values())
     extra_values = [{}] if not m.extra else [{}, {str(m.extra[0][0]): 2.5}]
@@ -47,14 +47,14 @@ def test_fisher_information_matches_textbook(name):
 
 @pytest.mark.parametrize("name", sorted(TEXTBOOK))
 def test_fisher_two_routes_agree_symbolically(name):
-    m = get_model(name)
+    m = get_point_model(name)
     assert sp.simplify(m.fisher_information() - m.fisher_information_from_score()) == 0
 
 
 @pytest.mark.parametrize("name", sorted(TEXTBOOK))
 def test_score_identities_monte_carlo(name):
     """E[S] = 0 and E[S²] = I(θ), checked by simulation (5 standard errors)."""
-    m = get_model(name)
+    m = get_point_model(name)
     rng = np.random.default_rng(12345)
     th = m.theta_default
     score = sp.lambdify(m.x, m.score().subs(m.theta, th).subs(
@@ -70,7 +70,7 @@ def test_score_identities_monte_carlo(name):
 
 @pytest.mark.parametrize("name", sorted(TEXTBOOK))
 def test_sampler_mean_is_right(name):
-    m = get_model(name)
+    m = get_point_model(name)
     rng = np.random.default_rng(7)
     th = m.theta_default
     x = m.sampler(rng, th, 200_000)
@@ -84,7 +84,7 @@ def test_sampler_mean_is_right(name):
 @pytest.mark.parametrize("name", sorted(TEXTBOOK))
 def test_kl_divergence_local_expansion(name):
     """KL(P_θ‖P_θ') ≈ I(θ) (θ'-θ)²/2 for θ' near θ, and KL(P_θ‖P_θ) = 0."""
-    m = get_model(name)
+    m = get_point_model(name)
     kl, th1 = m.kl_divergence()
     sub = {s: v for s, v in m.extra}
     th = m.theta_default
@@ -97,21 +97,21 @@ def test_kl_divergence_local_expansion(name):
 @pytest.mark.parametrize("name", sorted(TEXTBOOK))
 def test_density_is_normalised(name):
     """expectation() uses E[1] = 1."""
-    assert sp.simplify(get_model(name).total_mass() - 1) == 0
+    assert sp.simplify(get_point_model(name).total_mass() - 1) == 0
 
 
 def test_seeded_sampler_reproducible():
-    m = get_model("exponential")
+    m = get_point_model("exponential")
     a = m.sampler(np.random.default_rng(3), 2.0, 10)
     b = m.sampler(np.random.default_rng(3), 2.0, 10)
     assert np.array_equal(a, b)
 
 
 def test_aliases_and_unknown():
-    assert get_model("normal-location") is get_model("normal-mean")
-    assert get_model("Exponential").name == "exponential"
+    assert get_point_model("normal-location") is get_point_model("normal-mean")
+    assert get_point_model("Exponential").name == "exponential"
     with pytest.raises(InputError) as e:
-        get_model("cauchy")
+        get_point_model("cauchy")
     assert "model" in str(e.value) and "bernoulli" in str(e.value)
 
 

@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 import boundcalc as bc
 from boundcalc.mechanisms import subsample_aggregate as sa
-from boundcalc.models import get_model
+from boundcalc.models import get_point_model
 from boundcalc.problems import point
 from boundcalc.solver import brute_force_integer
 
@@ -88,7 +88,7 @@ def test_exact_clipped_moments_match_direct_computation(model):
 @pytest.mark.parametrize("model", MODELS)
 def test_block_variance_formula_is_exact(model):
     """The V(t) of the table equals the unclipped variance (reference quadrature / sums)."""
-    m = get_model(model)
+    m = get_point_model(model)
     theta = m.theta_default
     for t in (3, 4, 10, 50):
         wide = (theta - 40.0, theta + 40.0) if model == "normal-mean" else (0.0, 60.0 * theta)
@@ -132,9 +132,9 @@ def test_certified_bound_dominates_exact_mse(model):
             ce = sa.mse_certified(model, n, ks, 1.0, theta, a, b)
             assert np.all(ce >= ex * (1 - 1e-12)), model
             # and it is not vacuous where clipping is negligible
-    ex = sa.mse_exact(model, 10**5, np.array([1000]), 1.0, get_model(model).theta_default,
+    ex = sa.mse_exact(model, 10**5, np.array([1000]), 1.0, get_point_model(model).theta_default,
                       *point.theta_space(model))
-    ce = sa.mse_certified(model, 10**5, np.array([1000]), 1.0, get_model(model).theta_default,
+    ce = sa.mse_certified(model, 10**5, np.array([1000]), 1.0, get_point_model(model).theta_default,
                           *point.theta_space(model))
     assert ce[0] < 1.01 * ex[0]
 
@@ -156,7 +156,7 @@ def test_block_estimates_stochastically_increasing(model):
 @pytest.mark.parametrize("model", MODELS)
 def test_fisher_information_convex(model):
     """van Trees uses max of I on an interval = max at the end points (I convex)."""
-    m = get_model(model)
+    m = get_point_model(model)
     d2 = sp.diff(m.fisher_information(), m.theta, 2).subs({s: v for s, v in m.extra})
     lo, hi = m.parameter_space
     f = sp.lambdify(m.theta, d2, "numpy")
@@ -178,7 +178,7 @@ def test_pinsker_tv_upper_bounds_exact_tv():
 @pytest.mark.parametrize("model", MODELS)
 def test_sensitivity_of_clipped_average(model):
     """Replacing one point moves the average of clipped block estimates by at most Λ/k."""
-    m = get_model(model)
+    m = get_point_model(model)
     rng = np.random.default_rng(5)
     a, b = point.theta_space(model)
     n, k = 60, 12
@@ -199,7 +199,7 @@ def test_sensitivity_of_clipped_average(model):
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("n", [10**3, 10**4, 10**5])
 def test_optimal_blocks_matches_brute_force(model, n):
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = point.theta_space(model)
     th = m.theta_default
     fn = lambda ks: sa.mse_exact(model, n, ks, 1.0, th, a, b)
@@ -234,7 +234,7 @@ def test_simulated_mse_matches_exact_at_optimal_k(model):
     sd((θ̂-θ)²)/(√R MSE) ≈ √2..√5/63 ≈ 2.2-3.5% (Gaussian to Laplace errors); we require both
     |empirical - exact| <= 4 SE and 4 SE <= 15% of the exact MSE, so 15% is a 4-sigma band.
     """
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = point.theta_space(model)
     th = m.theta_default
     n = 2000
@@ -291,7 +291,7 @@ def test_unequal_blocks_use_every_point():
 # ---------------------------------------------------------------------- efficiency
 @pytest.mark.parametrize("model", MODELS)
 def test_efficiency_rises_towards_one_at_fixed_eps(model):
-    rows = point.efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0)
+    rows = sa.efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0)
     eff = [r["efficiency"] for r in rows]
     assert all(isinstance(r["blocks"], int) and r["blocks"] >= 1 for r in rows)
     assert all(e2 >= e1 - 1e-9 for e1, e2 in zip(eff, eff[1:])), eff
@@ -303,17 +303,17 @@ def test_efficiency_lost_when_eps_shrinks_like_n_to_minus_half():
     """ε_n = n^{-1/2}: the noise is of the same order as 1/(nI): efficiency stays bounded away from 1;
     ε_n = n^{-1/4}: efficiency still tends to 1."""
     for model in ("bernoulli", "normal-mean", "exponential"):
-        half = [r["efficiency"] for r in point.efficiency_table(model, eps_exponent=0.5)]
-        quarter = [r["efficiency"] for r in point.efficiency_table(model, eps_exponent=0.25)]
+        half = [r["efficiency"] for r in sa.efficiency_table(model, eps_exponent=0.5)]
+        quarter = [r["efficiency"] for r in sa.efficiency_table(model, eps_exponent=0.25)]
         assert max(half) < 0.5
         assert quarter[-1] > quarter[0]
-        assert all("noise" in r["limiting"] for r in point.efficiency_table(model, eps_exponent=0.5))
+        assert all("noise" in r["limiting"] for r in sa.efficiency_table(model, eps_exponent=0.5))
 
 
 def test_exponential_rate_constant():
     """k* ≍ (2Λ²n²/(λ²ε²))^{1/3} and efficiency loss ≈ 3·2^{1/3}(Λ/λ)^{2/3}/(n ε²)^{1/3}."""
     n, lam, Lam = 10**6, 1.0, 10.0
-    row = point.efficiency_table("exponential", ns=(n,))[0]
+    row = sa.efficiency_table("exponential", ns=(n,))[0]
     kstar = (2 * Lam ** 2 * n ** 2 / (lam ** 2)) ** (1 / 3)
     assert 0.7 < row["blocks"] / kstar < 1.3
     loss = 1 / row["efficiency"] - 1
@@ -345,7 +345,7 @@ def test_lower_le_upper_property(model, logn, logeps, frac):
     th = a + frac * (b - a)
     if model == "normal-mean":
         th = a + frac * (b - a)
-    if th <= get_model(model).natural_space[0]:
+    if th <= get_point_model(model).natural_space[0]:
         return
     res = bc.rate("point", privacy="pure", model=model, n=int(10 ** logn), eps=10 ** logeps, theta=th)
     assert res.lower.value <= res.upper.value * (1 + 1e-9)
@@ -453,7 +453,7 @@ def test_local_certified_bound_dominates_exact_mse_on_the_neighbourhood(model):
     (a grid including the end points), for several block counts, including heavy clipping."""
     from boundcalc.api import resolve
 
-    m = get_model(model)
+    m = get_point_model(model)
     a, b = point.theta_space(model)
     cases = [dict(n=200), dict(n=5000), dict(n=200, theta=a + 0.02 * (b - a) if a + 0.02 * (b - a) > 0 else 0.01,
                                              radius=0.1 * (b - a))]

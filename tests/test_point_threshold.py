@@ -114,7 +114,7 @@ def test_local_clip_upper_covers_exact_mse(model, n, eps):
     v = {"n": n, "model": model, "theta": "auto", "lam": "auto", "sigma": 1.0, "mu0": 0.0, "radius": "auto"}
     point.validate(v)
     d = point.derived(v)
-    m = point.get_model(model)
+    m = point.get_point_model(model)
     extra = {"sigma": 1.0} if m.name == "normal-mean" else {}
     t = n // k
     vt = float(sp.lambdify([point.LO, point.HI, point.SIG], point.variance_max_expr(m.name, sp.Integer(t)))(

@@ -31,14 +31,19 @@ def test_every_problem_is_one_problem_class_per_module():
     assert len(modules) == len(set(modules)), "a module defines two problems"
 
 
-def test_entries_are_built_from_the_class_attributes():
-    """Each Entry field is what the Problem subclass declares for that privacy model (a value for every model
-    or a dict keyed by model), and an optional function is None exactly where the subclass declares none."""
+def test_entries_are_built_from_the_methods_and_data():
+    """Each Entry function is the Problem's method of that name (bound to the registered instance) and each
+    data field what the subclass declares for that privacy model (one value, or a dict keyed by model)."""
+    hooks = ("rate", "bounds", "validate", "derived", "lower_rate", "report")
+    data = {"params": "params", "title": "titles", "source": "sources", "check": "checks", "notes": "notes"}
     for info in registry.problems().values():
         for entry in info.entries.values():
             problem = entry.definition
-            for field, attr in Problem.FIELDS.items():
-                declared = problem.pick(attr, entry.privacy)
+            for field in hooks:
+                got = getattr(entry, field)
+                assert got.__self__ is problem and got.__func__ is getattr(type(problem), field), field
+            for field, attr in data.items():
+                declared = Problem.per_privacy(getattr(problem, attr), entry.privacy)
                 got = getattr(entry, field)
                 if field in ("params", "notes"):
                     assert got == tuple(declared or ()), (entry.problem, entry.privacy, field)
@@ -50,12 +55,46 @@ def test_entries_are_built_from_the_class_attributes():
                     assert got is declared, (entry.problem, entry.privacy, field)
 
 
+def test_hooks_are_ordinary_methods_with_defaults():
+    """A registered problem's hooks can be called on a fresh instance (as scipy's rv_continuous methods can);
+    the optional ones default to no-ops."""
+    from boundcalc.problems.multinomial import Multinomial
+
+    v = {"privacy": "local", "n": 1000, "eps": 1.0, "d": 10, "loss": "l2sq", "problem": "multinomial"}
+    m = Multinomial()
+    assert m.rate(v) == registry.get_entry("multinomial", "local").rate(v)
+    assert {b.name for b in m.bounds(v)} == {b.name for b in registry.get_entry("multinomial", "local").bounds(v)}
+
+    class Bare(Problem):
+        name, privacies = "bare", ("none",)
+
+        def rate(self, values):
+            return []
+
+        def bounds(self, values):
+            return []
+
+    e = Bare().entry("none")
+    assert e.validate({}) is None and e.derived({}) == {} and e.lower_rate({}) is None
+    assert e.report({}, None) == [] and e.with_derived({"n": 3}) == {"n": 3}
+
+
+def test_problem_docstring_example_runs():
+    """The minimal subclass in Problem's docstring is a doctest: it runs, and its printed values are right."""
+    import doctest
+
+    result = doctest.testmod(registry, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5 and result.failed == 0
+
+
 def test_a_problem_without_bounds_is_refused():
     class Broken(Problem):
         name, privacies = "broken", ("none",)
-        rate_terms = staticmethod(lambda v: [])
 
-    with pytest.raises(TypeError, match="bounds_of"):
+        def rate(self, values):
+            return []
+
+    with pytest.raises(TypeError, match="bounds"):
         Broken().entry("none")
 
 
@@ -94,7 +133,7 @@ def test_a_new_method_reaches_every_problem_with_that_family_shape():
             return [Bound("lower", "probe-" + family.name, "probe", sp.Integer(0), "test", "test")]
 
     def names(problem, privacy, **kw):
-        return {b.name for b in registry.get_entry(problem, privacy).bounds({**kw})}
+        return {b.name for b in registry.get_entry(problem, privacy).bounds({"privacy": privacy, **kw})}
 
     try:
         gaussian._bounds.cache_clear()

@@ -54,6 +54,7 @@ Checked against simulation and numerical quadrature in tests/test_point_clipped.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -237,9 +238,9 @@ CHUNK = 2_000_000
 
 def _clipped_means_raw(model, rng, theta, n, reps, l, u, sigma, mu0):
     """Average of clip(T(X_i), l, u) over n raw draws of the model's sampler, ``reps`` times (float64)."""
-    from ..models import get_model
+    from ..core.models import get_point_model
 
-    m = get_model(model)
+    m = get_point_model(model)
     extra = {"sigma": sigma} if model == "normal-mean" else ({"mu0": mu0} if model == "normal-var" else {})
     rows = max(1, CHUNK // n)
     avg = np.empty(reps)
@@ -316,3 +317,68 @@ def simulate(model, n, eps, theta, lo, hi, alpha, beta, reps=2000, seed=0, sigma
         avg = _clipped_means_fast(model, rng, theta, n, reps, l, u, sigma)
     y = avg + rng.laplace(0.0, (u - l) / (n * eps), reps)
     return estimate(model, y, lo, hi, l, u, sigma)
+
+
+# ---------------------------------------------------------------------- the point problem's sympy function
+def _ident(name):
+    return name.replace("-", "_")
+
+
+def _clip_stat_impl(model_name):
+    def impl(n, eps, lo, hi, sigma, alpha, beta):
+        n, eps, lo, hi, sigma = (np.asarray(x, float) for x in (n, eps, lo, hi, sigma))
+        alpha, beta = np.asarray(alpha, float), np.asarray(beta, float)
+        if n.size == eps.size == lo.size == hi.size == sigma.size == 1:
+            return certified_risk(model_name, float(n.reshape(-1)[0]), float(eps.reshape(-1)[0]),
+                                        float(lo.reshape(-1)[0]), float(hi.reshape(-1)[0]), alpha, beta,
+                                        float(sigma.reshape(-1)[0]))
+        arrs = np.broadcast_arrays(n, eps, lo, hi, sigma, alpha, beta)
+        out = np.empty(arrs[0].shape)
+        for ix in np.ndindex(out.shape):
+            nn, ee, ll, hh, ss, aa, bb = (float(a[ix]) for a in arrs)
+            out[ix] = float(certified_risk(model_name, nn, ee, ll, hh, aa, bb, ss))
+        return out
+
+    def mp(*args):
+        if any(hasattr(a, "_mpf_") for a in args):
+            import mpmath
+
+            return mpmath.mpf(float(impl(*[float(a) for a in args])))
+        return impl(*args)
+    return mp
+
+
+@lru_cache(maxsize=None)
+def risk_function(model_name: str):
+    """The sympy Function ``ClipStatRisk_<model>(n, ε, θ_lo, θ_hi, σ, α, β)`` whose value is
+    :func:`certified_risk` (the point problem's ``clip-stat-laplace`` upper bound)."""
+    import sympy as sp
+
+    ident = _ident(model_name)
+
+    def latex(self, printer, exp=None):
+        tex = rf"R^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}(\alpha, \beta)"
+        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+    return _named(type(f"ClipStatRisk_{ident}", (sp.Function,),
+                       {"nargs": 7, "_imp_": staticmethod(_clip_stat_impl(model_name)), "_latex": latex,
+                        "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"}))
+
+
+def _named(cls):
+    """Make a per-model Function class an attribute of this module under its own name, so that the cache
+    format (:mod:`boundcalc.exprcodec`) can name it (see the module's ``__getattr__``)."""
+    globals()[cls.__name__] = cls
+    return cls
+
+
+def __getattr__(name: str):
+    """``ClipStatRisk_<model>`` by its name, built on first use: the cache format names a class by module and
+    name, and a process that reads a kept expression has not built the class yet."""
+    prefix, _, ident = name.partition("_")
+    models = [m for m in MODELS if _ident(m) == ident]
+    if prefix == "ClipStatRisk" and len(models) == 1:
+        risk_function(models[0])
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

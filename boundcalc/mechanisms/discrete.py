@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 ssub = sp.Symbol("s_sub", positive=True, integer=True)  # subset size of subset selection
 

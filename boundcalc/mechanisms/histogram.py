@@ -70,7 +70,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 # --------------------------------------------------------------------------- sympy risk terms
@@ -201,15 +201,24 @@ def central_counts(rng, n, p, reps, eps=None):
     return c
 
 
-def local_counts(rng, n, p, reps, eps, mechanism):
-    """Unbiased estimates of the counts from n users' ε-LDP one-hot releases (exact in law).
+def _laplace_counts(rng, c, n, eps):
+    """counts + the sum of n Laplace(2/ε) per bin (each user adds Laplace(2/ε) to its one-hot vector)."""
+    return c + laplace_sum(rng, c.shape, n, 2.0 / eps)
 
-    laplace: counts + sum of n Laplace(2/ε) per bin. rr: the number of 1s reported in bin j is
-    Bin(c_j, 1-q) + Bin(n - c_j, q); debiased by (S - nq)/(1 - 2q).
-    """
-    c = rng.multinomial(n, p, size=reps)
-    if mechanism == "laplace":
-        return c + laplace_sum(rng, c.shape, n, 2.0 / eps)
+
+def _rr_counts(rng, c, n, eps):
+    """The number of 1s reported in bin j is Bin(c_j, 1-q) + Bin(n - c_j, q); debiased by (S - nq)/(1 - 2q)."""
     q = rr_flip_probability(eps)
     s = rng.binomial(c, 1 - q) + rng.binomial(n - c, q)
     return (s - n * q) / (1 - 2 * q)
+
+
+#: ε-LDP channel -> unbiased counts from the users' releases, given the true counts
+LOCAL_COUNT_CHANNELS = {"laplace": _laplace_counts, "rr": _rr_counts}
+
+
+def local_counts(rng, n, p, reps, eps, mechanism):
+    """Unbiased estimates of the counts from n users' ε-LDP one-hot releases (exact in law), under
+    ``mechanism`` (a key of :data:`LOCAL_COUNT_CHANNELS`)."""
+    c = rng.multinomial(n, p, size=reps)
+    return LOCAL_COUNT_CHANNELS[mechanism](rng, c, n, eps)

@@ -31,8 +31,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..diskcache import persistent
+from ..core import symbolic as S
+from ..cache.diskcache import persistent
 
 
 def coth_half(eps):
@@ -102,7 +102,7 @@ def threshold_exact_risk(m: int, eps: float, sigma: float, B: float, theta: floa
     """E(θ̂ - θ)² of the threshold scheme with m users at θ, summed over the binomial law of the count."""
     from scipy import special
 
-    from ..distributions import binom_pmf
+    from ..core.distributions import binom_pmf
 
     q = 1.0 / (1.0 + math.exp(-eps))
     p1 = (1 - q) + (2 * q - 1) * float(special.ndtr(theta / sigma))
@@ -149,7 +149,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
     The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
     """
-    from ..distributions import binom_pmf, norm_cdf
+    from ..core.distributions import binom_pmf, norm_cdf
 
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0:

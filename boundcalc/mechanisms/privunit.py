@@ -30,7 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 #: grid of cap thresholds γ (dense near 0 for large d, and near 1 for large ε)
 def _sorted_distinct(x):
@@ -102,19 +102,14 @@ def privunit_factor_value(d: float, eps: float) -> float:
 
 
 
-class PrivUnitFactor(sp.Function):
+class PrivUnitFactor(S.ScalarFunction):
     """``PrivUnitFactor(d, ε) = 1/m²``: E‖Z‖² = T² PrivUnitFactor(d, ε) for PrivUnit on the ball of radius T
     (m at the best grid threshold γ; computed numerically with incomplete beta functions)."""
 
     nargs = 2
-
-    def _latex(self, printer, exp=None):
-        dd, e = (printer._print(a) for a in self.args)
-        base = rf"m_{{\mathrm{{PU}}}}({dd}, {e})^{{-2}}"
-        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
-
-
-S.register_scalar_function("PrivUnitFactor", privunit_factor_value, nan_unless_finite=True)
+    scalar_value = staticmethod(privunit_factor_value)
+    latex = r"m_{{\mathrm{{PU}}}}({0}, {1})^{{-2}}"
+    nan_unless_finite = True
 
 
 def sq_inner_moment(d: float, eps: float) -> float:

@@ -51,7 +51,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from .local_scalar import coth_half, coth_half_np
 
 

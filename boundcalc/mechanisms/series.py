@@ -32,8 +32,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from ..mechanisms.local_scalar import coth_half
-from ..mechanisms.sampling import LinfSamplingC, linf_sampling
+from .local_scalar import coth_half
+from .sampling import LinfSamplingC, linf_sampling
 
 R_BASIS = math.sqrt(2.0)  # sup |φ_j|
 
@@ -59,24 +59,37 @@ def basis(x: np.ndarray, K: int) -> np.ndarray:
     return R_BASIS * np.cos(np.pi * np.asarray(x)[..., None] * j)
 
 
-def estimate_coefficients(x: np.ndarray, K: int, eps: float, mechanism: str, rng: np.random.Generator,
-                          chunk: int = 2_000_000) -> np.ndarray:
-    """ĉ for each row of x (shape (reps, n)) under ``mechanism`` ("linf" or "laplace"): (reps, K)."""
+def _laplace_sums(x: np.ndarray, K: int, eps: float, rng: np.random.Generator, chunk: int) -> np.ndarray:
+    """Σ_i of the users' Laplace releases φ(x_i) + Laplace(2√2K/ε)^K, per row of x: (reps, K)."""
+    from .histogram import laplace_sum
+
     reps, n = x.shape
     out = np.zeros((reps, K))
-    if mechanism == "laplace":
-        from .histogram import laplace_sum
+    scale = 2 * R_BASIS * K / eps
+    rows_per = max(1, chunk // max(1, n * K))
+    for start in range(0, reps, rows_per):
+        out[start:start + rows_per] = basis(x[start:start + rows_per], K).sum(axis=1)
+    return out + laplace_sum(rng, out.shape, n, scale)  # the n users' noises, summed exactly
 
-        scale = 2 * R_BASIS * K / eps
-        rows_per = max(1, chunk // max(1, n * K))
-        for start in range(0, reps, rows_per):
-            out[start:start + rows_per] = basis(x[start:start + rows_per], K).sum(axis=1)
-        out += laplace_sum(rng, out.shape, n, scale)
-        return out / n
+
+def _linf_sums(x: np.ndarray, K: int, eps: float, rng: np.random.Generator, chunk: int) -> np.ndarray:
+    """Σ_i of the users' ℓ∞-sampling releases of φ(x_i), per row of x: (reps, K)."""
+    reps, n = x.shape
+    out = np.zeros((reps, K))
     rows_per = max(1, chunk // max(1, n * K))
     for start in range(0, reps, rows_per):
         xs = x[start:start + rows_per]
         v = basis(xs.reshape(-1), K)
         z = linf_sampling(v, R_BASIS, eps, rng)
         out[start:start + rows_per] = z.reshape(xs.shape[0], n, K).sum(axis=1)
-    return out / n
+    return out
+
+
+#: ε-LDP channel -> the sum over users of its releases of φ(x_i)
+CHANNEL_SUMS = {"laplace": _laplace_sums, "linf": _linf_sums}
+
+
+def estimate_coefficients(x: np.ndarray, K: int, eps: float, mechanism: str, rng: np.random.Generator,
+                          chunk: int = 2_000_000) -> np.ndarray:
+    """ĉ for each row of x (shape (reps, n)) under ``mechanism`` (a key of :data:`CHANNEL_SUMS`): (reps, K)."""
+    return CHANNEL_SUMS[mechanism](x, K, eps, rng, chunk) / x.shape[1]

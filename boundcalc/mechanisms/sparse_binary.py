@@ -45,7 +45,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from . import privunit as PU
 from .sampling import truncate_ones
 
@@ -144,19 +144,14 @@ def privunit_unprojected_risk(n, eps, d, s, K):
     return bias_l2_squared(s, K) + PU.second_moment(sp.sqrt(privunit_radius_sq(d, K)), eps, d) / n
 
 
-class PrivUnitInnerMoment(sp.Function):
+class PrivUnitInnerMoment(S.ScalarFunction):
     """``PrivUnitInnerMoment(d, ε) = E W²``, W = ⟨V, u⟩ for the unit-sphere release V of PrivUnit on input
     direction u (the same for every u; :func:`boundcalc.mechanisms.privunit.sq_inner_moment`)."""
 
     nargs = 2
-
-    def _latex(self, printer, exp=None):
-        dd, e = (printer._print(a) for a in self.args)
-        base = rf"\mathbb{{E}} W^2_{{\mathrm{{PU}}}}({dd}, {e})"
-        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
-
-
-S.register_scalar_function("PrivUnitInnerMoment", PU.sq_inner_moment, nan_unless_finite=True)
+    scalar_value = staticmethod(PU.sq_inner_moment)
+    latex = r"\mathbb{{E}} W^2_{{\mathrm{{PU}}}}({0}, {1})"
+    nan_unless_finite = True
 
 
 def privunit_projected_risk(n, eps, d, s, K, u):

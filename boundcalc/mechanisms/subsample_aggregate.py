@@ -70,12 +70,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
-from ..models import get_model
-from ..solver import minimise_integer as optimal_blocks  # the one integer optimiser (kept name)
+from ..core.models import MODELS, get_point_model
+from ..core.solver import minimise_integer as optimal_blocks  # the one integer optimiser (kept name)
 
 __all__ = ["BlockEstimator", "BLOCK_ESTIMATORS", "block_sizes", "clipped_block_moments",
            "mse_exact", "mse_certified", "mse_terms", "optimal_blocks", "simulate",
@@ -265,7 +266,7 @@ BLOCK_ESTIMATORS = {
 
 
 def get_block_estimator(name) -> BlockEstimator:
-    return BLOCK_ESTIMATORS[get_model(name).name]
+    return BLOCK_ESTIMATORS[get_point_model(name).name]
 
 
 # ---------------------------------------------------------------------- MSE pieces
@@ -284,7 +285,7 @@ def clipped_block_moments(model, theta, t, a, b, extra=None):
     A = E(a-Y)_+, C = E(Y-b)_+.
     """
     est = get_block_estimator(model)
-    extra = {**get_model(model).extra_defaults, **(extra or {})}
+    extra = {**get_point_model(model).extra_defaults, **(extra or {})}
     t = np.asarray(t, float)
     with np.errstate(all="ignore"):
         PL, E1L, E2L, PU, E1U, E2U = est.tails(float(theta), t, float(a), float(b), extra)
@@ -307,28 +308,39 @@ def _validate(model, n, k, theta, a, b):
     return est
 
 
+def _gauss_sigma(eps, delta):
+    from ..core.symbolic import gauss_sigma_analytic_scalar
+
+    return gauss_sigma_analytic_scalar(float(eps), float(delta))
+
+
+#: aggregation noise -> (its variance at block count(s) kf, a draw of it), for sensitivity Λ/k
+NOISES = {
+    "laplace": (lambda kf, eps, lam, delta: 2.0 * lam * lam / (kf * eps) ** 2,
+                lambda rng, size, k, eps, lam, delta: rng.laplace(0.0, lam / (k * eps), size)),
+    "gauss": (lambda kf, eps, lam, delta: (lam / kf) ** 2 * _gauss_sigma(eps, delta) ** 2,
+              lambda rng, size, k, eps, lam, delta: rng.normal(0.0, lam / k * _gauss_sigma(eps, delta), size)),
+}
+
+
+def _noise(noise):
+    if noise not in NOISES:
+        raise ValueError("noise must be one of " + ", ".join(map(repr, NOISES)))
+    return NOISES[noise]
+
+
 def noise_variance(k, eps, lam, noise="laplace", delta=None):
     """Variance of the aggregation noise for sensitivity Λ/k.
 
     ``laplace``: scale Λ/(kε), variance 2Λ²/(kε)² (ε-DP). ``gauss``: σ = (Λ/k) σ_aG(ε, δ), the exact
     analytic calibration of Balle & Wang (2018) ((ε,δ)-DP), variance Λ² σ_aG² / k².
     """
-    kf = np.asarray(k, float)
-    if noise == "laplace":
-        return 2.0 * lam * lam / (kf * eps) ** 2
-    if noise == "gauss":
-        from ..symbolic import gauss_sigma_analytic_scalar
-
-        return (lam / kf) ** 2 * gauss_sigma_analytic_scalar(float(eps), float(delta)) ** 2
-    raise ValueError("noise must be 'laplace' or 'gauss'")
+    return _noise(noise)[0](np.asarray(k, float), eps, lam, delta)
 
 
 def noise_sampler(rng, size, k, eps, lam, noise="laplace", delta=None):
-    if noise == "laplace":
-        return rng.laplace(0.0, lam / (k * eps), size)
-    from ..symbolic import gauss_sigma_analytic_scalar
-
-    return rng.normal(0.0, lam / k * gauss_sigma_analytic_scalar(float(eps), float(delta)), size)
+    """``size`` draws of the aggregation noise (see :func:`noise_variance`)."""
+    return _noise(noise)[1](rng, size, k, eps, lam, delta)
 
 
 def mse_terms(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=None):
@@ -371,7 +383,7 @@ def mse_certified(model, n, k, eps, theta, a, b, extra=None, noise="laplace", de
     """Certified upper bound ``(mean B_j)² + mean V_j / k + 2Λ²/(kε)²`` (vectorised over k)."""
     _validate(model, n, k, theta, a, b)
     est = get_block_estimator(model)
-    ex = {**get_model(model).extra_defaults, **(extra or {})}
+    ex = {**get_point_model(model).extra_defaults, **(extra or {})}
     k = np.asarray(k, dtype=np.int64)
     t, r = block_sizes(n, k)
     kf, rf = k.astype(float), r.astype(float)
@@ -389,7 +401,7 @@ _FISHER_FN: dict = {}
 
 def fisher(model, theta, extra=None):
     """I(θ) from the sympy derivation in :mod:`boundcalc.models` (lambdified once per model)."""
-    m = get_model(model)
+    m = get_point_model(model)
     key = (m.name, tuple(sorted((extra or {}).items())))
     if key not in _FISHER_FN:
         _FISHER_FN[key] = m.fisher_function(**(extra or {}))
@@ -410,7 +422,7 @@ def k_range(model, n):
 # ---------------------------------------------------------------------- simulation
 def block_estimates_from_data(model, x, extra=None):
     """Block MLEs from raw data ``x[..., t]`` (the last axis is one block)."""
-    ex = {**get_model(model).extra_defaults, **(extra or {})}
+    ex = {**get_point_model(model).extra_defaults, **(extra or {})}
     return get_block_estimator(model).from_data(np.asarray(x, float), ex)
 
 
@@ -424,7 +436,7 @@ def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", ext
     for large n). Seeded: the same seed gives the same numbers.
     """
     _validate(model, n, k, theta, a, b)
-    m = get_model(model)
+    m = get_point_model(model)
     est = get_block_estimator(model)
     ex = {**m.extra_defaults, **(extra or {})}
     rng = np.random.default_rng(seed)
@@ -461,3 +473,203 @@ def mse_with_ci(estimates, theta, z=1.959963984540054):
     mse = float(sq.mean())
     se = float(sq.std(ddof=1) / math.sqrt(sq.size))
     return mse, se, (max(mse - z * se, 0.0), mse + z * se)
+
+
+# ---------------------------------------------------------------------- the point problem's sympy functions
+# Per-model sympy Function classes whose numeric values are the exact clipped block moments above; the point
+# problem (boundcalc.problems.point) builds its upper bounds from them.
+def theta_space(model_name: str, lam=None):
+    """Θ = (a, b) for the model with diameter ``lam`` (None: the model's default)."""
+    m = get_point_model(model_name)
+    lo, hi = m.parameter_space
+    if lam is None or lam == "auto":
+        return float(lo), float(hi)
+    lam = float(lam)
+    if m.anchor == "center":
+        c = 0.5 * (lo + hi)
+        return c - lam / 2, c + lam / 2
+    return float(lo), float(lo) + lam
+
+
+def _ident(name):
+    return name.replace("-", "_")
+
+
+def _as_scalar(x):
+    x = np.asarray(x, dtype=float)
+    return float(x.reshape(-1)[0]) if x.size == 1 else None
+
+
+def _vectorise(scalar_fn, n, blocks, *rest):
+    """Call ``scalar_fn(n_arr, blocks_arr, *scalars)``; loop where a 'scalar' argument is an array."""
+    n = np.asarray(n, dtype=float)
+    blocks = np.asarray(blocks, dtype=float)
+    scal = [_as_scalar(r) for r in rest]
+    if all(s is not None for s in scal):
+        nb, kb = np.broadcast_arrays(n, blocks)
+        return scalar_fn(nb.astype(np.int64), kb.astype(np.int64), *scal)
+    arrs = np.broadcast_arrays(n, blocks, *[np.asarray(r, float) for r in rest])
+    out = np.empty(arrs[0].shape)
+    for ix in np.ndindex(out.shape):
+        out[ix] = scalar_fn(np.array([int(arrs[0][ix])]), np.array([int(arrs[1][ix])]),
+                            *[float(a[ix]) for a in arrs[2:]])[0]
+    return out
+
+
+#: outward rounding of the clipping-bias bound: A = E(a-Y)_+ and C = E(Y-b)_+ are computed in floating point
+#: from the model's tail functions, so the bound B* uses max(A, C)·(1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK, a
+#: relative margin for the rounding error of the tail computation and an absolute floor for values near 0
+BIAS_REL_SLACK = 1e-9
+#: absolute floor of that widening (see BIAS_REL_SLACK)
+BIAS_ABS_SLACK = 1e-300
+
+
+def _local_bias_impl(model_name):
+    """mean_j B*_j: certified bound on |mean clipping bias| over N (the point problem's upper bounds,
+    :mod:`boundcalc.problems.point`; steps 1-4 above plus monotonicity in θ)."""
+    est_v = get_block_estimator(model_name).variance
+
+    def one(n, k, lo, hi, a, b, sigma):
+        extra = {"sigma": sigma} if model_name == "normal-mean" else {}
+        ex = {**get_point_model(model_name).extra_defaults, **extra}
+        t, r = block_sizes(n, k)
+
+        def bstar(tt):
+            _, _, _, A_lo, _ = clipped_block_moments(model_name, lo, tt, a, b, extra)
+            _, _, _, _, C_hi = clipped_block_moments(model_name, hi, tt, a, b, extra)
+            vmax = np.maximum(est_v(lo, tt, ex), est_v(hi, tt, ex))
+            if model_name == "bernoulli":
+                p = min(max(0.5, lo), hi)
+                vmax = p * (1 - p) / np.asarray(tt, float)
+            exact = np.maximum(A_lo, C_hi) * (1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK
+            m = min(lo - a, b - hi)
+            markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
+            return np.minimum(np.minimum(exact, markov), np.sqrt(vmax))
+
+        with np.errstate(all="ignore"):
+            B0 = bstar(t)
+            B1 = bstar(t + 1)
+            kf, rf = k.astype(float), r.astype(float)
+            return (rf * B1 + (kf - rf) * B0) / kf
+
+    def impl(n, blocks, lo, hi, a, b, sigma):
+        return _vectorise(one, n, blocks, lo, hi, a, b, sigma)
+
+    return impl
+
+
+def _exact_data_impl(model_name):
+    """(mean β)² + Σ Var Z_j / k²: the exact data part of the pointwise MSE at θ."""
+
+    def one(n, k, th, a, b, sigma):
+        extra = {"sigma": sigma} if model_name == "normal-mean" else {}
+        t, r = block_sizes(n, k)
+        with np.errstate(all="ignore"):
+            b0, m0, _, _, _ = clipped_block_moments(model_name, th, t, a, b, extra)
+            b1, m1, _, _, _ = clipped_block_moments(model_name, th, t + 1, a, b, extra)
+            kf, rf = k.astype(float), r.astype(float)
+            beta = (rf * b1 + (kf - rf) * b0) / kf
+            var = (rf * (m1 - b1 * b1) + (kf - rf) * (m0 - b0 * b0)) / kf ** 2
+        return beta * beta + var
+
+    def impl(n, blocks, th, a, b, sigma):
+        return _vectorise(one, n, blocks, th, a, b, sigma)
+
+    return impl
+
+
+def _to_float(fn):
+    def wrapped(*args):
+        out = fn(*[np.asarray(x, dtype=float) if not hasattr(x, "_mpf_") else float(x) for x in args])
+        return out
+    return wrapped
+
+
+@lru_cache(maxsize=None)
+def block_functions(model_name: str):
+    """sympy Function classes with numeric implementations for this model (lambdify uses ``_imp_``): the
+    certified bound on the mean clipping bias over N, ``ClipBiasBound_<model>(n, blocks, θ_lo, θ_hi, a, b, σ)``,
+    and the exact data part of the pointwise MSE, ``ExactBlockMSE_<model>(n, blocks, θ, a, b, σ)``."""
+    import sympy as sp
+
+    ident = _ident(model_name)
+
+    def latex_bias(self, printer, exp=None):
+        args = ", ".join(printer._print(x) for x in self.args[:2])
+        tex = rf"\bar B^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}({args})"
+        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+    def latex_exact(self, printer, exp=None):
+        args = ", ".join(printer._print(x) for x in self.args[:3])
+        tex = rf"\mathrm{{MSE}}^{{\mathrm{{{model_name}}}}}_{{\mathrm{{data}}}}({args})"
+        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
+
+    bias_cls = type(f"ClipBiasBound_{ident}", (sp.Function,),
+                    {"nargs": 7, "_imp_": staticmethod(_to_float(_local_bias_impl(model_name))),
+                     "_latex": latex_bias,
+                     "__doc__": "certified bound on |mean clipping bias| of the block estimates over N"})
+    exact_cls = type(f"ExactBlockMSE_{ident}", (sp.Function,),
+                     {"nargs": 6, "_imp_": staticmethod(_to_float(_exact_data_impl(model_name))),
+                      "_latex": latex_exact,
+                      "__doc__": "exact (mean clipping bias)² + Σ Var(clipped block)/k² at θ"})
+    return _named(bias_cls), _named(exact_cls)
+
+
+def _named(cls):
+    """Make a per-model Function class an attribute of this module under its own name, so that the cache
+    format (:mod:`boundcalc.exprcodec`) can name it (see the module's ``__getattr__`` for a process that has
+    not built it yet)."""
+    globals()[cls.__name__] = cls
+    return cls
+
+
+def __getattr__(name: str):
+    """A per-model Function class by its name (``ClipBiasBound_<model>``, ``ExactBlockMSE_<model>``), built on
+    first use: the cache format names a class by module and name, and a process that reads a kept expression
+    has not built the classes yet."""
+    prefix, _, ident = name.partition("_")
+    models = [m for m in MODELS if _ident(m) == ident]
+    if prefix in ("ClipBiasBound", "ExactBlockMSE") and len(models) == 1:
+        block_functions(models[0])
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ---------------------------------------------------------------------- efficiency report
+def limiting_term(terms: dict, n, info) -> str:
+    """Which excess over 1/(nI) is largest: noise, clipping bias², or block variance."""
+    eff = 1.0 / (n * info)
+    parts = {"noise": float(terms["noise"][0]), "clipping bias": float(terms["bias2"][0]),
+             "block variance": float(terms["block_var"][0]) - eff}
+    top = max(parts, key=parts.get)
+    return f"{top} ({parts[top]:.3g} over the efficient {eff:.3g})"
+
+
+def efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0, theta=None, lam=None, sigma=1.0,
+                     eps_exponent=None, noise="laplace", delta=None) -> list:
+    """Pointwise efficiency of Smith's estimator with the block count minimising the exact MSE at θ.
+
+    One dict per n: blocks, block size t, exact MSE and its terms, the efficiency (1/(nI(θ)))/MSE and
+    the term that limits it. ``eps_exponent=γ`` uses ε_n = eps · n^{-γ} (privacy tightening with n):
+    efficiency still tends to 1 when n ε_n² → ∞ (γ < 1/2) and is lost at γ = 1/2.
+    The block count is found by :func:`boundcalc.mechanisms.subsample_aggregate.optimal_blocks`
+    (tests compare it with an exhaustive search).
+    """
+    m = get_point_model(model)
+    a, b = theta_space(m.name, lam)
+    th = m.theta_default if theta is None else float(theta)
+    extra = {"sigma": float(sigma)} if m.name == "normal-mean" else {}
+    info = fisher(m.name, th, extra)
+    rows = []
+    for n in ns:
+        n = int(n)
+        e = eps * n ** (-eps_exponent) if eps_exponent else eps
+        lo, hi = k_range(m.name, n)
+        k, val = optimal_blocks(lambda ks: mse_exact(m.name, n, ks, e, th, a, b, extra, noise, delta), lo, hi)
+        terms = mse_terms(m.name, n, np.array([k]), e, th, a, b, extra, noise, delta)
+        rows.append({"model": m.name, "n": n, "eps": e, "blocks": k, "t": n // k, "mse": val,
+                     "efficient": 1.0 / (n * info), "efficiency": 1.0 / (n * info) / val,
+                     "bias2": float(terms["bias2"][0]), "block_var": float(terms["block_var"][0]),
+                     "noise": float(terms["noise"][0]), "limiting": limiting_term(terms, n, info)})
+    return rows

@@ -15,7 +15,7 @@ METHOD_MODULES = ("boundcalc.methods.le_cam_methods", "boundcalc.methods.helling
 
 def method_bounds(family, privacy: str) -> list:
     """Every bound the registered methods derive from ``family`` under ``privacy``, in registration order."""
-    from ..bounds import registered_methods
+    from ..core.bounds import registered_methods
 
     for mod in METHOD_MODULES:
         importlib.import_module(mod)

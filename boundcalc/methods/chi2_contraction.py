@@ -35,7 +35,7 @@ import math
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 SOURCE = ("χ²–TV contraction of ε-LDP channels (derived; docs/methods/chi2-contraction.md), refining "
           "Duchi, Jordan & Wainwright (JASA 2018), Theorem 1")

@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 def _f_var(a):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from .fisher import sinh2_half
 
 

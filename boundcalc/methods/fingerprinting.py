@@ -46,7 +46,7 @@ import math
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 a_beta = sp.Symbol("a_beta", positive=True)  # Beta(a, a) prior parameter of the coordinate means
 

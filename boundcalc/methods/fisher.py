@@ -40,8 +40,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..diskcache import persistent
+from ..core import symbolic as S
+from ..cache.diskcache import persistent
 
 SOURCE_BCO = "Barnes, Chen & Özgür, Fisher information under local differential privacy (JSAIT 2020)"
 
@@ -160,9 +160,9 @@ def tail_parameters(name: str) -> TailParameters:
     - exponential (rate λ): S = 1/λ - x, K(t) = t/λ - log(1 + t/λ) (t > -λ); K''' < 0 so K(t)/t² is
       decreasing: on |t| <= cλ (c < 1) ν² = 2K(-cλ)/(cλ)² = 2(-c - log(1-c))/(c²λ²).
     """
-    from ..models import get_model
+    from ..core.models import get_point_model
 
-    m = get_model(name)
+    m = get_point_model(name)
     th = m.theta
     score = S.simplify(m.score())
     fisher = S.simplify(m.fisher_information())
@@ -206,10 +206,10 @@ def model_trace_bound(name: str, eps, theta_value=None,
     sub = {}
     if theta_value is not None:
         sub[tp.theta] = theta_value
-    from ..models import get_model
+    from ..core.models import get_point_model
 
-    for k, v in {**get_model(name).extra_defaults, **extra}.items():
-        sub[get_model(name).extra_symbols()[k]] = v
+    for k, v in {**get_point_model(name).extra_defaults, **extra}.items():
+        sub[get_point_model(name).extra_symbols()[k]] = v
     I = tp.fisher.subs(sub)
     sg = None if tp.subgaussian is None else tp.subgaussian.subs(sub)
     se = []

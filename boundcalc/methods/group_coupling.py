@@ -51,7 +51,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 def _delta_const(eps, delta):
@@ -250,7 +250,7 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
     """
     from scipy import special
 
-    from ..symbolic import _binom_sf
+    from ..core.symbolic import _binom_sf
 
     shape = np.broadcast_shapes(*(np.shape(x) for x in (n, p, eps, loga, delta)))
     n, p, eps, loga, delta = (np.array(np.broadcast_to(np.asarray(x, float), shape)).ravel()
@@ -329,7 +329,7 @@ def _coupling_min_mpmath(n, p, eps, loga, delta):
     the series or tilted form with its stated error margin) return the float value."""
     import mpmath
 
-    from ..symbolic import mpmath_float
+    from ..core.symbolic import mpmath_float
 
     n, p, eps, loga, delta = (mpmath.mpf(x) for x in (n, p, eps, loga, delta))
     a = mpmath.exp(loga)
@@ -415,7 +415,7 @@ def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0,
     """min over thresholds M of {P(H > M) + e^{εM} a + δ(e^{εM} - 1)/(e^ε - 1)}, clipped to [0, 1], H ~ Bin(n, p)
     (numpy, vectorised). The thresholds tried are M = max(0, round(np + z sqrt(np(1-p)))) for a grid of z and
     the point where e^{εM} a = 1; every M gives a valid bound, so the choice only affects tightness."""
-    from ..symbolic import _binom_sf
+    from ..core.symbolic import _binom_sf
 
     n, p, eps, loga, delta = np.broadcast_arrays(*(np.asarray(x, float) for x in (n, p, eps, loga, delta)))
     if np.all(delta == 0):  # pure DP: the exact knapsack value where reliable, thresholds only elsewhere
@@ -448,7 +448,7 @@ def _knapsack_pure(n, p, eps, loga, iters=None):
     (G₋ = E e^{-εH}, H'' ~ Bin(n, p e^{-ε}/(1 - p + p e^{-ε}))) and j* the smallest j with W(j) <= a,
     the maximum is P(H >= j*) + e^{ε(j*-1)} (a - W(j*)). j* is found by bisection in logs. Returns (value,
     reliable): unreliable where log a < -700 or a tail underflows (the caller keeps the threshold form)."""
-    from ..symbolic import _binom_sf
+    from ..core.symbolic import _binom_sf
 
     with np.errstate(all="ignore"):
         log_gm = n * np.log1p(p * np.expm1(-eps))
@@ -475,7 +475,7 @@ def _knapsack_pure(n, p, eps, loga, iters=None):
 
 
 def _threshold_coupling_mpmath(n, p, eps, loga, delta):
-    from ..symbolic import mpmath_float
+    from ..core.symbolic import mpmath_float
 
     return mpmath_float(_threshold_coupling_numpy(float(n), float(p), float(eps), float(loga), float(delta)))
 

@@ -36,8 +36,8 @@ import math
 
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, HypercubeFamily, Method, register_method
+from ..core import symbolic as S
+from ..core.bounds import Bound, HypercubeFamily, Method, register_method
 from .hellinger_contraction import hellinger_factor, hellinger_factor_float
 
 SOURCE = ("Hellinger–Bhattacharyya Assouad (Assouad 1983; Yu 1997) with the Hellinger contraction of ε-LDP "

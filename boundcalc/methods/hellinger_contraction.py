@@ -42,7 +42,7 @@ import math
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 SOURCE = ("Hellinger–TV contraction of ε-LDP channels (derived; docs/methods/hellinger-contraction.md), "
           "refining Duchi, Jordan & Wainwright (JASA 2018), Theorem 1")

@@ -45,7 +45,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 SOURCE_DJW = "Duchi, Jordan & Wainwright, Local Privacy and Statistical Minimax Rates (FOCS 2013 / JASA 2018)"
 

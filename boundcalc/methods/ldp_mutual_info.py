@@ -61,8 +61,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..diskcache import persistent
+from ..core import symbolic as S
+from ..cache.diskcache import persistent
 
 
 def kappa(eps):
@@ -178,13 +178,11 @@ def _erased_info_exact(p: float, eps: float) -> float:
     return best * (1 + 1e-9) + 1e-300
 
 
-class ErasedInfo(sp.Function):
+class ErasedInfo(S.ScalarFunction):
     """``ErasedInfo(p, ε) = g(p, ε)``: Lemma C's bound on I(V; Z_i | past) for the erased-vertex family."""
 
     nargs = 2
-
-
-S.register_scalar_function("ErasedInfo", erased_info_value)
+    scalar_value = staticmethod(erased_info_value)
 
 
 # ----------------------------------------------------------------------------- Lemma C' (sharper)
@@ -270,13 +268,11 @@ def _erased_info_sharp_exact(p: float, eps: float) -> float:
 
 
 
-class ErasedInfoSharp(sp.Function):
+class ErasedInfoSharp(S.ScalarFunction):
     """``ErasedInfoSharp(p, ε) = g*(p, ε)``: Lemma C''s bound on I(V; Z_i | past) (uses Σ_z q̄ β = 1)."""
 
     nargs = 2
-
-
-S.register_scalar_function("ErasedInfoSharp", erased_info_sharp_value)
+    scalar_value = staticmethod(erased_info_sharp_value)
 
 
 def erased_vertex_bound(c2, p, n, eps, d):

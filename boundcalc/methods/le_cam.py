@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 def two_point(loss_at_s, tv):

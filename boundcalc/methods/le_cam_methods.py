@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, Method, TwoPointFamily, register_method
+from ..core import symbolic as S
+from ..core.bounds import Bound, Method, TwoPointFamily, register_method
 from . import ldp
 
 

@@ -35,7 +35,7 @@ import math
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from .chi2_contraction import chi2_factor, chi2_factor_float
 
 

@@ -29,7 +29,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from . import group_coupling
 
 tau = sp.Symbol("tau", positive=True)  # relative radius of the success ball

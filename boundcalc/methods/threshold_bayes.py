@@ -41,7 +41,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 ZETA3 = 1.2020569031595942853997
 _Y_SWITCH = 2.0

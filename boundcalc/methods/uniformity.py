@@ -27,7 +27,7 @@ import math
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 @S.cached_expression

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 
 
 def box_prior_density(theta, center, half_width):

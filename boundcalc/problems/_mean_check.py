@@ -19,7 +19,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ..bounds import Bound, CheckSpec
+from ..core.bounds import Bound, CheckSpec
 from ..mechanisms.noise import SAMPLERS
 
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)

@@ -46,13 +46,13 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..errors import InputError
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core.errors import InputError
 from ..mechanisms import histogram as H
 from ..mechanisms import series as SER
 from ..mechanisms.local_scalar import coth_half
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE_C = "Barber & Duchi (2014) Prop 5; Wasserman & Zhou (2010) Thm 4.4 (histogram)"
 SOURCE_L = "Duchi, Jordan & Wainwright (NeurIPS 2013; JASA 2018), density estimation"
@@ -751,21 +751,30 @@ class Density(Problem):
     name, title, aliases = "density", "density estimation, loss integrated squared error", ("density-estimation",)
     privacies = ("none", "pure", "local")
     params = {"local": PARAMS_LOCAL, None: PARAMS_CENTRAL}
-    rate_terms = rate_terms
-    bounds_of = bounds
-    derived_values = derived
-    validate_values = {"local": _validate_local}
-    entry_titles = {"local": "smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, "
-                             "loss ∫(f̂-f)²",
-                    None: "coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²"}
+    titles = {"local": "smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, "
+                       "loss ∫(f̂-f)²",
+              None: "coordinate-wise L-Lipschitz densities on [0,1]^d, central privacy, loss ∫(f̂-f)²"}
     sources = {"local": SOURCE_L, None: SOURCE_C}
     checks = {"local": CHECK_LOCAL, None: CHECK_CENTRAL}
-    notes_of = {None: (
+    notes = {None: (
         "Certified lower bound for d = 1 (Assouad with triangle-wave bumps, docs/methods/density-assouad.md); "
         "for d > 1 the lower bound is order only (Barber & Duchi Prop 5's packing constant c_d is not explicit).",
         "Histogram bias constant derived: dL²h²/12 (sharp; the pointwise Lipschitz bound gives dL²h²); variance (m-1)/n."),
-                "local": (
+             "local": (
         "Certified lower bound for β = 1 (Assouad with triangle-wave bumps and the Hellinger contraction of ε-LDP "
         "channels, docs/methods/density-assouad.md); for β != 1 the lower bound is order only.",
         "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
         "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def derived(self, values):
+        return derived(values)
+
+    def validate(self, values):
+        if values["privacy"] == "local":
+            _validate_local(values)

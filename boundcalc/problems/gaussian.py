@@ -37,8 +37,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
 from ..methods import method_bounds
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import sampling as SM
@@ -46,7 +46,7 @@ from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
 from . import per_user_reps
-from ..params import D, N, ParamSpec
+from ..core.params import D, N, ParamSpec
 
 SOURCE = "Barnes, Chen & Özgür, Fisher information under local differential privacy (2020), Cor 1"
 SIGMA = ParamSpec("sigma", "float", 1.0, "noise standard deviation σ", low=0, low_open=True, high=1e12)
@@ -407,15 +407,19 @@ class Gaussian(Problem):
     name, title, aliases = "gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d", ("gaussian-location",)
     privacies = ("local", "none")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = {"local": bounds_local, "none": bounds_none}
-    entry_titles = {"local": "Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²",
-                    "none": "Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²"}
+    titles = {"local": "Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²",
+              "none": "Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²"}
     sources = {"local": SOURCE, "none": "textbook"}
     checks = {"local": CHECK}
-    notes_of = {"local": ("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
-           "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
-           "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ; the two-stage bound (localise, then "
-           "threshold at the estimate) removes both for large n.",
-           "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
-           "dB²/π²); the upper bound for large B/σ.")}
+    notes = {"local": ("The clipping upper bounds (at B + τ) are a log factor above the lower bound, about "
+        "(B/σ + sqrt(2 log(nε²/d)))²; the threshold + randomized-response bounds have no log factor but grow "
+        "like e^{B²/σ²} (one threshold at 0), so they win for B up to about 2σ; the two-stage bound (localise, then "
+        "threshold at the estimate) removes both for large n.",
+        "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
+        "dB²/π²); the upper bound for large B/σ.")}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)

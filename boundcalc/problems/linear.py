@@ -375,17 +375,21 @@ class Linear(Problem):
     name, title, aliases = "linear", "convex risk minimisation with linear losses", ("convex", "linear-loss")
     privacies = ("none", "local")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    entry_titles = "linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk"
+    titles = "linear losses ⟨θ, x⟩ over an ℓ2 (data ℓ2) or ℓ1 (data ℓ∞) ball, excess risk"
     sources = SOURCE
     checks = CHECK
-    notes_of = ("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
-               "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
-               "order only.",
-               "Which side is loose: l2, both by constants (largest near n = d, where the lower family's "
-               "information grows like e^ε and the certified PrivUnit minimiser bound is 1 to 2.7 times the "
-               "simulated risk of its mechanism); l1, the lower bound, which "
-               "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
-               "that rate at ε <= 1): the variational bound needed for it is certified only for "
-               "non-interactive protocols (docs/problems/linear.md).")
+    notes = ("Lower bounds: certified Le Cam and posterior-mean two-point bounds (d-free) and, for l2, private "
+            "and posterior-mean Assouad (order √(d/(nε²)) once n c_ε >~ d²); for l1 the √(d log d) rate is "
+            "order only.",
+            "Which side is loose: l2, both by constants (largest near n = d, where the lower family's "
+            "information grows like e^ε and the certified PrivUnit minimiser bound is 1 to 2.7 times the "
+            "simulated risk of its mechanism); l1, the lower bound, which "
+            "misses the √d of DJW's rate √(d log(2d)/(nε²)) (the certified upper is within about 4 of "
+            "that rate at ε <= 1): the variational bound needed for it is certified only for "
+            "non-interactive protocols (docs/problems/linear.md).")
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)

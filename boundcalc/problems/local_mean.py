@@ -48,10 +48,10 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, FreeParameter, Problem, TwoPointFamily, register_problem_class
 from ..methods import method_bounds
-from ..errors import InputError
+from ..core.errors import InputError
 from ..mechanisms import local_scalar as LS
 from ..mechanisms import privunit as PU
 from ..mechanisms import sampling as SM
@@ -61,7 +61,7 @@ from ..methods import cube_prior as CP
 from ..methods import ldp_mutual_info as MI
 from ..methods import van_trees as VT
 from . import per_user_reps
-from ..params import D, N, R, ParamSpec
+from ..core.params import D, N, R, ParamSpec
 from .mean_central import K_PARAM, _knum, bias_bound, truncation_optimum
 
 SOURCE = ("Duchi, Jordan & Wainwright, Local Privacy and Statistical Minimax Rates (FOCS 2013, Prop 1); "
@@ -400,7 +400,7 @@ def _hb_bounds(d1: bool, ball: str) -> list[Bound]:
     (docs/methods/hellinger-assouad.md). Best in the saturated regime only (n = 1e3, ε = 0.1, d <= 2: 1.2-1.3x);
     the axes family P_v(X = ±r e_j) = (1 ± δv_j)/(2m) through the same method was never the best one on the
     benchmark grid, so it is not listed."""
-    from ..bounds import HypercubeFamily
+    from ..core.bounds import HypercubeFamily
 
     r, d, dl = S.r, S.d, DELTA_HB
     dd = sp.Integer(1) if d1 else d
@@ -619,12 +619,18 @@ class LocalMean(Problem):
     name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
     privacies = ("local",)
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    lower_rate_of = lower_rate
-    entry_titles = "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
+    titles = "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
     sources = SOURCE
     checks = CHECK
-    notes_of = ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
-                "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
-                "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")
+    notes = ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
+             "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
+             "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def lower_rate(self, values):
+        return lower_rate(values)

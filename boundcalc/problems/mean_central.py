@@ -21,11 +21,11 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import relations
-from .. import symbolic as S
-from ..bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
+from ..privacy_relations import relations
+from ..core import symbolic as S
+from ..core.bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
 from ..methods import fingerprinting, group_coupling, ldp, le_cam, sphere_cap, uniformity
-from ..params import D, N, R, ParamSpec
+from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
 K_PARAM = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]: E||X||^k <= r^k (inf: ||X|| <= r)",
@@ -623,12 +623,20 @@ class CentralMean(Problem):
     name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
     privacies = ("none", "pure", "smooth", "approx", "tv", "kl")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    derived_values = relations.privacy_levels
-    lower_rate_of = lower_rate
-    entry_titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
+    titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
     sources = SOURCE
     checks = "boundcalc.problems._mean_check:CHECK"
-    notes_of = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
-                "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
+    notes = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
+             "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def derived(self, values):
+        return relations.privacy_levels(values)
+
+    def lower_rate(self, values):
+        return lower_rate(values)

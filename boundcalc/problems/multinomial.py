@@ -485,14 +485,22 @@ class Multinomial(Problem):
     name, title, aliases = "multinomial", "discrete distribution estimation", ("discrete",)
     privacies = ("local", "none")
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = {"local": bounds_local, "none": bounds_none}
-    derived_values = derived
-    lower_rate_of = {"local": lower_rate}
-    entry_titles = {"local": "discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁",
-                    "none": "discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁"}
+    titles = {"local": "discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁",
+              "none": "discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁"}
     sources = {"local": SOURCE, "none": "textbook"}
     checks = {"local": CHECK}
-    notes_of = {"local": (
+    notes = {"local": (
         "Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
         "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)
+
+    def derived(self, values):
+        return derived(values)
+
+    def lower_rate(self, values):
+        return lower_rate(values) if values["privacy"] == "local" else None

@@ -63,20 +63,20 @@ Cramér–Rao value 1/(n I(θ)) is the efficient benchmark.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..errors import InputError
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core.errors import InputError
 from ..mechanisms import clipped_statistic as cstat
 from ..mechanisms import subsample_aggregate as sa
+from ..mechanisms.subsample_aggregate import theta_space
 from ..methods import threshold_bayes, uniformity
-from ..models import ALIASES, MODELS, get_model
-from ..params import AutoFloat, N, ParamSpec
+from ..core.models import ALIASES, MODELS, get_point_model
+from ..core.params import AutoFloat, N, ParamSpec
 
 SOURCE = "Smith (2008), Efficient, Differentially Private Point Estimators, arXiv 0809.4794"
 
@@ -121,14 +121,14 @@ def _model_subs(m):
 
 def fisher_expr(model_name: str) -> sp.Expr:
     """I(θ) in the problem's symbols (from the sympy derivation in :mod:`boundcalc.models`)."""
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     return m.fisher_information().subs(_model_subs(m))
 
 
 @S.cached_expression
 def kl_expr(model_name: str, t1, t2) -> sp.Expr:
     """KL(P_t1 ‖ P_t2) in the problem's symbols."""
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     kl, th1 = m.kl_divergence()
     sub = _model_subs(m)
     sub.pop(m.theta)
@@ -167,7 +167,7 @@ def stable_kl_expr(model_name: str, t1, t2) -> sp.Expr:
     At n >= 1e17 the solver's separation is ~1e-8 θ and the exact expression evaluated to 0 by cancellation,
     so τ = 0 and the two-point lower bound exceeded the certified upper bound.
     """
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     lo, hi = m.natural_space
     ends = [e for e in (lo, hi) if math.isfinite(float(e))]
     if not ends:  # normal-mean: the Taylor bound Δ²/(2σ²) is exact
@@ -179,17 +179,13 @@ def stable_kl_expr(model_name: str, t1, t2) -> sp.Expr:
 
 
 # ---------------------------------------------------------------------- model-dependent pieces
-def _ident(name):
-    return name.replace("-", "_")
-
-
 def variance_max_expr(model_name: str, t) -> sp.Expr:
     """max_{θ' ∈ [θ_lo, θ_hi]} V(θ', t): the exact block variance at its worst point of N.
 
     bernoulli θ(1-θ)/t: maximised at the point of N closest to 1/2; poisson λ/t, exponential λ²/(t-2),
     normal-var 2v²/t: increasing in θ' > 0, so at θ_hi; normal-mean σ²/t: constant.
     """
-    name = get_model(model_name).name
+    name = get_point_model(model_name).name
     if name == "bernoulli":
         p = S.Min(S.Max(sp.Rational(1, 2), LO), HI)
         return p * (1 - p) / t
@@ -202,143 +198,6 @@ def variance_max_expr(model_name: str, t) -> sp.Expr:
     if name == "normal-var":
         return 2 * HI ** 2 / t
     raise KeyError(name)  # pragma: no cover
-
-
-def _as_scalar(x):
-    x = np.asarray(x, dtype=float)
-    return float(x.reshape(-1)[0]) if x.size == 1 else None
-
-
-def _vectorise(scalar_fn, n, blocks, *rest):
-    """Call ``scalar_fn(n_arr, blocks_arr, *scalars)``; loop where a 'scalar' argument is an array."""
-    n = np.asarray(n, dtype=float)
-    blocks = np.asarray(blocks, dtype=float)
-    scal = [_as_scalar(r) for r in rest]
-    if all(s is not None for s in scal):
-        nb, kb = np.broadcast_arrays(n, blocks)
-        return scalar_fn(nb.astype(np.int64), kb.astype(np.int64), *scal)
-    arrs = np.broadcast_arrays(n, blocks, *[np.asarray(r, float) for r in rest])
-    out = np.empty(arrs[0].shape)
-    for ix in np.ndindex(out.shape):
-        out[ix] = scalar_fn(np.array([int(arrs[0][ix])]), np.array([int(arrs[1][ix])]),
-                            *[float(a[ix]) for a in arrs[2:]])[0]
-    return out
-
-
-#: outward rounding of the clipping-bias bound: A = E(a-Y)_+ and C = E(Y-b)_+ are computed in floating point
-#: from the model's tail functions, so the bound B* uses max(A, C)·(1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK, a
-#: relative margin for the rounding error of the tail computation and an absolute floor for values near 0
-BIAS_REL_SLACK = 1e-9
-#: absolute floor of that widening (see BIAS_REL_SLACK)
-BIAS_ABS_SLACK = 1e-300
-
-
-def _local_bias_impl(model_name):
-    """mean_j B*_j: certified bound on |mean clipping bias| over N (see the module docstring)."""
-    est_v = sa.get_block_estimator(model_name).variance
-
-    def one(n, k, lo, hi, a, b, sigma):
-        extra = {"sigma": sigma} if model_name == "normal-mean" else {}
-        ex = {**get_model(model_name).extra_defaults, **extra}
-        t, r = sa.block_sizes(n, k)
-
-        def bstar(tt):
-            _, _, _, A_lo, _ = sa.clipped_block_moments(model_name, lo, tt, a, b, extra)
-            _, _, _, _, C_hi = sa.clipped_block_moments(model_name, hi, tt, a, b, extra)
-            vmax = np.maximum(est_v(lo, tt, ex), est_v(hi, tt, ex))
-            if model_name == "bernoulli":
-                p = min(max(0.5, lo), hi)
-                vmax = p * (1 - p) / np.asarray(tt, float)
-            exact = np.maximum(A_lo, C_hi) * (1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK
-            m = min(lo - a, b - hi)
-            markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
-            return np.minimum(np.minimum(exact, markov), np.sqrt(vmax))
-
-        with np.errstate(all="ignore"):
-            B0 = bstar(t)
-            B1 = bstar(t + 1)
-            kf, rf = k.astype(float), r.astype(float)
-            return (rf * B1 + (kf - rf) * B0) / kf
-
-    def impl(n, blocks, lo, hi, a, b, sigma):
-        return _vectorise(one, n, blocks, lo, hi, a, b, sigma)
-
-    return impl
-
-
-def _exact_data_impl(model_name):
-    """(mean β)² + Σ Var Z_j / k²: the exact data part of the pointwise MSE at θ."""
-
-    def one(n, k, th, a, b, sigma):
-        extra = {"sigma": sigma} if model_name == "normal-mean" else {}
-        t, r = sa.block_sizes(n, k)
-        with np.errstate(all="ignore"):
-            b0, m0, _, _, _ = sa.clipped_block_moments(model_name, th, t, a, b, extra)
-            b1, m1, _, _, _ = sa.clipped_block_moments(model_name, th, t + 1, a, b, extra)
-            kf, rf = k.astype(float), r.astype(float)
-            beta = (rf * b1 + (kf - rf) * b0) / kf
-            var = (rf * (m1 - b1 * b1) + (kf - rf) * (m0 - b0 * b0)) / kf ** 2
-        return beta * beta + var
-
-    def impl(n, blocks, th, a, b, sigma):
-        return _vectorise(one, n, blocks, th, a, b, sigma)
-
-    return impl
-
-
-def _to_float(fn):
-    def wrapped(*args):
-        out = fn(*[np.asarray(x, dtype=float) if not hasattr(x, "_mpf_") else float(x) for x in args])
-        return out
-    return wrapped
-
-
-@lru_cache(maxsize=None)
-def _functions(model_name: str):
-    """sympy Function classes with numeric implementations for this model (lambdify uses ``_imp_``)."""
-    ident = _ident(model_name)
-
-    def latex_bias(self, printer, exp=None):
-        args = ", ".join(printer._print(x) for x in self.args[:2])
-        tex = rf"\bar B^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}({args})"
-        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
-
-    def latex_exact(self, printer, exp=None):
-        args = ", ".join(printer._print(x) for x in self.args[:3])
-        tex = rf"\mathrm{{MSE}}^{{\mathrm{{{model_name}}}}}_{{\mathrm{{data}}}}({args})"
-        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
-
-    bias_cls = type(f"ClipBiasBound_{ident}", (sp.Function,),
-                    {"nargs": 7, "_imp_": staticmethod(_to_float(_local_bias_impl(model_name))),
-                     "_latex": latex_bias,
-                     "__doc__": "certified bound on |mean clipping bias| of the block estimates over N"})
-    exact_cls = type(f"ExactBlockMSE_{ident}", (sp.Function,),
-                     {"nargs": 6, "_imp_": staticmethod(_to_float(_exact_data_impl(model_name))),
-                      "_latex": latex_exact,
-                      "__doc__": "exact (mean clipping bias)² + Σ Var(clipped block)/k² at θ"})
-    return _named(bias_cls), _named(exact_cls)
-
-
-def _named(cls):
-    """Make a per-model Function class an attribute of this module under its own name, so that the cache
-    format (:mod:`boundcalc.exprcodec`) can name it (see the module's ``__getattr__`` for a process that has
-    not built it yet)."""
-    globals()[cls.__name__] = cls
-    return cls
-
-
-def __getattr__(name: str):
-    """A per-model Function class by its name (``ClipBiasBound_<model>``, ``ExactBlockMSE_<model>``,
-    ``ClipStatRisk_<model>``), built on first use: the cache format names a class by module and name, and a
-    process that reads a kept expression has not built the classes yet."""
-    builders = {"ClipBiasBound": _functions, "ExactBlockMSE": _functions, "ClipStatRisk": _clip_stat_function}
-    prefix, _, ident = name.partition("_")
-    models = [m for m in MODELS if _ident(m) == ident]
-    if prefix in builders and len(models) == 1:
-        builders[prefix](models[0])
-        if name in globals():
-            return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------- bounds
@@ -369,43 +228,6 @@ ALPHA_CLIP = sp.Symbol("alpha_clip", real=True)
 BETA_CLIP = sp.Symbol("beta_clip", positive=True)
 
 
-def _clip_stat_impl(model_name):
-    def impl(n, eps, lo, hi, sigma, alpha, beta):
-        n, eps, lo, hi, sigma = (np.asarray(x, float) for x in (n, eps, lo, hi, sigma))
-        alpha, beta = np.asarray(alpha, float), np.asarray(beta, float)
-        if n.size == eps.size == lo.size == hi.size == sigma.size == 1:
-            return cstat.certified_risk(model_name, float(n.reshape(-1)[0]), float(eps.reshape(-1)[0]),
-                                        float(lo.reshape(-1)[0]), float(hi.reshape(-1)[0]), alpha, beta,
-                                        float(sigma.reshape(-1)[0]))
-        arrs = np.broadcast_arrays(n, eps, lo, hi, sigma, alpha, beta)
-        out = np.empty(arrs[0].shape)
-        for ix in np.ndindex(out.shape):
-            nn, ee, ll, hh, ss, aa, bb = (float(a[ix]) for a in arrs)
-            out[ix] = float(cstat.certified_risk(model_name, nn, ee, ll, hh, aa, bb, ss))
-        return out
-
-    def mp(*args):
-        if any(hasattr(a, "_mpf_") for a in args):
-            import mpmath
-
-            return mpmath.mpf(float(impl(*[float(a) for a in args])))
-        return impl(*args)
-    return mp
-
-
-@lru_cache(maxsize=None)
-def _clip_stat_function(model_name: str):
-    ident = _ident(model_name)
-
-    def latex(self, printer, exp=None):
-        tex = rf"R^{{\mathrm{{{model_name}}}}}_{{\mathrm{{clip}}}}(\alpha, \beta)"
-        return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
-
-    return _named(type(f"ClipStatRisk_{ident}", (sp.Function,),
-                       {"nargs": 7, "_imp_": staticmethod(_clip_stat_impl(model_name)), "_latex": latex,
-                        "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"}))
-
-
 #: derivation of the bound built by :func:`_clip_stat_bound` (its ``Bound.derivation``)
 CLIP_STAT_DERIVATION = """
     Y = mean of ψ(X_i) = clip(T(X_i), l, u) plus Laplace((u-l)/(nε)) (ε-DP, sensitivity (u-l)/n);
@@ -421,7 +243,7 @@ CLIP_STAT_DERIVATION = """
 def _clip_stat_bound(model_name: str) -> Bound:
     """``clip-stat-laplace``: clipped sufficient statistic + Laplace + inversion (docs/methods/clipped-statistic.md).
     Derivation: :data:`CLIP_STAT_DERIVATION`."""
-    fn = _clip_stat_function(model_name)
+    fn = cstat.risk_function(model_name)
     expr = fn(S.n, S.eps, LO, HI, SIG, ALPHA_CLIP, BETA_CLIP)
     stat = {"exponential": "X", "poisson": "X", "normal-mean": "X", "normal-var": "(X-μ0)²"}[model_name]
     return Bound(
@@ -438,8 +260,8 @@ def _clip_stat_bound(model_name: str) -> Bound:
 
 
 def _upper_bounds(model_name: str, privacy: str) -> list:
-    m = get_model(model_name)
-    bias_cls, exact_cls = _functions(m.name)
+    m = get_point_model(model_name)
+    bias_cls, exact_cls = sa.block_functions(m.name)
     t, r = _t_and_r()
     vbar = (r * variance_max_expr(m.name, t + 1) + (BLOCKS - r) * variance_max_expr(m.name, t)) / BLOCKS
     bbar = bias_cls(S.n, BLOCKS, LO, HI, A_, B_, SIG)
@@ -520,7 +342,7 @@ def tv_slope_bound(model_name: str, low) -> sp.Expr:
     θ, so the supremum over [low, ∞) is the value at low. Checked against numerical expectations and exact
     TVs in tests/test_point_threshold.py.
     """
-    name = get_model(model_name).name
+    name = get_point_model(model_name).name
     if name == "bernoulli":
         return sp.Integer(1)
     if name == "poisson":
@@ -582,7 +404,7 @@ def _van_trees_chord(model_name: str) -> Bound:
     """``van-trees-chord``: van Trees with the cos² prior placed anywhere in N and ∫ I dμ bounded by chords.
     Derivation: :data:`VAN_TREES_CHORD_DERIVATION`."""
     def chord_expr():
-        info = fisher_expr(get_model(model_name).name)
+        info = fisher_expr(get_point_model(model_name).name)
         cen = LO + W + POS * (HI - LO - 2 * W)
         i_c, i_m, i_p = info.subs(TH, cen), info.subs(TH, cen - W), info.subs(TH, cen + W)
         avg = i_c + KAPPA_COS2 * ((i_m + i_p) / 2 - i_c)
@@ -602,7 +424,7 @@ def _van_trees_chord(model_name: str) -> Bound:
 
 
 def _lower_bounds(model_name: str, privacy: str) -> list:
-    m = get_model(model_name)
+    m = get_point_model(model_name)
     name = m.name  # the thunks below close over the name (a model object is not part of a cache key)
 
     def van_trees_expr():
@@ -653,26 +475,13 @@ def _bounds(model_name: str, privacy: str) -> tuple:
 
 
 def bounds(values: dict) -> list:
-    return list(_bounds(get_model(values["model"]).name, values["privacy"]))
+    return list(_bounds(get_point_model(values["model"]).name, values["privacy"]))
 
 
 # ---------------------------------------------------------------------- values
-def theta_space(model_name: str, lam=None):
-    """Θ = (a, b) for the model with diameter ``lam`` (None: the model's default)."""
-    m = get_model(model_name)
-    lo, hi = m.parameter_space
-    if lam is None or lam == "auto":
-        return float(lo), float(hi)
-    lam = float(lam)
-    if m.anchor == "center":
-        c = 0.5 * (lo + hi)
-        return c - lam / 2, c + lam / 2
-    return float(lo), float(lo) + lam
-
-
 def validate(values: dict) -> None:
     """Fill in the ``auto`` parameters and check θ ∈ Θ ⊂ natural space (mutates ``values``)."""
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     values["model"] = m.name
     a, b = theta_space(m.name, values["lam"])
     nlo, nhi = m.natural_space
@@ -694,7 +503,7 @@ def validate(values: dict) -> None:
 
 
 def derived(values: dict) -> dict:
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     a, b = theta_space(m.name, values["lam"])
     th = float(values["theta"])
     n = np.asarray(values["n"], dtype=float)
@@ -723,7 +532,7 @@ def rate_terms(values: dict) -> list:
     gives k ≍ (Λ n/(λ ε))^{2/3} and the excess 3·2^{1/3} λ^{4/3}Λ^{2/3}/(n^{4/3}ε^{2/3}),
     i.e. (Λ²/(n⁴ ε² I²))^{1/3} up to the constant.
     """
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     info = fisher_expr(m.name)
     stat = ("efficient 1/(n I(θ))", 1 / (S.n * info))
     if values["privacy"] == "none":
@@ -736,29 +545,6 @@ def rate_terms(values: dict) -> list:
     return [stat, ("privacy", priv)]
 
 
-# ---------------------------------------------------------------------- registration
-@register_problem_class
-class Point(Problem):
-    """Point estimation in a regular one-parameter model (subsample and aggregate)."""
-
-    name = "point"
-    title = "efficient point estimation in a one-parameter model (subsample and aggregate)"
-    aliases = ("point-estimation", "smith")
-    privacies = ("none", "pure", "approx")
-    params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    validate_values = validate
-    derived_values = derived
-    entry_titles = ("point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
-                    "N = [θ-h, θ+h] ∩ Θ")
-    sources = SOURCE
-    checks = {"none": None, None: "boundcalc.problems.point:CHECK"}
-    notes_of = ("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
-               "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
-               "only because they are pointwise). The block count is the free parameter 'blocks'.",)
-
-
 # ---------------------------------------------------------------------- simulation check
 DEFAULT_NS = (1000, 2154, 4642, 10000, 21544, 46416)
 RAW_BUDGET = 4e6  # n * reps raw draws at most per instance; beyond it the block sufficient statistics
@@ -766,7 +552,7 @@ Z_PREDICT = 4.0  # |empirical - exact| must be within this many standard errors
 
 
 def _extra_for(values):
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     return {"sigma": float(values["sigma"])} if m.name == "normal-mean" else {}
 
 
@@ -782,7 +568,7 @@ def check_instances(t):
     predicted and empirical, and which term limits it.
     """
     values, n, i, reps, res, notes = t.values, t.n, t.index, t.reps, t.result, t.notes
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     extra = _extra_for(values)
     eps = float(values["eps"])
     seeds = np.random.SeedSequence(t.seed).spawn(len(t.ns) * 6)  # one stream per (n, instance, mechanism)
@@ -820,7 +606,7 @@ def check_instances(t):
             eff_emp = 1.0 / (n * info) / mse
             notes.append(f"n={n}: blocks={k} (t={n // k}), exact MSE {pred:.4g}, empirical {mse:.4g} "
                          f"± {se:.2g}; efficiency predicted {eff_pred:.3f}, empirical {eff_emp:.3f}; "
-                         f"limited by {limiting_term(terms, n, info)}")
+                         f"limited by {sa.limiting_term(terms, n, info)}")
     if up is not None and up.name != sim_bound.name:
         notes.append(f"n={n}: the best certified upper bound is {up.name} ({up.value:.4g}); the simulated "
                      f"mechanism is checked against its own certified bound {sim_bound.value:.4g}")
@@ -837,7 +623,7 @@ def clip_stat_instances(t, seeds):
     the certified analysis uses). Each instance is checked against that certified bound (not the row's).
     """
     values, n, res = t.values, t.n, t.result
-    m = get_model(values["model"])
+    m = get_point_model(values["model"])
     clip = [u for u in res.uppers if u.name == "clip-stat-laplace" and u.certified and u.usable]
     if not clip:
         if m.name == "bernoulli" and t.index == 0:
@@ -869,40 +655,32 @@ def clip_stat_instances(t, seeds):
 CHECK = CheckSpec(check_instances, DEFAULT_NS)
 
 
-def limiting_term(terms: dict, n, info) -> str:
-    """Which excess over 1/(nI) is largest: noise, clipping bias², or block variance."""
-    eff = 1.0 / (n * info)
-    parts = {"noise": float(terms["noise"][0]), "clipping bias": float(terms["bias2"][0]),
-             "block variance": float(terms["block_var"][0]) - eff}
-    top = max(parts, key=parts.get)
-    return f"{top} ({parts[top]:.3g} over the efficient {eff:.3g})"
+# ---------------------------------------------------------------------- registration
+@register_problem_class
+class Point(Problem):
+    """Point estimation in a regular one-parameter model (subsample and aggregate)."""
 
+    name = "point"
+    title = "efficient point estimation in a one-parameter model (subsample and aggregate)"
+    aliases = ("point-estimation", "smith")
+    privacies = ("none", "pure", "approx")
+    params = PARAMS
+    titles = ("point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
+              "N = [θ-h, θ+h] ∩ Θ")
+    sources = SOURCE
+    checks = {"none": None, None: CHECK}
+    notes = ("Bounds are for the local minimax risk over N = [θ-h, θ+h] ∩ Θ (--radius h, default "
+            "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
+            "only because they are pointwise). The block count is the free parameter 'blocks'.",)
 
-# ---------------------------------------------------------------------- efficiency report
-def efficiency_table(model, ns=(10**3, 10**4, 10**5, 10**6), eps=1.0, theta=None, lam=None, sigma=1.0,
-                     eps_exponent=None, noise="laplace", delta=None) -> list:
-    """Pointwise efficiency of Smith's estimator with the block count minimising the exact MSE at θ.
+    def rate(self, values):
+        return rate_terms(values)
 
-    One dict per n: blocks, block size t, exact MSE and its terms, the efficiency (1/(nI(θ)))/MSE and
-    the term that limits it. ``eps_exponent=γ`` uses ε_n = eps · n^{-γ} (privacy tightening with n):
-    efficiency still tends to 1 when n ε_n² → ∞ (γ < 1/2) and is lost at γ = 1/2.
-    The block count is found by :func:`boundcalc.mechanisms.subsample_aggregate.optimal_blocks`
-    (tests compare it with an exhaustive search).
-    """
-    m = get_model(model)
-    a, b = theta_space(m.name, lam)
-    th = m.theta_default if theta is None else float(theta)
-    extra = {"sigma": float(sigma)} if m.name == "normal-mean" else {}
-    info = sa.fisher(m.name, th, extra)
-    rows = []
-    for n in ns:
-        n = int(n)
-        e = eps * n ** (-eps_exponent) if eps_exponent else eps
-        lo, hi = sa.k_range(m.name, n)
-        k, val = sa.optimal_blocks(lambda ks: sa.mse_exact(m.name, n, ks, e, th, a, b, extra, noise, delta), lo, hi)
-        terms = sa.mse_terms(m.name, n, np.array([k]), e, th, a, b, extra, noise, delta)
-        rows.append({"model": m.name, "n": n, "eps": e, "blocks": k, "t": n // k, "mse": val,
-                     "efficient": 1.0 / (n * info), "efficiency": 1.0 / (n * info) / val,
-                     "bias2": float(terms["bias2"][0]), "block_var": float(terms["block_var"][0]),
-                     "noise": float(terms["noise"][0]), "limiting": limiting_term(terms, n, info)})
-    return rows
+    def bounds(self, values):
+        return bounds(values)
+
+    def validate(self, values):
+        validate(values)
+
+    def derived(self, values):
+        return derived(values)

@@ -51,11 +51,11 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import relations
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..privacy_relations import relations
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..methods import le_cam, threshold_bayes, uniformity
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Prop 3"
 THETA0 = ParamSpec("theta0", "float", 1.0, "lower end θ_0 of the support range: θ ∈ [θ_0, 2θ_0]",
@@ -391,13 +391,19 @@ class Support(Problem):
     name, title, aliases = "support", "support of a uniform distribution Unif[0, θ], θ ∈ [θ_0, 2θ_0]", ("uniform-support",)
     privacies = PRIVACIES
     params = PARAMS
-    rate_terms = rate_terms
-    bounds_of = bounds
-    derived_values = relations.privacy_levels
-    entry_titles = "support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²"
+    titles = "support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²"
     sources = SOURCE
     checks = CHECK
-    notes_of = {"none": (), None: (
-            "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
-            "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
-            "order θ_0(1/n + 1/(nα)).",)}
+    notes = {"none": (), None: (
+        "The upper bound is ours (exponential mechanism on the count above t with an exponential base "
+        "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
+        "order θ_0(1/n + 1/(nα)).",)}
+
+    def rate(self, values):
+        return rate_terms(values)
+
+    def bounds(self, values):
+        return bounds(values)
+
+    def derived(self, values):
+        return relations.privacy_levels(values)

@@ -13,8 +13,8 @@ import numpy as np
 import sympy as sp
 
 from .chtp import _printed
-from .privacy import MODELS
-from .symbolic import alpha, delta, eps
+from ..core.privacy import MODELS
+from ..core.symbolic import alpha, delta, eps
 
 #: group size (``--group m``): the target guarantee covers samples differing in up to m entries
 m = sp.Symbol("m", positive=True, integer=True)

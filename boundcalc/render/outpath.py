@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from .errors import InputError
+from ..core.errors import InputError
 from .fileio import output_target
 
 

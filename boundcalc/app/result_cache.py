@@ -49,7 +49,7 @@ def request_key(kind: str, problem, privacy, params: dict) -> str | None:
 def _store():
     global _STORE
     if _STORE is None:
-        from .diskcache import JsonStore
+        from ..cache.diskcache import JsonStore
 
         _STORE = JsonStore("boundcalc.results", sharded=True)
     return _STORE
@@ -64,8 +64,8 @@ def load(key: str):
     stored = _store().get(key)
     if stored is None:
         return None
-    from . import exprcodec
-    from .result import RateResult
+    from ..cache import exprcodec
+    from ..render.result import RateResult
 
     try:
         result = exprcodec.decode(stored)
@@ -79,7 +79,7 @@ def load(key: str):
 
 def save(key: str, result) -> None:
     """Keep ``result`` for ``key``: as an object, and on disk if it reads back identical."""
-    from . import exprcodec
+    from ..cache import exprcodec
 
     _remember(key, result)
     try:

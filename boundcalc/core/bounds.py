@@ -251,64 +251,107 @@ class Problem:
     """One estimation problem: one module, one subclass, one registered instance (the pattern of
     scipy.stats: a small declarative class per problem, the shared machinery here fills in the rest).
 
-    A subclass sets ``name``, ``title``, ``aliases``, ``privacies`` (the privacy models it supports) and, as
-    class attributes, the functions of the parameter values that define it:
+    Subclassing
+    -----------
+    A subclass sets ``name``, ``title``, ``aliases`` and ``privacies`` (the privacy models it supports) and
+    defines the methods of the parameter values ``values`` (a dict that holds ``values["privacy"]``), each
+    named after the :class:`Entry` field it fills:
 
-    - ``rate_terms(values)``: list of (label, sympy term), the minimax rate being their sum (order only);
-    - ``bounds_of(values)``: list of :class:`Bound` (built from structural parameters such as k; cache them);
-    - optional: ``validate_values(values)`` (cross-parameter checks, raise :class:`InputError`),
-      ``derived_values(values)`` (auxiliary symbols, e.g. an implied TV level), ``lower_rate_of(values)``
-      (the rate of the lower bound where it differs), ``report_of(values, result)`` (extra notes);
+    - ``rate(values)``: list of (label, sympy term), the minimax rate being their sum (order only);
+    - ``bounds(values)``: list of :class:`Bound` (built from structural parameters such as k; cache them);
+    - optional, with defaults here that do nothing (as scipy's ``_argcheck`` accepts every shape):
+      ``validate(values)`` (cross-parameter checks, raise :class:`InputError`), ``derived(values)`` (a dict
+      of auxiliary values, e.g. an implied TV level), ``lower_rate(values)`` (the rate of the lower bound
+      where it differs from ``rate``; None: the same), ``report(values, result)`` (extra notes on a result).
 
-    and the per-privacy data ``params`` (its :class:`ParamSpec` s; the privacy model adds its own),
-    ``entry_titles``, ``sources``, ``checks`` (a :class:`CheckSpec` or a lazy ``"module:name"`` path) and
-    ``notes_of``. Each of these may be one value for every privacy model or a dict keyed by privacy model
-    (the key None: every model not listed; a model missing from the dict: nothing).
-    :meth:`entry` builds the per-privacy :class:`Entry` the application layer uses.
+    Per-privacy data are class attributes named after their field in the plural: ``params`` (its
+    :class:`ParamSpec` s; the privacy model adds its own), ``titles`` (default: ``title``), ``sources``,
+    ``checks`` (a :class:`CheckSpec` or a lazy ``"module:name"`` path) and ``notes``. Each may be one value
+    for every privacy model or a dict keyed by privacy model (the key None: every model not listed; a model
+    missing from the dict: nothing). :meth:`entry` builds the per-privacy :class:`Entry` the application
+    layer uses; :func:`register_problem_class` registers one per privacy model.
+
+    Example: the mean θ of Bernoulli(θ) data, loss (θ̂-θ)², no privacy. The sample mean has risk
+    θ(1-θ)/n <= 1/(4n); the estimator (ΣX + √n/2)/(n + √n) has constant risk 1/(4(1+√n)²) and is the
+    Bayes estimator for the prior Beta(√n/2, √n/2), so that is the minimax risk (Hodges & Lehmann 1950).
+
+    >>> import sympy as sp
+    >>> from boundcalc.bounds import Bound, Problem
+    >>> from boundcalc.symbolic import n
+    >>> class BernoulliMean(Problem):
+    ...     name, title, privacies = "bernoulli-mean", "Bernoulli mean, loss (θ̂-θ)²", ("none",)
+    ...     sources = "Hodges & Lehmann (1950)"
+    ...
+    ...     def rate(self, values):
+    ...         return [("sampling", 1 / n)]
+    ...
+    ...     def bounds(self, values):
+    ...         return [Bound("upper", "sample-mean", "sample mean", 1 / (4 * n), "textbook",
+    ...                       "Var(X̄) = θ(1-θ)/n <= 1/(4n)"),
+    ...                 Bound("lower", "bayes-beta", "Bayes risk", 1 / (4 * (1 + sp.sqrt(n)) ** 2),
+    ...                       "Hodges & Lehmann (1950)", "Beta(√n/2, √n/2) prior: constant Bayes risk")]
+    >>> entry = BernoulliMean().entry("none")  # register_problem_class registers this view
+    >>> [(b.side, float(b.evaluate({"n": 100}))) for b in entry.bounds({"privacy": "none", "n": 100})]
+    [('upper', 0.0025), ('lower', 0.002066115702479339)]
+    >>> entry.title, entry.source, entry.validate({"n": 100}), entry.with_derived({"n": 100})
+    ('Bernoulli mean, loss (θ̂-θ)²', 'Hodges & Lehmann (1950)', None, {'n': 100})
     """
 
     name: str = ""
     title: str = ""
     aliases: tuple = ()
     privacies: tuple = ()
+    # per-privacy data: one value, or a dict keyed by privacy model (None: every other model)
     params: object = ()
-    rate_terms = None
-    bounds_of = None
-    validate_values = None
-    derived_values = None
-    lower_rate_of = None
-    report_of = None
-    entry_titles = None  # default: title
+    titles = None  # default: title
     sources = ""
     checks = None
-    notes_of = ()
+    notes = ()
 
-    #: Entry field -> the class attribute that defines it
-    FIELDS = {"rate": "rate_terms", "bounds": "bounds_of", "validate": "validate_values",
-              "derived": "derived_values", "lower_rate": "lower_rate_of", "report": "report_of",
-              "params": "params", "title": "entry_titles", "source": "sources", "check": "checks",
-              "notes": "notes_of"}
+    def rate(self, values: dict) -> list:
+        """(label, sympy term) pairs whose sum is the minimax rate (order only)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no rate(values)")
 
-    def pick(self, attr: str, privacy: str):
-        """The value of the class attribute ``attr`` for ``privacy`` (functions are returned unbound)."""
-        for klass in type(self).__mro__:
-            if attr in vars(klass):
-                value = vars(klass)[attr]
-                break
-        value = value.__func__ if isinstance(value, staticmethod) else value
+    def bounds(self, values: dict) -> list:
+        """The :class:`Bound` s at these values."""
+        raise NotImplementedError(f"{type(self).__name__} defines no bounds(values)")
+
+    def validate(self, values: dict) -> None:
+        """Cross-parameter checks (raise :class:`InputError`); by default every value is accepted."""
+        return None
+
+    def derived(self, values: dict) -> dict:
+        """Auxiliary values (e.g. an implied TV level); by default none."""
+        return {}
+
+    def lower_rate(self, values: dict):
+        """The rate of the lower bound where it differs from :meth:`rate`; by default None (the same)."""
+        return None
+
+    def report(self, values: dict, result) -> list:
+        """Extra notes about one result; by default none."""
+        return []
+
+    @staticmethod
+    def per_privacy(value, privacy: str):
+        """``value`` itself, or, for a dict keyed by privacy model, its entry for ``privacy`` (key None:
+        every model not listed)."""
         if isinstance(value, dict):
             return value.get(privacy, value.get(None))
         return value
 
     def entry(self, privacy: str) -> "Entry":
         """The per-privacy view of this problem used by the application layer."""
-        f = {field: self.pick(attr, privacy) for field, attr in self.FIELDS.items()}
-        if f["rate"] is None or f["bounds"] is None:
-            raise TypeError(f"{type(self).__name__}: rate_terms and bounds_of are required for {privacy!r}")
-        return Entry(problem=self.name, privacy=privacy, params=tuple(f["params"] or ()), rate=f["rate"],
-                     bounds=f["bounds"], title=f["title"] or self.title, source=f["source"] or "",
-                     validate=f["validate"], derived=f["derived"], lower_rate=f["lower_rate"], check=f["check"],
-                     notes=tuple(f["notes"] or ()), report=f["report"], definition=self)
+        def data(attr):
+            return self.per_privacy(getattr(self, attr), privacy)
+
+        for hook in ("rate", "bounds"):
+            if getattr(type(self), hook) is getattr(Problem, hook):
+                raise TypeError(f"{type(self).__name__}: the method {hook}(values) is required")
+        return Entry(problem=self.name, privacy=privacy, params=tuple(data("params") or ()), rate=self.rate,
+                     bounds=self.bounds, title=data("titles") or self.title, source=data("sources") or "",
+                     validate=self.validate, derived=self.derived, lower_rate=self.lower_rate,
+                     check=data("checks"), notes=tuple(data("notes") or ()), report=self.report, definition=self)
 
 
 def register_problem_class(cls):

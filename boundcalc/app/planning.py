@@ -37,12 +37,12 @@ import math
 
 from . import api
 from . import catalog
-from .errors import InputError
-from .params import ParamSpec
-from .privacy import get_model
-from .plan_result import PlanResult, PlanRow  # re-exported (the Python contract)
-from .result import best_bound, finite_or_none, notes_for_loss
-from .result import format_number as _fmt
+from ..core.errors import InputError
+from ..core.params import ParamSpec
+from ..core.privacy import get_model
+from ..render.plan_result import PlanResult, PlanRow  # re-exported (the Python contract)
+from ..render.result import best_bound, finite_or_none, notes_for_loss
+from ..render.result import format_number as _fmt
 
 SOLVE = ("n", "eps", "target")
 #: relative width of the final bracket when solving for the (continuous) privacy level

@@ -16,8 +16,8 @@ from collections import OrderedDict
 import sympy as sp
 
 from . import result_cache
-from .errors import InputError
-from .result import BoundValue, RateResult, best_bound, finite_or_none, mark_above_no_data, notes_for_loss
+from ..core.errors import InputError
+from ..render.result import BoundValue, RateResult, best_bound, finite_or_none, mark_above_no_data, notes_for_loss
 
 
 def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict]:
@@ -27,7 +27,7 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     "privacy"). Raises :class:`InputError` naming the parameter on bad input.
     """
     from . import catalog
-    from .privacy import get_model, validate_privacy_values
+    from ..core.privacy import get_model, validate_privacy_values
 
     given = {k: v for k, v in given.items() if v is not None}
     if "alpha" in given:
@@ -57,7 +57,7 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
 
 
 def evaluate_bound(bound, values) -> BoundValue:
-    from .solver import solve
+    from ..core.solver import solve
 
     failed = bound.holds(values)
     conds = [c.text for c in bound.conditions]
@@ -75,7 +75,7 @@ def evaluate_bound(bound, values) -> BoundValue:
         reason = "vacuous (zero) at these parameters"
     elif certified:
         # certified in floating point: re-evaluated in high precision, reported rounded outward
-        from .certify import verify
+        from ..core.certify import verify
 
         check = verify(bound, values, sol.free, value)
         value, verified = check.value, check.info
@@ -90,10 +90,10 @@ def _term_values(terms, values):
 
     out = {}
     for label, term in terms:
-        from . import symbolic
+        from ..core import symbolic
 
         f = symbolic.numpy_lambdify(sorted(term.free_symbols, key=lambda s: s.name), term)
-        from .bounds import _symbol_values
+        from ..core.bounds import _symbol_values
 
         sv = _symbol_values(values, None)
         with np.errstate(all="ignore"):
@@ -289,7 +289,7 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
             continue
         cf = b.__dict__.get("_closed")
         if cf is None:
-            from .bounds import Bound
+            from ..core.bounds import Bound
 
             cf = b.__dict__["_closed"] = Bound(b.side, b.name, b.label, b.closed_form(), b.source, b.derivation)
         val = cf.evaluate(v)

@@ -108,7 +108,7 @@ def solve(bound: Bound, values: dict) -> Solution:
     key = _solve_key(bound, values)
     store = None
     if key is not None:
-        from .diskcache import JsonStore
+        from ..cache.diskcache import JsonStore
 
         ident, point = key
         store = _SOLVE_STORES.get(ident)

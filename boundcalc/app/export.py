@@ -16,12 +16,12 @@ writes a file through a temporary file and ``os.replace``.
 from __future__ import annotations
 
 from . import catalog
-from .errors import InputError
-from .fileio import write_atomic  # noqa: F401 (re-exported: file output lives in fileio)
-from .latex import tex_math, tex_number, tex_text  # noqa: F401 (tex_number, tex_text re-exported)
-from .privacy import EPS, MODELS, get_model
+from ..core.errors import InputError
+from ..render.fileio import write_atomic  # noqa: F401 (re-exported: file output lives in fileio)
+from ..core.latex import tex_math, tex_number, tex_text  # noqa: F401 (tex_number, tex_text re-exported)
+from ..core.privacy import EPS, MODELS, get_model
 # the table and its rendering (re-exported: the Python contract)
-from .table_result import FORMATS, SHORT, TEX_SHORT, Table, TableRow, compact  # noqa: F401
+from ..render.table_result import FORMATS, SHORT, TEX_SHORT, Table, TableRow, compact  # noqa: F401
 
 PRIVACY_ORDER = tuple(MODELS)  # none, pure, smooth, approx, tv, kl, local
 

@@ -97,7 +97,7 @@ def fingerprint() -> str:
         import sys
 
         h = hashlib.sha256()
-        root = pathlib.Path(__file__).resolve().parent
+        root = pathlib.Path(__file__).resolve().parents[1]  # the package: boundcalc/cache/ -> boundcalc/
         for path in sorted(root.rglob("*.py")):
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())

@@ -18,7 +18,7 @@ import io
 
 import sympy as sp
 
-from .latex import tex_math
+from ..core.latex import tex_math
 from .result import format_number
 
 #: inline style of a numeric cell: never wrapped, aligned on the right

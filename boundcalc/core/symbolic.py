@@ -49,13 +49,13 @@ class _ExpressionMemo:
         self.store = None
 
     def get_or_compute(self, key: str, compute):
-        from . import exprcodec
+        from ..cache import exprcodec
 
         hit = self.memo.get(key)
         if hit is not None:
             return hit
         if self.store is None:
-            from .diskcache import JsonStore
+            from ..cache.diskcache import JsonStore
 
             self.store = JsonStore(self.file_name)
         stored = self.store.get(key)
@@ -99,7 +99,7 @@ def _disk_memo(op, name: str):
 
     @functools.wraps(op)
     def wrapper(*args, **kwargs):
-        from . import exprcodec
+        from ..cache import exprcodec
 
         try:
             key = json.dumps([exprcodec.encode(a) for a in args] + [[k, exprcodec.encode(v)]
@@ -142,7 +142,7 @@ def thunk_value(fn):
     the module's constants, covered by the package fingerprint. So two calls share a key only if they run the
     same code on the same values. A closure over anything the format cannot represent is simply called.
     """
-    from . import exprcodec
+    from ..cache import exprcodec
 
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -370,7 +370,7 @@ def _numpy_lambdify(args, expr):
 def expression_key(args, expr) -> str | None:
     """The exact text identity of (argument symbols, expression) in the form of :mod:`boundcalc.exprcodec`,
     or None when the expression has a part that form does not represent."""
-    from . import exprcodec
+    from ..cache import exprcodec
 
     try:
         return json.dumps([[exprcodec.encode(a) for a in args], exprcodec.encode(expr)], separators=(",", ":"))
@@ -385,7 +385,7 @@ _GENERATED_NAME = "_lambdifygenerated"
 def _code_store():
     global _CODE_STORE
     if _CODE_STORE is None:
-        from .diskcache import JsonStore
+        from ..cache.diskcache import JsonStore
 
         _CODE_STORE = JsonStore("boundcalc.generated-code")
     return _CODE_STORE
@@ -513,7 +513,7 @@ _MP_CODE_STORE = None
 def _mp_code_store():
     global _MP_CODE_STORE
     if _MP_CODE_STORE is None:
-        from .diskcache import JsonStore
+        from ..cache.diskcache import JsonStore
 
         _MP_CODE_STORE = JsonStore("boundcalc.generated-code-mpmath")
     return _MP_CODE_STORE
@@ -710,3 +710,38 @@ def register_scalar_function(name: str, value, nan_unless_finite: bool = False):
 
     NUMPY_IMPL[name] = numpy_impl
     MPMATH_IMPL[name] = mpmath_impl
+
+
+class ScalarFunction(sp.Function):
+    r"""Base class of a special function given by a scalar float function (the way scipy's ``rv_continuous``
+    derives the vectorised methods from ``_cdf_single`` and the like).
+
+    A subclass declares
+
+    - ``nargs``: the number of arguments;
+    - ``scalar_value``: ``staticmethod(f)``, ``f(*floats) -> float`` (NaN where the function is undefined);
+    - ``latex``: the LaTeX of one call, a template with ``{0}``, ``{1}``, ... for the printed arguments (None:
+      sympy's default ``\operatorname{Name}(...)``);
+    - ``nan_unless_finite`` (default False): the mpmath path gives NaN wherever ``scalar_value`` is not
+      finite, not only where it is NaN.
+
+    The base then supplies the numeric code under the class name (:func:`register_scalar_function`: numpy
+    with broadcasting over array arguments, and the mpmath path) and the exponent wrapping of the LaTeX,
+    ``\left(...\right)^{e}``.
+    """
+
+    scalar_value = None
+    latex = None
+    nan_unless_finite = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("scalar_value") is not None:
+            register_scalar_function(cls.__name__, cls.scalar_value, nan_unless_finite=cls.nan_unless_finite)
+        if cls.__dict__.get("latex") is not None:
+            cls._latex = ScalarFunction._latex_from_template
+
+    def _latex_from_template(self, printer, exp=None):
+        base = self.latex.format(*(printer._print(a) for a in self.args))
+        # ``exp`` comes printed already (LatexPrinter._print_Pow): printing it again gave \mathtt{\text{2}}
+        return base if exp is None else rf"\left({base}\right)^{{{exp}}}"

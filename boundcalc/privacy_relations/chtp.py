@@ -9,8 +9,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .errors import InputError
-from .symbolic import alpha, delta, eps
+from ..core.errors import InputError
+from ..core.symbolic import alpha, delta, eps
 
 #: CHTP conditioning level γ
 gamma = sp.Symbol("gamma", positive=True)

@@ -21,7 +21,7 @@ Distinct (ε, δ) pairs are solved once per call (``np.unique``) and scalar pair
 """
 from __future__ import annotations
 
-from .diskcache import persistent
+from ..cache.diskcache import persistent
 
 import numpy as np
 

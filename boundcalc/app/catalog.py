@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import bounds as registry
+from ..core import bounds as registry
 
 #: problem name -> the modules of :mod:`boundcalc.problems` registering its (problem, privacy) entries,
 #: imported in this order
@@ -32,7 +32,7 @@ _ALL_LOADED = False
 
 def _import(mods):
     for mod in mods:
-        importlib.import_module(f"{__package__}.problems.{mod}")
+        importlib.import_module(f"boundcalc.problems.{mod}")
 
 
 def load_all() -> None:

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from . import __version__, symbolic
-from .errors import InputError
-from .latex import tex_math, tex_number, tex_text
-from .privacy import MODELS
+from .. import __version__
+from ..core import symbolic
+from ..core.errors import InputError
+from ..core.latex import tex_math, tex_number, tex_text
+from ..core.privacy import MODELS
 from .result import finite_or_none, format_number
 
 FORMATS = ("text", "latex", "markdown", "csv", "json")

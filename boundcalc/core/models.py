@@ -1,7 +1,7 @@
 """Built-in regular one-parameter models, as sympy log-densities.
 
 Each :class:`Model` is fixed in code: no user string ever reaches ``sympify``. A user selects a
-model by name (``get_model("exponential")``); the parameter values are numbers validated elsewhere.
+model by name (``get_point_model("exponential")``); the parameter values are numbers validated elsewhere.
 
 The Fisher information is *derived by sympy* from the log-density, as
 ``I(θ) = -E_θ[∂²/∂θ² log p_θ(X)]`` (the sum or integral over the support is done symbolically),
@@ -29,7 +29,7 @@ import sympy as sp
 from . import symbolic as S
 from .errors import InputError
 
-__all__ = ["Model", "MODELS", "ALIASES", "get_model", "model_names"]
+__all__ = ["Model", "MODELS", "ALIASES", "get_point_model", "model_names"]
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ def model_names() -> tuple:
     return tuple(MODELS)
 
 
-def get_model(name) -> Model:
+def get_point_model(name) -> Model:
     """The model called ``name`` (case-insensitive; aliases allowed) or :class:`InputError`."""
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)

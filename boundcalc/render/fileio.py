@@ -21,7 +21,7 @@ import os
 import stat
 import tempfile
 
-from .errors import InputError
+from ..core.errors import InputError
 
 #: the random part of a ``tempfile.mkstemp`` name and the suffix used here
 _RANDOM_CHARS = 8

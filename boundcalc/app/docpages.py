@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import InputError
+from ..core.errors import InputError
 
 SECTIONS = ("problems", "methods")
 
@@ -22,12 +22,12 @@ def docs_root():
     try:
         from importlib.resources import files
 
-        root = files(__package__) / "docs"
+        root = files("boundcalc") / "docs"
         if root.is_dir():
             return root
     except (ImportError, ModuleNotFoundError, OSError, TypeError):
         pass
-    repo = Path(__file__).resolve().parent.parent / "docs"
+    repo = Path(__file__).resolve().parents[2] / "docs"  # boundcalc/app/ -> the checkout
     return repo if (repo / "problems").is_dir() else None
 
 

@@ -31,13 +31,12 @@ import numpy as np
 
 from .chtp import _expr as _chtp_expr
 from .chtp import _pos, _printed, chtp_from_dp, dp_from_chtp, gamma  # noqa: F401 (re-exported)
-from .errors import InputError
-from .privacy import MODELS  # noqa: F401
+from ..core.errors import InputError
+from ..core.privacy import MODELS  # noqa: F401
 # the relation records and level tables (data), re-exported: the Python contract
-from .relation_table import (GAUSS_KL, GROUPABLE, KL_GROUP, LEVEL_KEYS, LOCAL_REASON, RELATIONS,  # noqa: F401
-                             RELATIONS_BY_KEY, RELEASE_ONE, SMOOTH_REASON, SOURCES, TARGETS, Relation, _SYM,
-                             _TITLES, _clip01, _f, m, relation_table)
-from .symbolic import alpha, delta, eps  # noqa: F401
+from .relation_table import (GAUSS_KL, GROUPABLE, KL_GROUP, LEVEL_KEYS, LOCAL_REASON, RELATIONS, RELATIONS_BY_KEY,
+    RELEASE_ONE, SMOOTH_REASON, SOURCES, TARGETS, Relation, _SYM, _TITLES, _clip01, _f, m, relation_table)
+from ..core.symbolic import alpha, delta, eps  # noqa: F401
 
 
 # ------------------------------------------------------------------ the graph search
@@ -285,7 +284,7 @@ def _parse_group(group) -> int:
 
 
 def _parse_levels(model, eps_value, delta_value, param):
-    from .privacy import DELTA, get_model
+    from ..core.privacy import DELTA, get_model
 
     spec = get_model(model)
     if spec.level is None:

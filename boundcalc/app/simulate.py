@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bounds import CheckSpec  # noqa: F401 (the shape of a problem's check; re-exported)
-from .params import ParamSpec
-from .result import finite_or_none
+from ..core.bounds import CheckSpec  # noqa: F401 (the shape of a problem's check; re-exported)
+from ..core.params import ParamSpec
+from ..render.result import finite_or_none
 
 #: two-sided normal quantile for the confidence intervals (99%: several rows and instances are
 #: compared, so a 95% interval would fail a correct bound too often)
@@ -319,7 +319,7 @@ SEED_SPEC = ParamSpec("seed", "int", 0, "random seed", low=0, high=2 ** 63 - 1)
 def parse_ns(ns) -> list[int]:
     """The check's sample sizes from a comma-separated string or a sequence: at least two distinct
     integers in [10, 1e9], no empty entry (``100,,200``, ``100,200,``), sorted. Raises InputError."""
-    from .errors import InputError
+    from ..core.errors import InputError
 
     if isinstance(ns, str):
         parts = [x.strip() for x in ns.split(",")]
@@ -345,7 +345,7 @@ def check(problem, privacy="pure", reps: int = 200, seed: int = 0, ns=None, prog
     ``n``. ``reps``: repetitions per sample size (an integer >= 2); ``seed``: the random seed.
     """
     from .api import resolve
-    from .errors import InputError
+    from ..core.errors import InputError
 
     if params.get("n") is not None:
         raise InputError("n", "is not used by check: give the sample sizes with --ns (ns=[...])", params["n"])
