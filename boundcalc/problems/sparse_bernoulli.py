@@ -34,8 +34,8 @@ the lower bounds' families (the sub-box [m/2, m]^a for van Trees, whose prior co
 hypercube θ_j ∈ {m(1±δ)/2}) give at most about ``s/(10 sqrt(n c_ε))`` when n ε² << d²/s, with no
 sparse-position (log d) factor. Upper side (s = 2 and s = 5): with the truncated PrivUnit and projected
 uppers below, every one of the 25 worst cells has its certified upper within 0.6–16× of min{s², s d/(nε²)}
-and its certified lower 20–330× below it, so the lower is the loose side there (worst/median ratio 556/41 at
-s = 2, 468/28 at s = 5). What the uppers still pay: 2πK/s at large n (PrivUnit's constant and K >= s), and
+and its certified lower 20–330× below it, so the lower is the loose side there (worst/median ratio 300/38.5 at
+s = 2, 353/21.6 at s = 5, with the Hellinger–Assouad hypercube reaching θ_j ∈ {0, 1}). What the uppers still pay: 2πK/s at large n (PrivUnit's constant and K >= s), and
 in the middle regime the projected bounds are 2–8× above the simulated risk of their worst instance.
 
 Upper bounds (derived, certified): the zero estimator (‖θ‖² <= s min{s, 1}); coordinate subsampling
@@ -503,7 +503,7 @@ class SparseBernoulli(Problem):
         upper_rate_note(),
         "van Trees on the box [s/(2d), s/d]^d with I_0 = 8d/(3s) holds only for s <= d/2; boundcalc uses "
         "m = min{s/d, 1/2}.",
-        "Which side is loose: the lower for d >= 100 (ratios up to ~560): the lower families give at most about "
+        "Which side is loose: the lower for d >= 100 (ratios up to ~350): the lower families give at most about "
         "s/(10 sqrt(n c_ε)) in the middle regime and miss the sparse-position factor, while the certified uppers "
         "are within 0.6–16× of min{s², s d/(nε²)}; the projected uppers are 2–8× above their simulated risk "
         "(docs/problems/sparse-bernoulli.md).")}
