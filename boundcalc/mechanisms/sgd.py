@@ -137,18 +137,27 @@ def majorant_table(sig_r: float, low_r: float, h_major: float = 0.05):
     """The majorant cells and their parameters in units of s (lengths divided by s, so that nothing depends on n):
     edges c_0 = 0.05 < c_1 < ... < c_K = 10 (ratio 1 + h_major), and per cell [c_i, c_{i+1}] the tuned (κ, b, g)
     and the certified α_i = :func:`majorant_alpha` (c_i, κ, b, g). Tuned once per (σ/s, low/s², h_major) for the
-    large-n limit of the cell objective, α + gσ² + κ(1 - low/s²); the bound evaluates the same parameters at
+    large-n limit of the cell objective, α + gσ² + κ(1 - low/s²), by a forward and a backward pass of short
+    Nelder–Mead runs warm started from the neighbouring cell; the bound evaluates the same parameters at
     every n (:func:`ball_minimiser_factor_value`), which makes it non-increasing in n. Returns (c, κ, b, g, α)."""
     key = (float(sig_r), float(low_r), float(h_major))
     if key not in _MAJ_CACHE:
         c = np.exp(np.arange(math.log(MAJ_LO), math.log(MAJ_HI), math.log1p(h_major)))
         c = np.append(c[c < MAJ_HI], MAJ_HI)
+        c[0] = MAJ_LO  # exactly the left end of the majorant range (no gap with the threshold cells)
         s2 = max(1.0 - max(0.0, low_r), 1e-12)
-        rows, p = [], np.zeros(3)
-        for i in range(len(c) - 1):
+        rows, starts, p = [], [], np.zeros(3)
+        for i in range(len(c) - 1):  # forward: each cell warm started from the one below
             (k, b, g), p = _majorant_tune(float(c[i]), sig_r, s2, p)
-            rows.append((k, b, g, majorant_alpha(float(c[i]), k, b, g)))
-        k, b, g, al = (np.array(v) for v in zip(*rows))
+            al = majorant_alpha(float(c[i]), k, b, g)
+            rows.append((al + g * sig_r ** 2 + k * s2, k, b, g, al))
+            starts.append(p)
+        for i in range(len(c) - 3, -1, -1):  # backward: from the one above, kept where better
+            (k, b, g), p = _majorant_tune(float(c[i]), sig_r, s2, starts[i + 1])
+            al = majorant_alpha(float(c[i]), k, b, g)
+            if al + g * sig_r ** 2 + k * s2 < rows[i][0]:
+                rows[i], starts[i] = (al + g * sig_r ** 2 + k * s2, k, b, g, al), p
+        _, k, b, g, al = (np.array(v) for v in zip(*rows))
         _MAJ_CACHE[key] = (c, k, b, g, al)
     return _MAJ_CACHE[key]
 
