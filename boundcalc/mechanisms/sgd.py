@@ -190,7 +190,9 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
     Non-increasing in n (for views of fixed per-view moments, s and sig ∝ n^-1/2, β and low ∝ 1/n): in units
     of s the cells, t grid and majorant parameters are fixed, s²(ρ)/s² = 1 - max{0, low/s² - (ρ/s)²/n} and the
     Bernstein tails decrease with n, and the cell values are s times these. The result (the largest cell
-    value) is capped by 2 (excess <= 2rρ)."""
+    value) is capped by 2 (excess <= 2rρ) and rounded up to 10 significant digits, which absorbs the
+    floating-point noise (a few units in the last place) where the bound is constant in n (the top cell cut at
+    ρ = 1 when it is the largest)."""
     key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h), float(h_major), sig_r, low_r)
     if key in _MIN_CACHE:
         return _MIN_CACHE[key]
@@ -226,9 +228,18 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
         out = max(out, float(np.max(np.minimum(np.minimum(mv, tc), fine))))
     else:
         out = float(val.max())
-    out = float(min(2.0, max(2.0 * r0, out)))
+    out = _round_up(float(min(2.0, max(2.0 * r0, out))))
     _MIN_CACHE[key] = out
     return out
+
+
+def _round_up(x: float, digits: int = 10) -> float:
+    """x rounded up to ``digits`` significant digits (at least x; a non-decreasing function of x)."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    q = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    y = math.ceil(x / q) * q
+    return y if y >= x else math.nextafter(y, math.inf)
 
 
 def _bmf_scalar(s, sig, beta, low, inv_n, sig_r, low_r):
