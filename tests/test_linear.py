@@ -477,6 +477,45 @@ def test_privunit_uppers_above_lower_and_monotone():
     assert _pu_bounds(1000, 1, 1.0)[0]["minimiser-privunit"] is None  # PrivUnit needs d >= 2
 
 
+def _minimiser_factor(n, d, eps):
+    """The factor of minimiser-privunit (r = M = 1) at n views, with the arguments boundcalc passes."""
+    from boundcalc.mechanisms import privunit as PU
+
+    sm = PU.privunit_factor_value(d, eps)
+    wmax, wmin = sm * PU.axis_moment_value(d, eps, "max"), sm * PU.axis_moment_value(d, eps, "min")
+    return sgd.ball_minimiser_factor_value(math.sqrt(sm / n), math.sqrt(wmax / n), (math.sqrt(sm) + 1) / n, wmin / n,
+                                           1 / n, sig_r=math.sqrt(wmax / sm), low_r=wmin / sm)
+
+
+def test_minimiser_privunit_non_increasing_in_n_dense():
+    """A mechanism may ignore records, and the planner takes the smallest n whose certified upper bound reaches
+    the target: the minimiser bound must not increase from n to n + 1. Every n around 500 (where the bound
+    tuned afresh at each n rose by 0.07% from 500 to 501) and around 10⁵, at d = 4, ε = 1, through rate and
+    through the factor itself."""
+    vals = [bc.rate("linear", "local", n=n, d=4, eps=1.0).upper for n in (499, 500, 501, 502)]
+    assert {b.name for b in vals} == {"minimiser-privunit"}
+    assert all(b.value <= a.value for a, b in zip(vals, vals[1:])), [b.value for b in vals]
+    for ns in (range(488, 513), range(100_000, 100_006)):
+        f = [_minimiser_factor(n, 4, 1.0) for n in ns]
+        assert all(b <= a for a, b in zip(f, f[1:])), f
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(10, 10 ** 7), k=st.integers(1, 10 ** 4), pt=st.sampled_from([(4, 1.0), (50, 3.0)]))
+def test_minimiser_privunit_non_increasing_in_n_property(n, k, pt):
+    """U(n + k) <= U(n) for the minimiser factor at random n and k (two (d, ε), each tuned once)."""
+    assert _minimiser_factor(n + k, *pt) <= _minimiser_factor(n, *pt)
+
+
+def test_planning_round_trip_at_the_minimiser_bound():
+    """plan(target = the certified upper at n = 500) answers n_sufficient <= 500 (l2, d = 4, ε = 1: the best upper
+    is minimiser-privunit), and the bound at n_sufficient - 1 misses the target."""
+    t = bc.rate("linear", privacy="local", n=500, d=4, eps=1.0).upper.value
+    ns = bc.plan("linear", privacy="local", d=4, eps=1.0, target=t).n_sufficient
+    assert ns is not None and ns <= 500
+    assert bc.rate("linear", privacy="local", n=ns - 1, d=4, eps=1.0).upper.value > t
+
+
 def test_majorant_h_and_alpha_by_brute_force():
     """h_κ(x) = sup_y [ψ(x,y) - κy] against a dense y grid, and the certified α: ψ(x, y) <= α + b(x-ρ) + g(x-ρ)²
     + κy at random points (x anywhere, y >= 0) for random (ρ, κ, b, g)."""

@@ -107,24 +107,64 @@ def majorant_alpha(rho, k, b, g, K=500):
     return float(max(a1, a2, a3))
 
 
-def _majorant_cell(lo, hi, sig, s2, start):
-    """Majorant bound on the cell [lo, hi]: for ρ >= lo, ψ(ρ + w, y) <= ψ(lo + w, y) <= α + bw + gw² + κy, so
-    E ψ <= α + gσ² + κ s2; the cell value is hi times that, minimised over (κ, b, g) by Nelder–Mead from
-    ``start`` (any (κ, b, g) is valid: α is certified for it)."""
+def _majorant_tune(lo, sig, s2, start, maxiter=60):
+    """(κ, b, g) for the majorant bound on a cell starting at ``lo`` (units of s: noise level ``sig``, E y <= s2):
+    E ψ <= α + gσ² + κ s2 minimised by Nelder–Mead from ``start`` = (log(κ s2), bσ, log(gσ²)) (any (κ, b, g) is
+    valid: α is certified for it). Returns ((κ, b, g), the parameters in the form of ``start``). A short run warm
+    started from the previous cell: longer runs can drift to parameters that suit the next cells badly."""
     from scipy import optimize
 
-    def obj(p):
+    def params(p):
         lk, bb, lg = np.clip(p, -60, 60)
-        k, g = math.exp(lk) / s2, math.exp(lg) / (sig * sig)
-        return majorant_alpha(lo, k, bb / sig, g) + g * sig * sig + k * s2
+        return math.exp(lk) / s2, bb / sig, math.exp(lg) / (sig * sig)
 
-    r = optimize.minimize(obj, start, method="Nelder-Mead", options={"maxiter": 60, "xatol": 1e-3, "fatol": 1e-5})
-    p = r.x if r.fun <= obj(start) else np.asarray(start)
-    return hi * min(2.0, obj(p)), p
+    def obj(p):
+        k, b, g = params(p)
+        return majorant_alpha(lo, k, b, g) + g * sig * sig + k * s2
+
+    r = optimize.minimize(obj, start, method="Nelder-Mead",
+                          options={"maxiter": maxiter, "xatol": 1e-3, "fatol": 1e-5})
+    p = r.x if r.fun <= obj(start) else np.asarray(start, float)
+    return params(p), p
+
+
+#: majorant cells in units of s: [MAJ_LO, MAJ_HI]·s, geometric of ratio 1 + h_major
+MAJ_LO, MAJ_HI = 0.05, 10.0
+_MAJ_CACHE: dict = {}
+
+
+def majorant_table(sig_r: float, low_r: float, h_major: float = 0.05):
+    """The majorant cells and their parameters in units of s (lengths divided by s, so that nothing depends on n):
+    edges c_0 = 0.05 < c_1 < ... < c_K = 10 (ratio 1 + h_major), and per cell [c_i, c_{i+1}] the tuned (κ, b, g)
+    and the certified α_i = :func:`majorant_alpha` (c_i, κ, b, g). Tuned once per (σ/s, low/s², h_major) for the
+    large-n limit of the cell objective, α + gσ² + κ(1 - low/s²), by a forward and a backward pass of short
+    Nelder–Mead runs warm started from the neighbouring cell; the bound evaluates the same parameters at
+    every n (:func:`ball_minimiser_factor_value`), which makes it non-increasing in n. Returns (c, κ, b, g, α)."""
+    key = (float(sig_r), float(low_r), float(h_major))
+    if key not in _MAJ_CACHE:
+        c = np.exp(np.arange(math.log(MAJ_LO), math.log(MAJ_HI), math.log1p(h_major)))
+        c = np.append(c[c < MAJ_HI], MAJ_HI)
+        c[0] = MAJ_LO  # exactly the left end of the majorant range (no gap with the threshold cells)
+        s2 = max(1.0 - max(0.0, low_r), 1e-12)
+        rows, starts, p = [], [], np.zeros(3)
+        for i in range(len(c) - 1):  # forward: each cell warm started from the one below
+            (k, b, g), p = _majorant_tune(float(c[i]), sig_r, s2, p)
+            al = majorant_alpha(float(c[i]), k, b, g)
+            rows.append((al + g * sig_r ** 2 + k * s2, k, b, g, al))
+            starts.append(p)
+        for i in range(len(c) - 3, -1, -1):  # backward: from the one above, kept where better
+            (k, b, g), p = _majorant_tune(float(c[i]), sig_r, s2, starts[i + 1])
+            al = majorant_alpha(float(c[i]), k, b, g)
+            if al + g * sig_r ** 2 + k * s2 < rows[i][0]:
+                rows[i], starts[i] = (al + g * sig_r ** 2 + k * s2, k, b, g, al), p
+        _, k, b, g, al = (np.array(v) for v in zip(*rows))
+        _MAJ_CACHE[key] = (c, k, b, g, al)
+    return _MAJ_CACHE[key]
 
 
 def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, low: float = 0.0,
-                                inv_n: float = 0.0, h: float = 0.002, h_major: float = 0.05) -> float:
+                                inv_n: float = 0.0, h: float = 0.002, h_major: float = 0.05,
+                                sig_r: float | None = None, low_r: float | None = None) -> float:
     """Certified sup over ‖μ‖ = ρ in (0, 1] of the E excess (in units of rM) of θ̂ = -r Z̄/‖Z̄‖ (ℓ2 ball of
     radius r, data radius M = 1), for Z̄ the mean of n independent unbiased views Z_i with
     E‖Z̄ - μ‖² <= s², Var⟨Z̄, e⟩ <= sig² for every unit e, |⟨Z_i, e⟩ - ⟨μ, e⟩| <= b = nβ (β = ∞: no
@@ -139,10 +179,21 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
     that function at ρ_i (with s²(ρ_{i+1})); geometric cells of ratio 1 + h from ρ_0 = 10⁻⁴ min{s, sig} up
     to 1, t from a fixed grid per cell; first cell [0, ρ_0]: excess <= 2ρ_0.
 
-    Majorant bound (cells of ratio 1 + h_major on [0.05, 10]·s): ψ(x, y) <= α + b(x-ρ) + g(x-ρ)² + κy for all
-    x and y >= 0 (:func:`majorant_alpha`), so E ψ <= α + g sig² + κ s²(ρ) (E W_1 = 0); the better of the
-    two on each cell. The result (the largest cell value) is capped by 2 (excess <= 2rρ)."""
-    key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h), float(h_major))
+    Majorant bound (cells [c_i s, c_{i+1} s] of ratio 1 + h_major on [0.05, 10]·s, cut at ρ = 1):
+    ψ(x, y) <= α + b(x-ρ) + g(x-ρ)² + κy for all x and y >= 0 (:func:`majorant_alpha`), so
+    E ψ <= α + g sig² + κ s²(ρ) (E W_1 = 0). ψ(cx, c²y) = ψ(x, y), so in units of s the parameters
+    (κs², bs, gs²) and α depend only on the cell: they come from :func:`majorant_table` (tuned once per
+    σ/s = ``sig_r`` and low/s² = ``low_r``, which do not depend on n for the mean of n views; by default
+    computed from sig, low and s). On each majorant cell the bound is the least of the majorant, the
+    threshold bound on that cell, and the largest threshold bound of the fine cells meeting it.
+
+    Non-increasing in n (for views of fixed per-view moments, s and sig ∝ n^-1/2, β and low ∝ 1/n): in units
+    of s the cells, t grid and majorant parameters are fixed, s²(ρ)/s² = 1 - max{0, low/s² - (ρ/s)²/n} and the
+    Bernstein tails decrease with n, and the cell values are s times these. The result (the largest cell
+    value) is capped by 2 (excess <= 2rρ) and rounded up to 10 significant digits, which absorbs the
+    floating-point noise (a few units in the last place) where the bound is constant in n (the top cell cut at
+    ρ = 1 when it is the largest)."""
+    key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h), float(h_major), sig_r, low_r)
     if key in _MIN_CACHE:
         return _MIN_CACHE[key]
     if any(math.isnan(v) or v < 0 for v in (s, sig, beta, low, inv_n)) or not (math.isfinite(s) and math.isfinite(sig)):
@@ -157,49 +208,68 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
     edges = np.append(edges[edges < 1.0], 1.0)
     lo, hi = edges[:-1, None], edges[1:, None]
     val = _tail_cells(lo, hi, s2_at(hi), g2, beta)[:, 0]
-    a_, b_ = 0.05 * s, min(1.0, 10 * s)
+    a_, b_ = MAJ_LO * s, min(1.0, MAJ_HI * s)
     if sig > 0 and s > 0 and a_ < b_:
         inside = (lo[:, 0] >= a_) & (hi[:, 0] <= b_)
         out = float(val[~inside].max()) if (~inside).any() else 0.0
-        me = np.exp(np.arange(math.log(a_), math.log(b_), math.log1p(h_major)))
-        me = np.append(me, b_)
-        ml, mh = me[:-1, None], me[1:, None]
-        tc = _tail_cells(ml, mh, s2_at(mh), g2, beta)[:, 0]
-        p = np.array([0.0, 0.0, 0.0])
-        for i in range(len(ml)):
-            s2i = float(s2_at(mh[i, 0]))
-            mv, p = _majorant_cell(float(ml[i, 0]), float(mh[i, 0]), sig, s2i, p)
-            out = max(out, min(mv, float(tc[i])))
+        c, kk, bb, gg, al = majorant_table(sig / s if sig_r is None else sig_r,
+                                           low / (s * s) if low_r is None else low_r, h_major)
+        keep = c[:-1] * s < b_
+        ml = c[:-1][keep] * s
+        mh = np.minimum(c[1:][keep] * s, b_)
+        kk, gg, al = kk[keep], gg[keep], al[keep]  # κs², gs², α (units of s)
+        s2h = s2_at(mh)
+        mv = mh * np.minimum(2.0, al + gg * g2 / (s * s) + kk * s2h / (s * s))
+        tc = _tail_cells(ml[:, None], mh[:, None], s2h[:, None], g2, beta)[:, 0]
+        # the fine threshold cells meeting each majorant cell: indices lo < mh and hi > ml
+        i0 = np.searchsorted(edges[1:], ml, side="right")
+        i1 = np.searchsorted(edges[:-1], mh, side="left")
+        fine = np.array([val[a:b].max() if b > a else np.inf for a, b in zip(i0, i1)])
+        out = max(out, float(np.max(np.minimum(np.minimum(mv, tc), fine))))
     else:
         out = float(val.max())
-    out = float(min(2.0, max(2.0 * r0, out)))
+    out = _round_up(float(min(2.0, max(2.0 * r0, out))))
     _MIN_CACHE[key] = out
     return out
+
+
+def _round_up(x: float, digits: int = 10) -> float:
+    """x rounded up to ``digits`` significant digits (at least x; a non-decreasing function of x)."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    q = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    y = math.ceil(x / q) * q
+    return y if y >= x else math.nextafter(y, math.inf)
+
+
+def _bmf_scalar(s, sig, beta, low, inv_n, sig_r, low_r):
+    return ball_minimiser_factor_value(s, sig, beta, low, inv_n, sig_r=sig_r, low_r=low_r)
 
 
 def _bmf_numpy(*args):
     args = np.broadcast_arrays(*[np.asarray(a, float) for a in args])
     out = np.empty(args[0].shape)
     for ix in np.ndindex(out.shape):
-        out[ix] = ball_minimiser_factor_value(*[float(a[ix]) for a in args])
+        out[ix] = _bmf_scalar(*[float(a[ix]) for a in args])
     return out if out.ndim else float(out)
 
 
 def _bmf_mpmath(*args):
     import mpmath
 
-    v = ball_minimiser_factor_value(*[float(a) for a in args])
+    v = _bmf_scalar(*[float(a) for a in args])
     return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
 
 
 class BallMinimiserFactor(sp.Function):
-    """``BallMinimiserFactor(s, σ, β, low, 1/n)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over the ℓ2
-    ball, lengths in units of M (:func:`ball_minimiser_factor_value`)."""
+    """``BallMinimiserFactor(s, σ, β, low, 1/n, σ/s, low/s²)``: certified E excess / (rM) of θ̂ = -r Z̄/||Z̄|| over
+    the ℓ2 ball, lengths in units of M (:func:`ball_minimiser_factor_value`; the last two arguments, which do not
+    depend on n, select the majorant parameters of :func:`majorant_table`)."""
 
-    nargs = 5
+    nargs = 7
 
     def _latex(self, printer, exp=None):
-        a = ", ".join(printer._print(x) for x in self.args)
+        a = ", ".join(printer._print(x) for x in self.args[:5])
         base = rf"\Phi_{{\min}}({a})"
         return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
 
@@ -211,9 +281,12 @@ S.MPMATH_IMPL["BallMinimiserFactor"] = _bmf_mpmath
 def ball_minimiser_bound(r, M, second_moment, axis_max, axis_min, n):
     """Certified E excess of θ̂ = -r Z̄/||Z̄|| for n views with ||Z||² = second_moment (a constant norm, so
     |⟨Z, e⟩ - ⟨μ, e⟩| <= √second_moment + M) and axis_min <= E⟨Z, e⟩² <= axis_max for unit e (sympy):
-    rM Φ(√(second_moment/n)/M, √(axis_max/n)/M, (√second_moment + M)/(nM), axis_min/(nM²), 1/n)."""
+    rM Φ(√(second_moment/n)/M, √(axis_max/n)/M, (√second_moment + M)/(nM), axis_min/(nM²), 1/n), with the
+    n-free ratios σ/s = √(axis_max/second_moment) and low/s² = axis_min/second_moment passed as well (so that
+    the majorant parameters are the same at every n, :func:`majorant_table`)."""
     return r * M * BallMinimiserFactor(sp.sqrt(second_moment / n) / M, sp.sqrt(axis_max / n) / M,
-                                       (sp.sqrt(second_moment) + M) / (n * M), axis_min / (n * M ** 2), 1 / n)
+                                       (sp.sqrt(second_moment) + M) / (n * M), axis_min / (n * M ** 2), 1 / n,
+                                       sp.sqrt(axis_max / second_moment), axis_min / second_moment)
 
 
 def run_ball_minimiser(draw, n: int, reps: int, d: int, r: float, M: float, eps: float, rng,

@@ -138,7 +138,8 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "exp(-a²/(2(σ² + ba/(3n))))}, σ² = M²w_max/(m²n), b = M/m + M. For ρ in [0.05, 10]·M/(m√n) also a "
             "quadratic majorant: ψ(x,y) = 1 - x/√(x²+y) <= α + b(x-ρ) + g(x-ρ)² + κy (α a certified sup over x of "
             "sup_y[ψ - κy] minus the quadratic), so E ψ <= α + gσ² + κs²(ρ). Sup over ρ <= M (numerical, certified "
-            "by monotone cell envelopes), t and (κ, b, g) tuned per cell (docs/problems/linear.md).",
+            "by monotone cell envelopes), t and (κ, b, g) tuned per cell; the cells and (κ, b, g) are fixed in units of "
+            "M/(m√n) and tuned once per (d, ε), so the bound is non-increasing in n (docs/problems/linear.md).",
             conditions=d_ge_2, extra={"geometry": geometry, "curve": False}))
     out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
                      "excess = r||μ||_* <= rM.", extra={"no_data": True}))
