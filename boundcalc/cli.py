@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_problem_args(p, with_n=False)
     p.add_argument("--reps", default="200", help="repetitions per n (default 200)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
-    p.add_argument("--ns", help="comma-separated sample sizes, at least two, each >= 10 (default: the "
+    p.add_argument("--ns", help="comma-separated sample sizes, at least two, each >= 2 (default: the "
                                 "problem's grid)")
     p.add_argument("--plot", help="write a figure of the check to this file (PNG; .svg, .pdf ... by extension)")
     p.add_argument("--json", action="store_true", help="print the check as one JSON object")
