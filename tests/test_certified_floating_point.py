@@ -175,3 +175,15 @@ def test_binomial_tail_in_high_precision_where_mpmaths_betainc_gives_up():
     res = bc.rate("multinomial", privacy="local", n=10**12, d=50, eps=0.05)
     vt = [b for b in res.lowers if b.name == "van-trees-dirichlet"][0]
     assert vt.certified and vt.verified["method"] == "mpmath"
+
+
+def test_coupling_in_high_precision_at_mixture_weight_one():
+    """At p = 1 (H = n surely) the coupling's mpmath code divided by 1 - p = 0, so the sphere-cap bounds that the
+    solver tunes to p = 1 (mean, d = 100, n = 1000, ε = 0.1) were listed as unverifiable."""
+    from boundcalc.methods import group_coupling as G
+
+    with mpmath.workdps(40):
+        n, eps, loga, delta = 50, mpmath.mpf("0.01"), mpmath.mpf(-3), mpmath.mpf("1e-6")
+        got = G._coupling_min_mpmath(n, 1, eps, loga, delta)
+        want = min(1, mpmath.exp(loga + eps * n) + delta * mpmath.expm1(eps * n) / mpmath.expm1(eps))
+        assert abs(got - want) <= mpmath.mpf(10) ** -35

@@ -336,6 +336,8 @@ def _coupling_min_mpmath(n, p, eps, loga, delta):
     if p <= 0:
         return min(mpmath.mpf(1), a)
     em1 = mpmath.expm1(eps)
+    if p >= 1:  # H = n surely
+        return min(mpmath.mpf(1), a * mpmath.exp(eps * n) + delta * mpmath.expm1(eps * n) / em1)
     dp = delta / em1
     h0 = min(max(mpmath.ceil((mpmath.log1p(dp) - mpmath.log(a + dp)) / eps), 0), n + 1)
     j = h0 - 1
