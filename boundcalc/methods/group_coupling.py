@@ -201,7 +201,7 @@ def _gap_direct(n, p, eps, loga, delta, lo, hi):
     window is added for an upper bound on f. Both are sums of positive terms (no cancellation), rounded
     outward by PMF_REL_ERR (covers the pmf and the summation of at most DIRECT_TERMS terms) and by
     GAP_ABS_ERR per term."""
-    from scipy import stats
+    from ..core.distributions import binom_pmf  # scipy.stats.binom.pmf's values, without importing scipy.stats
 
     out = np.zeros(n.shape)
     hit = np.zeros(n.shape)
@@ -217,7 +217,7 @@ def _gap_direct(n, p, eps, loga, delta, lo, hi):
         h = np.where(inside, h, lo[sl, None])
         e = eps[sl, None]
         with np.errstate(all="ignore"):
-            pmf = stats.binom.pmf(h, n[sl, None], p[sl, None])
+            pmf = binom_pmf(h, n[sl, None], p[sl, None])
             v1 = np.exp(np.minimum(loga[sl, None] + e * h, 1.0))
             v2 = np.exp(np.minimum(_log_delta_h(h, e, delta[sl, None]), 1.0))
             gap = 1.0 - v1 - v2
