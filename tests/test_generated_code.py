@@ -38,6 +38,10 @@ def _sample(args, size, rng):
     return out
 
 
+#: special functions whose numeric value costs a tuning per distinct argument
+SLOW_FUNCTIONS = {"BallMinimiserFactor"}
+
+
 @pytest.mark.parametrize("problem,privacy", PAIRS)
 def test_shared_subexpressions_give_identical_bits(problem, privacy):
     """Every bound and closed form of every entry: the rewritten code and lambdify's own agree bit for bit
@@ -56,7 +60,10 @@ def test_shared_subexpressions_give_identical_bits(problem, privacy):
             if shared is plain:
                 continue
             rewritten += 1
-            xs = _sample(args, 400, rng)
+            # a function that tunes a table per distinct argument (BallMinimiserFactor: ~0.5 s a point) gets a
+            # few points, the rest 400
+            slow = any(type(f).__name__ in SLOW_FUNCTIONS for f in expr.atoms(sp.Function))
+            xs = _sample(args, 6 if slow else 400, rng)
             with np.errstate(all="ignore"):
                 try:
                     want = np.asarray(plain(*xs), float)

@@ -162,7 +162,7 @@ def _projected_subset_bounds(loss: str) -> list[Bound]:
             "-min(y_j, τ)); ⟨w, p̂⟩ <= max_j w_j <= t + Σ_j (w_j - t)₊ and (τ - y_j)₊ >= (-y_j)₊, so "
             "E‖p̂ - p‖² <= t + Σ_j g_t(p_j), g_t(x) = E(N/n - π(x) - Dt)₊/D - x E(q* - N/n)₊/D.",
             conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
-            extra={"mechanism": "subset-projected"}))
+            extra={"mechanism": "subset-projected", "curve": False}))  # certified per point (cells): not for curves
     out.append(Bound(
         "upper", "subset-projected-threshold",
         "subset selection projected onto the simplex (threshold route, exact binomial tails)",
@@ -174,7 +174,7 @@ def _projected_subset_bounds(loss: str) -> list[Bound]:
         "(conditional Bernoulli reports, strongly Rayleigh: Borcea, Brändén & Liggett 2009; multinomial input "
         "counts: Joag-Dev & Proschan 1983), with exact binomial moment generating functions.",
         conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
-        extra={"mechanism": "subset-projected-threshold"}))
+        extra={"mechanism": "subset-projected-threshold", "curve": False}))
     return out
 
 

@@ -263,7 +263,7 @@ def subsample_max_tv(loss: str) -> Bound:
     """α-TV private rescaled maximum of a random subsample of ⌊αn⌋ entries (derivation in the module docstring
     and docs/problems/support.md)."""
     m0 = sp.floor(S.alpha * S.n)
-    expr = (2 * theta0 * (2 ** (1 / (m0 + 1)) - 1) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
+    expr = (2 * theta0 * S.expm1(sp.log(2) / (m0 + 1)) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
     return Bound(
         "upper", "subsample-max-tv", "rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr,
         "derived: docs/problems/support.md (subsampling), docs/methods/central-mean.md (TV level of subsampling)",
