@@ -16,6 +16,9 @@ rate   ``boundcalc rate --problem P --privacy Q`` as a fresh process for every (
 curve  ``bc.evaluate_curve(P, Q, n=..., eps=...)`` over 10^6 points with n and the privacy level
        varying (log-uniform), median seconds per call, in this process (after one small warm-up call).
 warm   ``bc.rate(P, Q)`` in this process after a first call: median milliseconds per call.
+new    the new-question table: ``rate`` at an ``--n`` never asked before (cache warm, and with an empty cache),
+       ``table --problem all`` with an empty cache, ``bc.rate`` at a new n and ε and ``bc.plan`` at a new target
+       in a warm process. Nothing is a repeated request.
 check  every ``boundcalc check --problem P --privacy Q`` at its defaults and ``boundcalc table
        --problem all``, as fresh processes, paired against ``import sympy`` like ``rate``.
 
@@ -208,6 +211,87 @@ def part_check(runs):
     print(flush=True)
 
 
+# ---------------------------------------------------------------------- new questions (issue 24)
+
+#: ``boundcalc rate`` at an ``--n`` never asked before, cache warm (what does not depend on n is kept)
+NEW_CLI = [("rate mean approx --k 4", ["rate", "--problem", "mean", "--privacy", "approx", "--k", "4"]),
+           ("rate multinomial local --d 50", ["rate", "--problem", "multinomial", "--privacy", "local", "--d", "50"]),
+           ("rate point pure", ["rate", "--problem", "point", "--privacy", "pure"])]
+#: ``bc.rate`` at a new n and a new level in a warm process
+NEW_API = [("mean", "approx", {"k": 4}), ("mean", "pure", {}), ("point", "pure", {}), ("multinomial", "local", {}),
+           ("gaussian", "local", {}), ("sparse-bernoulli", "local", {})]
+#: ``bc.plan`` at a new target in a warm process (the first target is the warm-up)
+NEW_PLAN = [("mean", "pure", {}, 0.01), ("mean", "approx", {"d": 10}, 0.05), ("multinomial", "local", {"d": 100}, 0.01),
+            ("gaussian", "local", {"d": 10}, 0.05), ("point", "pure", {}, 0.01), ("density", "local", {}, 0.05)]
+
+
+def _new_cli_row(label, args, runs, cache):
+    """Paired ratio of a CLI call at a new --n against ``import sympy``; ``cache``: warm (one directory, filled by
+    a warm-up at another n) or cold (an empty directory per run)."""
+    saved = dict(CACHE), dict(POINT)
+    CACHE["mode"] = cache
+    POINT["mode"] = "new"
+    try:
+        return _row(label + ("" if cache == "warm" else " (empty cache)"), CLI + args, runs)
+    finally:
+        CACHE.update(saved[0])
+        POINT.update(saved[1])
+
+
+def part_new(runs):
+    """The table of issue 24: new points and cold starts, never a repeated request."""
+    import random
+
+    import boundcalc as bc
+
+    print(f"new: fresh process at an --n never asked before vs python -c 'import sympy' (median of {runs} pairs)")
+    print(HEAD)
+    for label, args in NEW_CLI:
+        _new_cli_row(label, args, runs, "warm")
+    _new_cli_row("rate mean approx --k 4", ["rate", "--problem", "mean", "--privacy", "approx", "--k", "4"], runs,
+                 "cold")
+    saved = dict(CACHE)
+    CACHE["mode"] = "cold"
+    try:
+        _row("table --problem all (empty cache)", CLI + ["table", "--problem", "all"], max(3, runs // 2))
+    finally:
+        CACHE.update(saved)
+    _row("table --problem all (cache warm)", CLI + ["table", "--problem", "all"], max(3, runs // 2))
+    # the floor: what a numeric answer imports whatever boundcalc does (the special functions of the bounds come
+    # from scipy.special, whose array-API layer imports numpy.testing, numpy.f2py and numpy.ma; mpmath certifies)
+    _row("floor: import numpy, scipy.special, mpmath", [sys.executable, "-c", "import numpy, scipy.special, mpmath"],
+         runs)
+    _row("floor + import sympy", [sys.executable, "-c", "import sympy, numpy, scipy.special, mpmath"], runs)
+    print(flush=True)
+    rng = random.Random(24)
+    print(f"new API: bc.rate at a new n and a new eps, warm process (median of {runs} calls, ms)")
+    for problem, privacy, kw in NEW_API:
+        bc.rate(problem, privacy, **kw)
+        times, cpus = [], []
+        for _ in range(runs):
+            n = rng.randrange(200, 10 ** 6)
+            eps = round(rng.uniform(0.2, 3.0), 6)
+            t, c = time.perf_counter(), time.process_time()
+            bc.rate(problem, privacy, n=n, eps=eps, **kw)
+            times.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+        print(f"  {problem + ' ' + privacy + ' ' + str(kw or ''):<36s} cpu {1e3 * statistics.median(cpus):9.2f} ms  "
+              f"wall {1e3 * statistics.median(times):9.2f} ms", flush=True)
+    print(f"\nnew plan: bc.plan at a new target, warm process (median of {max(3, runs // 2)} calls, s)")
+    for problem, privacy, kw, target in NEW_PLAN:
+        bc.plan(problem, privacy, target=target, **kw)
+        times, cpus = [], []
+        for i in range(max(3, runs // 2)):
+            t_new = target * (0.5 + rng.random())
+            t, c = time.perf_counter(), time.process_time()
+            bc.plan(problem, privacy, target=t_new, **kw)
+            times.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+        print(f"  {problem + ' ' + privacy + ' ' + str(kw or ''):<36s} cpu {statistics.median(cpus):8.3f} s  "
+              f"wall {statistics.median(times):8.3f} s", flush=True)
+    print(flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (3 pairs, 3 curve/warm calls, 1 check pair)")
@@ -218,8 +302,8 @@ def main(argv=None):
     ap.add_argument("--point", choices=["repeat", "new"], default="repeat",
                     help="rate part: repeat the same command (a kept answer is read), or give every run an n never "
                          "asked before (the answer is computed; what does not depend on n is read from the cache)")
-    ap.add_argument("--only", action="append", choices=["rate", "curve", "warm", "check"],
-                    help="run only this part (repeatable)")
+    ap.add_argument("--only", action="append", choices=["rate", "curve", "warm", "check", "new"],
+                    help="run only this part (repeatable; new: the new-question table of issue 24)")
     args = ap.parse_args(argv)
     CACHE["mode"] = args.cache
     POINT["mode"] = args.point
@@ -235,7 +319,7 @@ def main(argv=None):
     compileall.compile_dir(os.path.join(ROOT, "boundcalc"), quiet=1)
     parts = args.only or ["rate", "curve", "warm", "check"]
     runs = {"rate": 3 if args.quick else 7, "curve": 3 if args.quick else 5, "warm": 5 if args.quick else 21,
-            "check": 1 if args.quick else 3}
+            "check": 1 if args.quick else 3, "new": 3 if args.quick else 5}
     import platform
 
     print(f"boundcalc at {ROOT}; python {platform.python_version()}; {os.cpu_count()} cpus; "
@@ -243,9 +327,9 @@ def main(argv=None):
           f"rate point {args.point}\n",
           flush=True)
     t0 = time.perf_counter()
-    for p in ["rate", "curve", "warm", "check"]:
+    for p in ["rate", "curve", "warm", "check", "new"]:
         if p in parts:
-            {"rate": part_rate, "curve": part_curve, "warm": part_warm, "check": part_check}[p](runs[p])
+            {"rate": part_rate, "curve": part_curve, "warm": part_warm, "check": part_check, "new": part_new}[p](runs[p])
     print(f"total {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.1f}")
 
 
