@@ -192,7 +192,7 @@ def _rate(entry, values) -> RateResult:
     regime = _regime(term_vals)
 
     nonprivate = None
-    info = catalog.resolve_problem(entry.problem)
+    info = catalog.resolve_problem(entry.problem, "none")
     if "none" in info.entries:
         if values["privacy"] == "none":
             best = best_bound("upper", uppers)

@@ -27,6 +27,13 @@ PROBLEM_MODULES = {
     "support": ("support",),
 }
 
+#: problems whose privacy models are registered by different modules: problem -> privacy model -> the modules
+#: that register that model's entry (None: every other model). A request for one model imports only these (a
+#: central-mean request does not import the local-mean module); anything else imports the problem's modules.
+ENTRY_MODULES = {
+    "mean": {"local": ("mean_central", "local_mean"), None: ("mean_central",)},
+}
+
 _ALL_LOADED = False
 
 
@@ -43,12 +50,17 @@ def load_all() -> None:
         _import(sorted({m for mods in PROBLEM_MODULES.values() for m in mods}))
 
 
-def load_for(name) -> bool:
-    """Import the modules of problem ``name``; False when the table does not know it (an alias:
-    the problem modules declare their aliases, so the caller then imports them all)."""
-    mods = PROBLEM_MODULES.get(str(name).strip().lower())
+def load_for(name, privacy=None) -> bool:
+    """Import the modules of problem ``name`` (only those of its entry for ``privacy`` when given and listed in
+    :data:`ENTRY_MODULES`); False when the table does not know it (an alias: the problem modules declare their
+    aliases, so the caller then imports them all)."""
+    key = str(name).strip().lower()
+    mods = PROBLEM_MODULES.get(key)
     if mods is None:
         return False
+    by_privacy = ENTRY_MODULES.get(key)
+    if privacy is not None and by_privacy is not None:
+        mods = by_privacy.get(privacy, by_privacy.get(None))
     _import(mods)
     return True
 

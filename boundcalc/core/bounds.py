@@ -515,8 +515,10 @@ def problems() -> dict[str, ProblemInfo]:
     return registered()
 
 
-def resolve_problem(name) -> ProblemInfo:
-    if _LOAD_FOR is not None and not _LOAD_FOR(name):
+def resolve_problem(name, privacy=None) -> ProblemInfo:
+    """The problem called ``name`` (or an alias), its modules imported: all of them, or, with ``privacy`` (a
+    model's name), at least those registering that model's entry."""
+    if _LOAD_FOR is not None and not _LOAD_FOR(name, privacy):
         _LOAD_ALL()
     info = lookup_problem(name)
     if info is None:
@@ -527,8 +529,14 @@ def resolve_problem(name) -> ProblemInfo:
 def get_entry(problem, privacy) -> Entry:
     from .privacy import get_model
 
-    info = resolve_problem(problem)
+    try:
+        hint = get_model(privacy).name
+    except InputError:  # reported below, after the problem name is checked
+        hint = None
+    info = resolve_problem(problem, hint)
     model = get_model(privacy)
+    if model.name not in info.entries:
+        info = resolve_problem(problem)  # every module of the problem: the message lists every model
     if model.name not in info.entries:
         raise InputError("privacy", f"for --problem {info.name} must be one of "
                          + ", ".join(info.entries), privacy)
