@@ -128,6 +128,7 @@ def test_a_kept_answer_needs_no_problem_module(tmp_path):
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout and "certified upper" in runs[0].stdout
     assert "boundcalc.problems.mean_central" in runs[0].stderr  # the first run computes
+    assert "boundcalc.problems.local_mean" not in runs[0].stderr  # a central-mean request: the central module only
     modules = runs[1].stderr.split("MODULES", 1)[1]
     assert "boundcalc.problems" not in modules, modules
 
