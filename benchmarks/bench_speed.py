@@ -262,6 +262,10 @@ def part_new(runs):
     _row("floor: import numpy, scipy.special, mpmath", [sys.executable, "-c", "import numpy, scipy.special, mpmath"],
          runs)
     _row("floor + import sympy", [sys.executable, "-c", "import sympy, numpy, scipy.special, mpmath"], runs)
+    # ... and every module the first row's rate imports, nothing computed: the rest of that row is computation
+    _row("imports of rate mean approx, no call", [sys.executable, "-c", "import boundcalc.cli, boundcalc.app.api, "
+         "boundcalc.app.catalog, boundcalc.problems.mean_central, boundcalc.core.solver, boundcalc.core.certify, "
+         "boundcalc.render.result, scipy.special, mpmath"], runs)
     print(flush=True)
     rng = random.Random(24)
     print(f"new API: bc.rate at a new n and a new eps, warm process (median of {runs} calls, ms)")
