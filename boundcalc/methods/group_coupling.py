@@ -382,9 +382,26 @@ def _coupling_min_mpmath(n, p, eps, loga, delta):
     the series or tilted form with its stated error margin) return the float value."""
     import mpmath
 
+    n, p, eps, loga, delta = (mpmath.mpf(x) for x in (n, p, eps, loga, delta))
+    key = (mpmath.mp.prec, n._mpf_, p._mpf_, eps._mpf_, loga._mpf_, delta._mpf_)
+    hit = _MP_MEMO.get(key)
+    if hit is None:  # a bound's expression often repeats one call (at d = 1 every cap has the same size)
+        hit = _MP_MEMO[key] = _coupling_min_mp(n, p, eps, loga, delta)
+        while len(_MP_MEMO) > 64:
+            del _MP_MEMO[next(iter(_MP_MEMO))]
+    return hit
+
+
+#: the last values of :func:`_coupling_min_mpmath`, by arguments and working precision
+_MP_MEMO: dict = {}
+
+
+def _coupling_min_mp(n, p, eps, loga, delta):
+    """The body of :func:`_coupling_min_mpmath` (arguments already mpmath numbers)."""
+    import mpmath
+
     from ..core.symbolic import mpmath_float
 
-    n, p, eps, loga, delta = (mpmath.mpf(x) for x in (n, p, eps, loga, delta))
     a = mpmath.exp(loga)
     if p <= 0:
         return min(mpmath.mpf(1), a)
