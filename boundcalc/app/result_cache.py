@@ -83,7 +83,7 @@ def save(key: str, result) -> None:
 
     _remember(key, result)
     try:
-        data = exprcodec.encode(result)
+        data = exprcodec.encode(result, keep=True)  # the bound expressions: written once per process
     except exprcodec.Unencodable:
         return
     if exprcodec.roundtrips(result, data):

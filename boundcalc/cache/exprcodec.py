@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections import OrderedDict
 
 import sympy as sp
 
@@ -53,8 +54,13 @@ _SINGLETON_TYPES = {type(v): k for k, v in _SINGLETONS.items()}
 _ALLOWED_MODULE_PREFIXES = ("sympy.", "boundcalc.")
 
 
-def encode(obj):
-    """The JSON form of a sympy object (or a Python int / float argument). Raises :class:`Unencodable`."""
+def encode(obj, keep: bool = False):
+    """The JSON form of a sympy object (or a Python int / float argument). Raises :class:`Unencodable`.
+
+    ``keep=True`` (for values written again and again, such as whole results that share their bound
+    expressions): each sympy expression with arguments is written once per process, checked to read back
+    identical, and its form reused for the same object afterwards (:data:`KEPT_SIZE`); :func:`roundtrips` then
+    reads that form back as the very object it was checked against."""
     if obj is None:
         return ["n"]
     if isinstance(obj, bool):  # before int: True is an int
@@ -64,18 +70,49 @@ def encode(obj):
     if isinstance(obj, float):
         return ["f", obj.hex()]
     if isinstance(obj, tuple):
-        return ["t", [encode(a) for a in obj]]
+        return ["t", [encode(a, keep) for a in obj]]
     if isinstance(obj, str):
         return ["s", obj]
     if type(obj) is dict and all(isinstance(k, str) for k in obj):
-        return ["d", [[k, encode(v)] for k, v in obj.items()]]
+        return ["d", [[k, encode(v, keep)] for k, v in obj.items()]]
     if type(obj) is list:
-        return ["l", [encode(a) for a in obj]]
+        return ["l", [encode(a, keep) for a in obj]]
     if _is_record(obj):
         return ["R", f"{type(obj).__module__}:{type(obj).__qualname__}",
-                [[f.name, encode(getattr(obj, f.name))] for f in _record_fields(type(obj))]]
+                [[f.name, encode(getattr(obj, f.name), keep)] for f in _record_fields(type(obj))]]
     if not isinstance(obj, sp.Basic):
         raise Unencodable(type(obj).__name__)
+    if not keep or not obj.args:
+        return _encode_tree(obj)
+    kept = _KEPT.get(id(obj))
+    if kept is not None and kept[0] is obj:
+        _KEPT.move_to_end(id(obj))
+        return kept[1]
+    data = _encode_tree(obj)
+    try:
+        ok = identical(decode(data), obj)
+    except Exception:  # noqa: BLE001 - a form that does not read back is returned unkept (roundtrips says no)
+        ok = False
+    if ok:
+        _KEPT[id(obj)] = (obj, data)
+        _READ[id(data)] = (data, obj)
+        while len(_KEPT) > KEPT_SIZE:
+            _, (_, old_data) = _KEPT.popitem(last=False)
+            _READ.pop(id(old_data), None)
+    return data
+
+
+#: how many expressions :func:`encode` keeps with their form (least recently used dropped first)
+KEPT_SIZE = 1024
+#: id(expression) -> (expression, its form), for expressions whose form reads back identical: a result holds the
+#: same bound expressions at every point, so each is written and checked once per process, not once per result
+_KEPT: OrderedDict = OrderedDict()
+#: id(form) -> (form, expression): the same forms, read back as the expression they were checked against
+_READ: dict = {}
+
+
+def _encode_tree(obj):
+    """The form of a sympy object, node by node (see the module docstring)."""
     t = type(obj)
     if t in _SINGLETON_TYPES:
         return ["C", _SINGLETON_TYPES[t]]
@@ -96,7 +133,12 @@ def encode(obj):
     module = t.__module__ or ""
     if not module.startswith(_ALLOWED_MODULE_PREFIXES) or _resolve(module, t.__qualname__) is not t:
         raise Unencodable(f"{module}.{t.__qualname__}")
-    return ["A", f"{module}:{t.__qualname__}", [encode(a) for a in obj.args]]
+    return ["A", f"{module}:{t.__qualname__}", [_encode_arg(a) for a in obj.args]]
+
+
+def _encode_arg(a):
+    """An argument of a sympy node: sympy objects node by node (not kept one by one), other values by :func:`encode`."""
+    return _encode_tree(a) if isinstance(a, sp.Basic) else encode(a)
 
 
 def _record_fields(cls):
@@ -144,6 +186,9 @@ def _resolve(module: str, qualname: str):
 
 def decode(data):
     """The sympy object (or Python number) written by :func:`encode`, rebuilt without evaluation."""
+    kept = _READ.get(id(data))
+    if kept is not None and kept[0] is data:
+        return kept[1]
     tag = data[0]
     if tag == "A":
         module, qualname = data[1].split(":")
@@ -191,6 +236,8 @@ def identical(a, b) -> bool:
     ``==``, which for example equates a Float and the Integer of the same value in some versions)."""
     if type(a) is not type(b):
         return False
+    if a is b and isinstance(a, sp.Basic):  # one immutable object: the same tree
+        return True
     if isinstance(a, float):
         return a.hex() == b.hex()
     if isinstance(a, (tuple, list)):

@@ -124,7 +124,10 @@ def verify(bound, values: dict, free: dict, float_value: float) -> Verification:
     except (KeyError, TypeError, ValueError):
         return Verification(float_value, False, {"method": "none"},
                             "not certified: its parameters could not be evaluated in high precision")
-    parts = float64_parts(bound.expr)
+    parts = bound.__dict__.get("_float64_parts")
+    if parts is None:  # the expression never changes: its float64 parts are listed once
+        parts = bound.__dict__["_float64_parts"] = float64_parts(bound.expr)
+    parts = list(parts)
     info = {"method": "mpmath", "digits": HP_DIGITS, "confirmed_digits": CONFIRM_DIGITS,
             "float64_value": float_value}
     if parts:

@@ -9,7 +9,6 @@ tighter, never invalid; its accuracy only affects how tight the bound is.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -46,6 +45,15 @@ def _axis(lo, hi, fp, npts):
     return np.linspace(lo, hi, npts)
 
 
+def _product(axes) -> np.ndarray:
+    """The points of the grid ``axes[0] x axes[1] x ...`` as rows, in the order of ``itertools.product``
+    (the last axis varying fastest)."""
+    if len(axes) == 1:
+        return np.asarray(axes[0], dtype=float).reshape(-1, 1)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([np.asarray(m, dtype=float).ravel() for m in mesh], axis=1)
+
+
 def optimise(bound: Bound, values: dict) -> Solution:
     """Best value of ``bound`` over its free parameters at the (scalar) parameter ``values``."""
     sign = 1.0 if bound.side == "lower" else -1.0  # maximise sign * value
@@ -73,7 +81,7 @@ def optimise(bound: Bound, values: dict) -> Solution:
         return Solution(math.nan, {})
     best_pt, best_sc = None, -np.inf
     for _ in range(ZOOMS + 1):
-        grid = np.array(list(itertools.product(*axes)), dtype=float)
+        grid = _product(axes)
         sc = score(grid)
         i = int(np.argmax(sc))
         if sc[i] > best_sc:

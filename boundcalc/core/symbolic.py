@@ -496,7 +496,8 @@ def mpmath_lambdify(args, expr):
         if isinstance(source, str):
             fn = _compile_generated(source, _mpmath_namespace(expr))
     if fn is None:
-        fn = sp.lambdify(args, expr, modules=[MPMATH_IMPL, "mpmath"])
+        # repeated subexpressions computed once: the same mpmath operations at the same precision, the same value
+        fn = _with_shared_subexpressions(sp.lambdify(args, expr, modules=[MPMATH_IMPL, "mpmath"]))
         if text is not None:
             source = _reusable_source(fn, _mpmath_namespace(expr))
             if source is not None:

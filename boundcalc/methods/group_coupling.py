@@ -248,13 +248,55 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
     betaincc for the lower), never at a rounded 1 - p: at n = 1e9 a rounded 1 - p moves P(H <= j) by a
     relative 1e-8, which the factor δ' = 1e5 turned into a 0.2% error at ε = 1e-6, δ = 0.1.
     """
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (n, p, eps, loga, delta)))
+    cols = [np.asarray(x, float) for x in (n, p, eps, loga, delta)]
+    out = _coupling_min_unique(shape, cols)
+    return np.clip(out, 0.0, 1.0).reshape(shape) if shape else float(np.clip(out, 0.0, 1.0)[0])
+
+
+#: the last few distinct argument sets of :func:`_coupling_min_numpy` and their values (one bound's expression
+#: often calls CouplingMin several times on the same arguments, e.g. at d = 1 every cap has the same size)
+_ROWS_MEMO: dict = {}
+_ROWS_MEMO_SIZE = 16
+
+
+def _coupling_min_unique(shape, cols):
+    """:func:`_coupling_rows` at every point of the broadcast ``cols``, computed once per distinct point.
+
+    Every value of :func:`_coupling_rows` at a point depends on that point's arguments and, through the
+    pairwise order of the sums of :func:`_gap_direct`, on the longest window of the batch; both are the same
+    for the distinct points as for all the points, so the values are the ones the full batch gives, bit for
+    bit (``tests/test_group_coupling.py`` compares them)."""
+    size = int(np.prod(shape)) if shape else 1
+    varying = [j for j, c in enumerate(cols) if c.size > 1]
+    flat = [np.array(np.broadcast_to(c, shape)).ravel() for c in cols]
+    if size > 1 and varying:
+        rows = np.ascontiguousarray(np.stack([flat[j] for j in varying], axis=1))
+        keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        if len(first) == size:
+            first = inverse = None
+    else:
+        first = inverse = None
+    args = flat if first is None else [x[first] for x in flat]
+    key = b"".join(x.tobytes() for x in args)
+    hit = _ROWS_MEMO.get(key)
+    if hit is None:
+        hit = _coupling_rows(*args)
+        hit.setflags(write=False)
+        _ROWS_MEMO[key] = hit
+        while len(_ROWS_MEMO) > _ROWS_MEMO_SIZE:
+            del _ROWS_MEMO[next(iter(_ROWS_MEMO))]
+    return hit.copy() if inverse is None else hit[inverse]
+
+
+def _coupling_rows(n, p, eps, loga, delta):
+    """The body of :func:`_coupling_min_numpy` on 1-D arrays of equal length (not clipped to [0, 1])."""
     from scipy import special
 
     from ..core.symbolic import _binom_sf
 
-    shape = np.broadcast_shapes(*(np.shape(x) for x in (n, p, eps, loga, delta)))
-    n, p, eps, loga, delta = (np.array(np.broadcast_to(np.asarray(x, float), shape)).ravel()
-                              for x in (n, p, eps, loga, delta))
     with np.errstate(all="ignore"):
         em1 = np.expm1(eps)
         dp = delta / em1
@@ -271,13 +313,24 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
         if direct.any():
             d = direct
             g, hit = _gap_direct(n[d], p[d], eps[d], loga[d], delta[d], lo[d], hi[d])
-            below = np.where(lo[d] >= 1, special.betaincc(np.maximum(lo[d], 1.0), n[d] - lo[d] + 1, p[d]), 0.0)
-            above = np.where(hi[d] >= n[d], 0.0, _binom_sf(np.maximum(hi[d], lo[d] - 1), n[d], p[d]))
+            nd, pd, lod, hid = n[d], p[d], lo[d], hi[d]
+            below = np.zeros(nd.shape)  # P(H < lo), computed only where lo >= 1
+            b = lod >= 1
+            if b.any():
+                below[b] = special.betaincc(lod[b], nd[b] - lod[b] + 1, pd[b])
+            above = np.zeros(nd.shape)  # P(H > max(hi, lo - 1)), computed only where hi < n
+            b = hid < nd
+            if b.any():
+                above[b] = _binom_sf(np.maximum(hid[b], lod[b] - 1), nd[b], pd[b])
             out[d] = np.minimum(np.nextafter(1.0 - g, 2.0), (hit + (below + above) * (1 + TAIL_REL_ERR)) * (1 + 1e-15))
-        inside = (j >= 0) & (j < n)
-        jj = np.where(inside, j, 0.0)
-        sf = np.where(j < 0, 1.0, np.where(j >= n, 0.0, special.betainc(jj + 1, n - jj, p)))  # P(H > j)
-        cdf = np.where(j < 0, 0.0, np.where(j >= n, 1.0, special.betaincc(jj + 1, n - jj, p)))  # P(H <= j)
+        # P(H > j) and P(H <= j), needed by the series and tilted forms only (computed only there)
+        sf = np.where(j < 0, 1.0, 0.0)
+        cdf = np.where(j < 0, 0.0, 1.0)
+        b = ~direct & ~(j < 0) & ~(j >= n)  # (a j that is not a number counts as 0)
+        if b.any():
+            jb, nb, pb = np.where((j[b] >= 0) & (j[b] < n[b]), j[b], 0.0), n[b], p[b]
+            sf[b] = special.betainc(jb + 1, nb - jb, pb)
+            cdf[b] = special.betaincc(jb + 1, nb - jb, pb)
         a = np.exp(loga)
         if series.any():
             s = series
@@ -314,7 +367,7 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
             margin = TAIL_REL_ERR * (sf[t] + up + dcdf)
             mid = np.where(bad, cdf[t], np.clip(mid + margin, 0.0, cdf[t] * (1 + TAIL_REL_ERR)))
             out[t] = (sf[t] + mid) * (1 + 1e-15)
-    return np.clip(out, 0.0, 1.0).reshape(shape) if shape else float(np.clip(out, 0.0, 1.0)[0])
+    return out
 
 
 #: window half-width (standard deviations and counts) and longest window of the mpmath evaluation
@@ -329,9 +382,26 @@ def _coupling_min_mpmath(n, p, eps, loga, delta):
     the series or tilted form with its stated error margin) return the float value."""
     import mpmath
 
+    n, p, eps, loga, delta = (mpmath.mpf(x) for x in (n, p, eps, loga, delta))
+    key = (mpmath.mp.prec, n._mpf_, p._mpf_, eps._mpf_, loga._mpf_, delta._mpf_)
+    hit = _MP_MEMO.get(key)
+    if hit is None:  # a bound's expression often repeats one call (at d = 1 every cap has the same size)
+        hit = _MP_MEMO[key] = _coupling_min_mp(n, p, eps, loga, delta)
+        while len(_MP_MEMO) > 64:
+            del _MP_MEMO[next(iter(_MP_MEMO))]
+    return hit
+
+
+#: the last values of :func:`_coupling_min_mpmath`, by arguments and working precision
+_MP_MEMO: dict = {}
+
+
+def _coupling_min_mp(n, p, eps, loga, delta):
+    """The body of :func:`_coupling_min_mpmath` (arguments already mpmath numbers)."""
+    import mpmath
+
     from ..core.symbolic import mpmath_float
 
-    n, p, eps, loga, delta = (mpmath.mpf(x) for x in (n, p, eps, loga, delta))
     a = mpmath.exp(loga)
     if p <= 0:
         return min(mpmath.mpf(1), a)
