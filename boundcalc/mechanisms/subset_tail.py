@@ -168,6 +168,25 @@ def _lower_parts(n: int, pi, c):
             ROUND_SLACK * (c * c * p0 + np.abs(2 * c - 1) * m1 + m2))
 
 
+def _upper_first(n: int, pi, c):
+    """(E(N - c)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_upper_parts` (the same
+    floats) without the tail the second moment needs."""
+    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    k = np.floor(c)
+    p0 = _sf(k, n, pi)
+    m1 = n * pi * _sf(k - 1, n - 1, pi)
+    return m1 - c * p0, ROUND_SLACK * (m1 + np.abs(c) * p0)
+
+
+def _lower_first(n: int, pi, c):
+    """(E(c - N)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_lower_parts`."""
+    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    k = np.ceil(c) - 1
+    p0 = _cdf(k, n, pi)
+    m1 = n * pi * _cdf(k - 1, n - 1, pi)
+    return c * p0 - m1, ROUND_SLACK * (np.abs(c) * p0 + m1)
+
+
 def upper_moments(n: int, pi, c):
     """Upper bounds on (E(N - c)₊, E(N - c)₊²) for N ~ Bin(n, π) (arrays broadcast)."""
     e1, s1, e2, s2 = _upper_parts(n, pi, c)
@@ -176,21 +195,23 @@ def upper_moments(n: int, pi, c):
 
 def upper_first_moment_low(n: int, pi, c):
     """A lower bound on E(N - c)₊ (N ~ Bin(n, π))."""
-    e1, s1, _, _ = _upper_parts(n, pi, c)
+    e1, s1 = _upper_first(n, pi, c)
     return np.maximum(e1 - s1, 0.0)
 
 
 def lower_first_moment_low(n: int, pi, c):
     """A lower bound on E(c - N)₊ (N ~ Bin(n, π))."""
-    e1, s1, _, _ = _lower_parts(n, pi, c)
+    e1, s1 = _lower_first(n, pi, c)
     return np.maximum(e1 - s1, 0.0)
 
 
-def log_mgf_hinge(n: int, pi, c, a):
-    """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0."""
+def log_mgf_hinge(n: int, pi, c, a, lo=None):
+    """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0. ``lo`` = log P(N <= ⌊c⌋) if already
+    known (it does not depend on a)."""
     pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
     k = np.floor(c)
-    lo = _logcdf(k, n, pi)
+    if lo is None:
+        lo = _logcdf(k, n, pi)
     em = math.exp(-a)
     base = np.log1p(-pi * (-math.expm1(-a)))  # log(1 - π + π e^{-a})
     tilt = pi * em / (1 - pi + pi * em)
@@ -213,36 +234,53 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     h(x) itself. κ (unless given) minimises the maximum over the initial grid points; then cells whose bound
     exceeds the largest point value by more than ``tol`` times max(``scale``, |that value|) are split (adaptive
     refinement, at most :data:`MAX_CELLS` cells). The returned value
-    is d times the maximum of the cell bounds over cells covering [0, 1]: a certified bound."""
+    is d times the maximum of the cell bounds over cells covering [0, 1]: a certified bound.
+
+    ``cell_fn`` must be elementwise (a cell's bound depends only on its own endpoints): each cell is evaluated
+    once, when it is made, and the points and cells of a round go to ``cell_fn`` in one call."""
     pts = initial_points(d)
-    pa, pb = cell_fn(pts, pts)
-    pv = np.maximum(pa, pb)
+    xa, xb = pts[:-1], pts[1:]
+    m = pts.size
+    ga, gb = cell_fn(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
         kappa = _argmin_kappa(pv, pts - 1.0 / d)
     lin = lambda x: kappa * (x - 1.0 / d)
     point_best = float(np.max(pv - lin(pts)))
-    xa, xb = pts[:-1], pts[1:]
-    for _ in range(REFINE_ROUNDS + 1):
-        ga, gb = cell_fn(xa, xb)
-        ub = np.maximum(ga - lin(xa), gb - lin(xb))
+    ub = np.maximum(ga[m:] - lin(xa), gb[m:] - lin(xb))
+    frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
+    for rnd in range(REFINE_ROUNDS + 1):
         top = float(np.max(ub))
         bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
         room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
-        if not bad.any() or room <= 0:
+        if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
             break
         if bad.sum() > room:  # over budget: split only the worst cells
             bad = np.zeros_like(bad)
             bad[np.argsort(ub)[-room:]] = True
         # split the bad cells; their new interior points are also point evaluations
         ba, bb = xa[bad], xb[bad]
-        frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
         sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
         inner = sub[:, 1:-1].ravel()
-        ia, ib = cell_fn(inner, inner)
-        point_best = max(point_best, float(np.max(np.maximum(ia, ib) - lin(inner))))
-        xa = np.concatenate([xa[~bad], sub[:, :-1].ravel()])
-        xb = np.concatenate([xb[~bad], sub[:, 1:].ravel()])
+        na, nb = sub[:, :-1].ravel(), sub[:, 1:].ravel()
+        m = inner.size
+        ga, gb = cell_fn(np.concatenate([inner, na]), np.concatenate([inner, nb]))
+        point_best = max(point_best, float(np.max(np.maximum(ga[:m], gb[:m]) - lin(inner))))
+        xa = np.concatenate([xa[~bad], na])
+        xb = np.concatenate([xb[~bad], nb])
+        ub = np.concatenate([ub[~bad], np.maximum(ga[m:] - lin(na), gb[m:] - lin(nb))])
     return d * top, kappa
+
+
+def _memo(store: dict, x, fn):
+    """The values of the elementwise function ``fn`` (array -> tuple of arrays) at the points ``x``, each point
+    computed once per ``store`` (a dict: float x -> tuple of values): the same floats as ``fn(x)``."""
+    keys = x.tolist()
+    miss = [k for k in dict.fromkeys(keys) if k not in store]
+    if miss:
+        cols = [np.broadcast_to(c, (len(miss),)).tolist() for c in fn(np.array(miss))]
+        store.update(zip(miss, zip(*cols)))
+    return tuple(np.array(c) for c in zip(*[store[k] for k in keys]))
 
 
 def _argmin_kappa(u, v):
@@ -278,6 +316,7 @@ class _Setup:
         self.n, self.d, self.s = n, d, s
         self.ps, self.qs, self.D = subset_constants(eps, d, s)
         self.sigma = math.sqrt(self.qs * (1 - self.qs) / n) / self.D  # noise level of one coordinate at x = 0
+        self.memo = {}  # parts of cell bounds that do not depend on the route's parameter, by point x
 
     def pi(self, x):
         return self.qs + self.D * x
@@ -288,13 +327,21 @@ def max_route(st: _Setup, t: float) -> float:
 
     Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
     smaller) and ``E(nq* - N)₊ >= E_{π_b}(nq* - N)₊`` (a nonincreasing function of N); the part
-    ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x."""
+    ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
+    on t: it is computed once per x_b for all t."""
     n, D = st.n, st.D
+    store = st.memo.setdefault("max-lower", {})
+
+    def lower(xb):
+        pb = st.pi(xb)
+        e1, s1 = _lower_first(n, pb, np.full_like(pb, n * st.qs))
+        return (np.maximum(e1 - s1, 0.0) / (n * D),)
 
     def cell(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
-        A = upper_moments(n, pb, n * (pa + D * t))[0] / (n * D)
-        B = lower_first_moment_low(n, pb, np.full_like(pb, n * st.qs)) / (n * D)
+        e1, s1 = _upper_first(n, pb, n * (pa + D * t))
+        A = np.maximum(e1 + s1, 0.0) / (n * D)
+        B = _memo(store, xb, lower)[0]
         return A - xa * B, A - xb * B
 
     return t + certified_sup(cell, st.d, scale=t / st.d)[0]
@@ -306,25 +353,33 @@ def threshold_main(st: _Setup, mu: float, loss: str) -> float:
     ℓ2²: with v = (y - μ)₊ and x >= 0, ``E(v - x)² = E(y - μ - x)₊² + E(x - v)₊²``; the first part is a
     nondecreasing function of N and nonincreasing in x (law π_b, threshold at x_a), the second
     ``E(x - v)₊² = E(x + μ - y)₊² - E(μ - y)₊² - 2x E(μ - y)₊`` (since ``(x - v)₊ = min(x, (x + μ - y)₊)``) is
-    nonincreasing in N and nondecreasing in x (law π_a, x = x_b).
+    nonincreasing in N and nondecreasing in x (law π_a, x = x_b); the moments of (μ - y)₊ depend on x_a only
+    (computed once per point).
     ℓ1: the monotone bound ``2E_{π_b}(N - nπ_a - nDμ)₊/(nD)``, or, where smaller, Jensen's
     ``2E(w - μ)₊ <= E|w| <= sqrt(π(1-π)/n)/D``, a concave function of x, below its tangent at x_a."""
     n, D = st.n, st.D
     nD = n * D
+    store = st.memo.setdefault(("threshold-lower", mu), {})
+
+    def at_mu(xa):
+        pa = st.pi(xa)
+        g1, t1, g2, t2 = _lower_parts(n, pa, np.full_like(pa, n * (st.qs + D * mu)))
+        return g1 - t1, g2 - t2
 
     def cell_l2(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
         e1, s1, e2, s2 = _upper_parts(n, pb, n * (st.qs + D * (mu + xa)))
         upper = np.maximum(e2 + s2, 0.0) / nD ** 2
         f1, r1, f2, r2 = _lower_parts(n, pa, n * (st.qs + D * (mu + xb)))
-        g1, t1, g2, t2 = _lower_parts(n, pa, np.full_like(pa, n * (st.qs + D * mu)))
-        lower = ((f2 + r2) - (g2 - t2)) / nD ** 2 - 2 * xb * (g1 - t1) / nD
+        h1, h2 = _memo(store, xa, at_mu)
+        lower = ((f2 + r2) - h2) / nD ** 2 - 2 * xb * h1 / nD
         alpha = upper + np.maximum(lower, 0.0)
         return alpha, alpha
 
     def cell_l1(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
-        alpha = 2 * upper_moments(n, pb, n * (pa + D * mu))[0] / nD
+        e1, s1 = _upper_first(n, pb, n * (pa + D * mu))
+        alpha = 2 * np.maximum(e1 + s1, 0.0) / nD
         sd = np.sqrt(pa * (1 - pa) / n) / D * (1 + ROUND_SLACK)
         slope = (1 - 2 * pa) / (2 * np.sqrt(n * pa * (1 - pa)))  # d/dx sqrt(π(1-π)/n)/D at x_a
         tan_b = sd + slope * (xb - xa)
@@ -335,11 +390,25 @@ def threshold_main(st: _Setup, mu: float, loss: str) -> float:
 
 
 def log_bad_event(st: _Setup, mu: float, lam: float) -> float:
-    """λ + d · majorant of L_λ at 1/d: a bound on log P(τ < μ) (L_λ nonincreasing: its value at x_a)."""
+    """λ + d · majorant of L_λ at 1/d: a bound on log P(τ < μ) (L_λ nonincreasing: its value at x_a). A cell's
+    bound is the value at its left end, a point already evaluated; log P(N <= ⌊c⌋) does not depend on λ and is
+    computed once per point for all λ."""
     n, D = st.n, st.D
+    c = n * (st.qs + D * mu)
+    a = lam / (n * D)
+    lo_store = st.memo.setdefault(("bad-lower", mu), {})
+    values = {}
+
+    def lower(x):
+        pi = st.pi(x)
+        return (_logcdf(np.floor(np.full_like(pi, c)), n, pi),)
+
+    def value(x):
+        pi = st.pi(x)
+        return (log_mgf_hinge(n, pi, np.full_like(pi, c), a, lo=_memo(lo_store, x, lower)[0]),)
 
     def cell(xa, xb):
-        L = log_mgf_hinge(n, st.pi(xa), np.full_like(xa, n * (st.qs + D * mu)), lam / (n * D))
+        L = _memo(values, xa, value)[0]
         return L, L
 
     return lam + certified_sup(cell, st.d, tol=0.05)[0]
