@@ -97,11 +97,14 @@ def subset_constants(eps: float, d: int, s: int):
     return ps, qs, ps - qs
 
 
+@lru_cache(maxsize=256)
 def initial_points(d: int):
-    """Grid points 0 = x_0 < ... < x_m = 1 of the initial cells."""
+    """Grid points 0 = x_0 < ... < x_m = 1 of the initial cells (a read-only array)."""
     split = min(X_SPLIT / d, 0.5)
     m = max(int(math.ceil(math.log(1.0 / split) / math.log(GEOM_RATIO))), 1)
-    return np.concatenate([np.linspace(0.0, split, N_UNIFORM + 1), np.geomspace(split, 1.0, m + 1)[1:]])
+    pts = np.concatenate([np.linspace(0.0, split, N_UNIFORM + 1), np.geomspace(split, 1.0, m + 1)[1:]])
+    pts.flags.writeable = False
+    return pts
 
 
 try:  # the boost binomial tails behind scipy.stats.binom, without its per-call argument handling (~6x faster)
@@ -272,15 +275,26 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     return d * top, kappa
 
 
-def _memo(store: dict, x, fn):
-    """The values of the elementwise function ``fn`` (array -> tuple of arrays) at the points ``x``, each point
-    computed once per ``store`` (a dict: float x -> tuple of values): the same floats as ``fn(x)``."""
-    keys = x.tolist()
-    miss = [k for k in dict.fromkeys(keys) if k not in store]
-    if miss:
-        cols = [np.broadcast_to(c, (len(miss),)).tolist() for c in fn(np.array(miss))]
-        store.update(zip(miss, zip(*cols)))
-    return tuple(np.array(c) for c in zip(*[store[k] for k in keys]))
+class _PointMemo:
+    """The values of an elementwise function ``fn`` (array -> tuple of arrays) at points x, each point computed
+    once: the same floats as ``fn(x)`` (a value does not depend on the other points it is computed with)."""
+
+    def __init__(self, fn):
+        self.fn, self.x, self.v = fn, np.empty(0), None
+
+    def __call__(self, x):
+        u, inv = np.unique(x, return_inverse=True)
+        i = np.minimum(np.searchsorted(self.x, u), max(self.x.size - 1, 0))
+        hit = self.x[i] == u if self.x.size else np.zeros(u.size, bool)
+        if not hit.all():
+            new = u[~hit]
+            vals = np.array([np.broadcast_to(c, new.shape) for c in self.fn(new)])
+            allx = np.concatenate([self.x, new])
+            order = np.argsort(allx, kind="stable")
+            self.x = allx[order]
+            self.v = (vals if self.v is None else np.concatenate([self.v, vals], axis=1))[:, order]
+            i = np.searchsorted(self.x, u)
+        return self.v[:, i[inv.ravel()]]
 
 
 def _argmin_kappa(u, v):
@@ -330,18 +344,18 @@ def max_route(st: _Setup, t: float) -> float:
     ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
     on t: it is computed once per x_b for all t."""
     n, D = st.n, st.D
-    store = st.memo.setdefault("max-lower", {})
-
     def lower(xb):
         pb = st.pi(xb)
         e1, s1 = _lower_first(n, pb, np.full_like(pb, n * st.qs))
         return (np.maximum(e1 - s1, 0.0) / (n * D),)
 
+    memo = st.memo.get("max-lower") or st.memo.setdefault("max-lower", _PointMemo(lower))
+
     def cell(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
         e1, s1 = _upper_first(n, pb, n * (pa + D * t))
         A = np.maximum(e1 + s1, 0.0) / (n * D)
-        B = _memo(store, xb, lower)[0]
+        B = memo(xb)[0]
         return A - xa * B, A - xb * B
 
     return t + certified_sup(cell, st.d, scale=t / st.d)[0]
@@ -359,19 +373,19 @@ def threshold_main(st: _Setup, mu: float, loss: str) -> float:
     ``2E(w - μ)₊ <= E|w| <= sqrt(π(1-π)/n)/D``, a concave function of x, below its tangent at x_a."""
     n, D = st.n, st.D
     nD = n * D
-    store = st.memo.setdefault(("threshold-lower", mu), {})
-
     def at_mu(xa):
         pa = st.pi(xa)
         g1, t1, g2, t2 = _lower_parts(n, pa, np.full_like(pa, n * (st.qs + D * mu)))
         return g1 - t1, g2 - t2
+
+    memo = st.memo.get(("threshold-lower", mu)) or st.memo.setdefault(("threshold-lower", mu), _PointMemo(at_mu))
 
     def cell_l2(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
         e1, s1, e2, s2 = _upper_parts(n, pb, n * (st.qs + D * (mu + xa)))
         upper = np.maximum(e2 + s2, 0.0) / nD ** 2
         f1, r1, f2, r2 = _lower_parts(n, pa, n * (st.qs + D * (mu + xb)))
-        h1, h2 = _memo(store, xa, at_mu)
+        h1, h2 = memo(xa)
         lower = ((f2 + r2) - h2) / nD ** 2 - 2 * xb * h1 / nD
         alpha = upper + np.maximum(lower, 0.0)
         return alpha, alpha
@@ -396,19 +410,20 @@ def log_bad_event(st: _Setup, mu: float, lam: float) -> float:
     n, D = st.n, st.D
     c = n * (st.qs + D * mu)
     a = lam / (n * D)
-    lo_store = st.memo.setdefault(("bad-lower", mu), {})
-    values = {}
 
     def lower(x):
         pi = st.pi(x)
         return (_logcdf(np.floor(np.full_like(pi, c)), n, pi),)
 
+    lo_memo = st.memo.get(("bad-lower", mu)) or st.memo.setdefault(("bad-lower", mu), _PointMemo(lower))
+
     def value(x):
         pi = st.pi(x)
-        return (log_mgf_hinge(n, pi, np.full_like(pi, c), a, lo=_memo(lo_store, x, lower)[0]),)
+        return (log_mgf_hinge(n, pi, np.full_like(pi, c), a, lo=lo_memo(x)[0]),)
 
     def cell(xa, xb):
-        L = _memo(values, xa, value)[0]
+        u, inv = np.unique(xa, return_inverse=True)  # a cell's bound is its left end's value
+        L = value(u)[0][inv.ravel()]
         return L, L
 
     return lam + certified_sup(cell, st.d, tol=0.05)[0]
