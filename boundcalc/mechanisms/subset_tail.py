@@ -275,6 +275,44 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     return d * top, kappa
 
 
+#: relative margin below the first-round point value (:func:`point_lower`) for float rounding in the
+#: monotonicity it relies on
+LOWER_MARGIN = 1e-9
+
+
+def point_lower(cell_fn, d: int) -> float:
+    """A value below :func:`certified_sup`'s (its first step only: the initial points, at the κ it would choose).
+
+    Every initial point is an end of a final cell and a cell's bound dominates its ends' values, so the returned
+    ``d · max_i (h(x_i) - κ(x_i - 1/d))`` (widened by :data:`LOWER_MARGIN`) is at most the certified value. It
+    costs one evaluation per initial point; it serves to skip parameters that cannot win a search (whatever the
+    searches choose, every value reported is a full certified supremum)."""
+    pts = initial_points(d)
+    ga, gb = cell_fn(pts, pts)
+    pv = np.maximum(ga, gb)
+    kappa = _argmin_kappa(pv, pts - 1.0 / d)
+    v = d * float(np.max(pv - kappa * (pts - 1.0 / d)))
+    return v - LOWER_MARGIN * abs(v)
+
+
+def _lazy_argmin(lows, exact) -> int:
+    """``np.argmin([exact(i) for i in ...])`` (the first index of the minimum), calling ``exact(i)`` only where
+    the lower bracket ``lows[i] < exact(i)`` leaves index i a chance."""
+    order = sorted(range(len(lows)), key=lambda i: (lows[i], i))
+    best = None
+    for i in order:
+        if best is not None:
+            bv = exact(best)
+            if lows[i] > bv or (lows[i] >= bv and i > best):
+                continue
+        v = exact(i)
+        if math.isnan(v):  # np.argmin's answer with a NaN: its first index
+            return int(np.argmin([exact(j) for j in range(len(lows))]))
+        if best is None or v < exact(best) or (v == exact(best) and i < best):
+            best = i
+    return best
+
+
 class _PointMemo:
     """The values of an elementwise function ``fn`` (array -> tuple of arrays) at points x, each point computed
     once: the same floats as ``fn(x)`` (a value does not depend on the other points it is computed with)."""
@@ -336,7 +374,7 @@ class _Setup:
         return self.qs + self.D * x
 
 
-def max_route(st: _Setup, t: float) -> float:
+def max_route(st: _Setup, t: float, lower: bool = False) -> float:
     """t + d · (least concave majorant of g_t at 1/d), certified (see the module docstring).
 
     Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
@@ -344,12 +382,12 @@ def max_route(st: _Setup, t: float) -> float:
     ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
     on t: it is computed once per x_b for all t."""
     n, D = st.n, st.D
-    def lower(xb):
+    def lower_part(xb):
         pb = st.pi(xb)
         e1, s1 = _lower_first(n, pb, np.full_like(pb, n * st.qs))
         return (np.maximum(e1 - s1, 0.0) / (n * D),)
 
-    memo = st.memo.get("max-lower") or st.memo.setdefault("max-lower", _PointMemo(lower))
+    memo = st.memo.get("max-lower") or st.memo.setdefault("max-lower", _PointMemo(lower_part))
 
     def cell(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
@@ -358,10 +396,12 @@ def max_route(st: _Setup, t: float) -> float:
         B = memo(xb)[0]
         return A - xa * B, A - xb * B
 
+    if lower:  # a value below the certified one (search pruning)
+        return t + point_lower(cell, st.d)
     return t + certified_sup(cell, st.d, scale=t / st.d)[0]
 
 
-def threshold_main(st: _Setup, mu: float, loss: str) -> float:
+def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False) -> float:
     """d · majorant of E((y - μ)₊ - x)² (ℓ2²) or of 2E(w - μ)₊ (ℓ1), certified cell by cell.
 
     ℓ2²: with v = (y - μ)₊ and x >= 0, ``E(v - x)² = E(y - μ - x)₊² + E(x - v)₊²``; the first part is a
@@ -400,7 +440,8 @@ def threshold_main(st: _Setup, mu: float, loss: str) -> float:
         use_tan = np.maximum(sd, tan_b) < alpha
         return np.where(use_tan, sd, alpha), np.where(use_tan, tan_b, alpha)
 
-    return certified_sup(cell_l2 if loss == "l2sq" else cell_l1, st.d)[0]
+    fn = cell_l2 if loss == "l2sq" else cell_l1
+    return point_lower(fn, st.d) if lower else certified_sup(fn, st.d)[0]
 
 
 def log_bad_event(st: _Setup, mu: float, lam: float) -> float:
@@ -459,36 +500,65 @@ def bad_event(st: _Setup, mu: float, target: float = 0.0) -> float:
     return math.exp(best)
 
 
-def _golden(fun, lo, hi, iters=14):
-    """Approximate minimiser of fun on [lo, hi] (any result is only a choice of a free parameter)."""
+def _golden(fun, lo, hi, iters=14, lower=None):
+    """Approximate minimiser of fun on [lo, hi] (any result is only a choice of a free parameter).
+
+    ``lower(x)`` (optional) is a cheap value below ``fun(x)``: a new point whose lower value exceeds the exact
+    value of the point it is compared with loses that comparison and cannot be the minimum, so ``fun`` is not
+    called there (the same choices and the same result as without it)."""
     g = (math.sqrt(5) - 1) / 2
     a, b = lo, hi
+
+    def new(x, other):  # fun(x), or inf where x certainly loses against the exact value ``other``
+        return math.inf if lower is not None and lower(x) > other else fun(x)
+
     c, e = b - g * (b - a), a + g * (b - a)
-    fc, fe = fun(c), fun(e)
+    if lower is None:
+        fc, fe = fun(c), fun(e)
+    else:
+        lc, le = lower(c), lower(e)
+        if le < lc:  # the more promising point exactly first
+            fe = fun(e)
+            fc = math.inf if lc > fe else fun(c)
+        else:
+            fc = fun(c)
+            fe = math.inf if le > fc else fun(e)
     best = min((fc, c), (fe, e))
     for _ in range(iters):
         if fc < fe:
             b, e, fe = e, c, fc
             c = b - g * (b - a)
-            fc = fun(c)
+            fc = new(c, fe)
         else:
             a, c, fc = c, e, fe
             e = a + g * (b - a)
-            fe = fun(e)
+            fe = new(e, fc)
         best = min(best, (fc, c), (fe, e))
     return best
 
 
-def threshold_route(st: _Setup, loss: str):
+def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
     """(bound, μ): min over μ of main(μ) + 2 P(τ < μ). main is evaluated on a grid of μ; the event's
     probability only for μ up to the minimiser of main, from the largest down, stopping once it is
-    negligible (the probability can only shrink as μ decreases)."""
+    negligible (the probability can only shrink as μ decreases).
+
+    main is computed in full only where its lower value (:func:`point_lower`) leaves it a part in these choices;
+    None when every lower value exceeds ``cutoff`` (then so does the bound)."""
     grid = [st.sigma * f for f in np.linspace(0.0, 4.0, 9)]
-    mains = [threshold_main(st, m, loss) for m in grid]
-    i_min = int(np.argmin(mains))
-    best = (mains[0], 0.0)  # μ = 0: no event
+    lows = [threshold_main(st, m, loss, lower=True) for m in grid]
+    if min(lows) > cutoff:  # the bound is at least min_i main(μ_i)
+        return None
+    mains = {}
+
+    def main(i):
+        if i not in mains:
+            mains[i] = threshold_main(st, grid[i], loss)
+        return mains[i]
+
+    i_min = _lazy_argmin(lows, main)
+    best = (main(0), 0.0)  # μ = 0: no event
     for i in range(i_min, 0, -1):
-        if mains[i] >= best[0]:
+        if lows[i] >= best[0] or main(i) >= best[0]:
             continue
         p = bad_event(st, grid[i], target=1e-3 * mains[i])
         tot = mains[i] + 2 * p
@@ -498,13 +568,24 @@ def threshold_route(st: _Setup, loss: str):
     return best
 
 
-def max_route_best(st: _Setup):
+def max_route_best(st: _Setup, cutoff: float = math.inf):
+    """(bound, t): the max route at t on a grid, then a golden-section search around the grid's best. Full
+    certified values only where the lower value (:func:`point_lower`) leaves t a part in the choice; None
+    when it shows that the bound exceeds ``cutoff``."""
     tot = lambda t: max_route(st, t)
+    low = lambda t: max_route(st, t, lower=True)
     grid = [st.sigma * f for f in (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)]
-    vals = [tot(t) for t in grid]
-    i = int(np.argmin(vals))
+    lows = [low(t) for t in grid]
+    vals = {}
+
+    def val(i):
+        if i not in vals:
+            vals[i] = tot(grid[i])
+        return vals[i]
+
+    i = _lazy_argmin(lows, val)
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    v, t = _golden(tot, lo, hi, iters=8)
+    v, t = _golden(tot, lo, hi, iters=8, lower=low)
     return min((v, t), (vals[i], grid[i]))
 
 
