@@ -295,6 +295,22 @@ def point_lower(cell_fn, d: int) -> float:
     return v - LOWER_MARGIN * abs(v)
 
 
+def _hull_at_zero(u, v) -> float:
+    """``min_κ max_i (u_i - κ v_i)`` for points with v of both signs: the least concave majorant of the points
+    (v_i, u_i) at v = 0, i.e. the largest chord value there (linear-programming duality in one variable)."""
+    u, v = np.ravel(u), np.ravel(v)
+    neg, pos = v < 0, v > 0
+    un, vn, up, vp = u[neg][:, None], v[neg][:, None], u[pos][None, :], v[pos][None, :]
+    chords = (un * vp - up * vn) / (vp - vn)
+    at_zero = u[v == 0]
+    out = max(float(np.max(chords)) if chords.size else -math.inf, float(np.max(at_zero)) if at_zero.size else -math.inf)
+    return out
+
+
+#: the t-cells of :func:`_max_route_exceeds` are halved at most this many times
+T_CELL_DEPTH = 4
+
+
 def _lazy_argmin(lows, exact) -> int:
     """``np.argmin([exact(i) for i in ...])`` (the first index of the minimum), calling ``exact(i)`` only where
     the lower bracket ``lows[i] < exact(i)`` leaves index i a chance."""
@@ -374,14 +390,10 @@ class _Setup:
         return self.qs + self.D * x
 
 
-def max_route(st: _Setup, t: float, lower: bool = False) -> float:
-    """t + d · (least concave majorant of g_t at 1/d), certified (see the module docstring).
-
-    Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
-    smaller) and ``E(nq* - N)₊ >= E_{π_b}(nq* - N)₊`` (a nonincreasing function of N); the part
-    ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
-    on t: it is computed once per x_b for all t."""
+def _max_cells(st: _Setup, t: float):
+    """The cell bounds of the max route at t (see :func:`max_route`)."""
     n, D = st.n, st.D
+
     def lower_part(xb):
         pb = st.pi(xb)
         e1, s1 = _lower_first(n, pb, np.full_like(pb, n * st.qs))
@@ -396,9 +408,50 @@ def max_route(st: _Setup, t: float, lower: bool = False) -> float:
         B = memo(xb)[0]
         return A - xa * B, A - xb * B
 
-    if lower:  # a value below the certified one (search pruning)
+    return cell
+
+
+def max_route(st: _Setup, t: float, lower: bool = False) -> float:
+    """t + d · (least concave majorant of g_t at 1/d), certified (see the module docstring).
+
+    Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
+    smaller) and ``E(nq* - N)₊ >= E_{π_b}(nq* - N)₊`` (a nonincreasing function of N); the part
+    ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
+    on t: it is computed once per x_b for all t. ``lower``: a value below the certified one
+    (:func:`point_lower`), for the searches."""
+    cell = _max_cells(st, t)
+    if lower:
         return t + point_lower(cell, st.d)
     return t + certified_sup(cell, st.d, scale=t / st.d)[0]
+
+
+def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
+    """True only if ``max_route(st, t) > cutoff`` for every t in [ta, tb].
+
+    For t in a cell [t_a, t_b] of t: g_t >= g_{t_b} pointwise (E(N - c)₊ decreases in the threshold c), and every
+    κ gives ``d · sup_x [g(x) - κ(x - 1/d)] >= d · min_κ max_i [g(x_i) - κ(x_i - 1/d)]`` over the initial points
+    x_i, so ``max_route(st, t) >= t_a + d · hull_i(g_{t_b})``. Cells are halved (geometric midpoints, at most
+    :data:`T_CELL_DEPTH` times) until each is above the cutoff; False as soon as one cannot be."""
+    pts = initial_points(st.d)
+    v = pts - 1.0 / st.d
+    hulls = {}
+
+    def hull(t):
+        if t not in hulls:
+            h = st.d * _hull_at_zero(_max_cells(st, t)(pts, pts)[0], v)
+            hulls[t] = h - LOWER_MARGIN * abs(h)
+        return hulls[t]
+
+    stack = [(ta, tb, 0)]
+    while stack:
+        a, b, depth = stack.pop()
+        if a + hull(b) > cutoff:
+            continue
+        if depth >= T_CELL_DEPTH:
+            return False
+        m = math.sqrt(a * b)
+        stack += [(m, b, depth + 1), (a, m, depth + 1)]
+    return True
 
 
 def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False) -> float:
@@ -576,6 +629,10 @@ def max_route_best(st: _Setup, cutoff: float = math.inf):
     low = lambda t: max_route(st, t, lower=True)
     grid = [st.sigma * f for f in (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)]
     lows = [low(t) for t in grid]
+    # every t tried lies in [grid[0], grid[-1]]: the bound exceeds the cutoff if max_route does on each grid cell
+    if min(lows) > cutoff and all(_max_route_exceeds(st, grid[j], grid[j + 1], cutoff)
+                                  for j in sorted(range(len(grid) - 1), key=lambda j: min(lows[j], lows[j + 1]))):
+        return None
     vals = {}
 
     def val(i):
@@ -604,24 +661,29 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     if math.sqrt(qs * (1 - qs) / n) / D * d < USEFUL_BELOW:  # noise of a coordinate, against 1/d
         return math.nan, 0, math.nan  # projection cannot help (and the grid would need ~sqrt(n) cells)
 
-    def at(s):
+    def at(s, cutoff):
         st = _Setup(n, eps, d, s)
-        return max_route_best(st) if route == "max" else threshold_route(st, loss)
+        return max_route_best(st, cutoff) if route == "max" else threshold_route(st, loss, cutoff)
 
     tried = {}
 
-    def val(s):
+    def val(s, cutoff=math.inf):
+        """(bound at s, s); (inf, s) where the bound is shown to exceed ``cutoff`` without computing it (then it
+        cannot win: the cutoff is the best bound so far)."""
         s = min(max(int(s), 1), d - 1)
         if s not in tried:
-            tried[s] = at(s)
-        return tried[s][0], s
+            tried[s] = at(s, cutoff)
+        return (math.inf if tried[s] is None else tried[s][0]), s
 
     cands = sorted({min(max(round(s0 * f), 1), d - 1) for f in (0.4, 0.7, 1.0)})
+    for s in sorted(cands, key=lambda s: (s != s0, -s)):  # the default first: the best cutoff for the others
+        val(s, min([val(c)[0] for c in cands if c in tried] or [math.inf]))
     cur = min(val(s) for s in cands)
     step = 1.25
     for _ in range(4):
         s = cur[1]
-        nxt = min(cur, val(math.floor(s / step)), val(math.ceil(s * step)))
+        lo = val(math.floor(s / step), cur[0])
+        nxt = min(cur, lo, val(math.ceil(s * step), min(cur[0], lo[0])))
         if nxt[1] == s:
             if step <= 1.05:
                 break
