@@ -497,6 +497,20 @@ def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False) -> flo
     return point_lower(fn, st.d) if lower else certified_sup(fn, st.d)[0]
 
 
+def _bad_lower_memo(st: _Setup, mu: float):
+    """log P(N <= ⌊c⌋), c = n(q* + Dμ), N ~ Bin(n, π(x)), per point x (the λ-free part of L_λ)."""
+    key = ("bad-lower", mu)
+    if key not in st.memo:
+        n, c = st.n, st.n * (st.qs + st.D * mu)
+
+        def lower(x):
+            pi = st.pi(x)
+            return (_logcdf(np.floor(np.full_like(pi, c)), n, pi),)
+
+        st.memo[key] = _PointMemo(lower)
+    return st.memo[key]
+
+
 def log_bad_event(st: _Setup, mu: float, lam: float) -> float:
     """λ + d · majorant of L_λ at 1/d: a bound on log P(τ < μ) (L_λ nonincreasing: its value at x_a). A cell's
     bound is the value at its left end, a point already evaluated; log P(N <= ⌊c⌋) does not depend on λ and is
@@ -504,12 +518,7 @@ def log_bad_event(st: _Setup, mu: float, lam: float) -> float:
     n, D = st.n, st.D
     c = n * (st.qs + D * mu)
     a = lam / (n * D)
-
-    def lower(x):
-        pi = st.pi(x)
-        return (_logcdf(np.floor(np.full_like(pi, c)), n, pi),)
-
-    lo_memo = st.memo.get(("bad-lower", mu)) or st.memo.setdefault(("bad-lower", mu), _PointMemo(lower))
+    lo_memo = _bad_lower_memo(st, mu)
 
     def value(x):
         pi = st.pi(x)
@@ -551,6 +560,78 @@ def bad_event(st: _Setup, mu: float, target: float = 0.0) -> float:
         else:
             lo = m1
     return math.exp(best)
+
+
+#: the λ range :func:`bad_event` searches: [1/(2σ), BAD_LAMBDA_MAX]
+BAD_LAMBDA_MAX = 4e12
+
+
+def bad_event_lower(st: _Setup, mu: float) -> float:
+    """A value at most :func:`bad_event` (st, μ, any target), from the initial points only.
+
+    Every λ the search tries lies in [1/(2σ), :data:`BAD_LAMBDA_MAX`] and the value there is at least
+    ``h(λ) = λ + d · hull_i L_λ(x_i)`` (:func:`point_lower`'s argument, with the exact minimum over κ). Each
+    L_λ(x) is a log moment generating function, convex in λ, and the hull is a maximum of nonnegative
+    combinations of them, so h is convex: on a cell between samples it lies above the extensions of the chords
+    of the neighbouring samples. Samples double from 1/(2σ) until h increases (beyond, h stays above the last
+    chord's increasing extension), then are refined around the smallest. Returns ``exp(min(0, that bound))``
+    (the search's value is ``exp(min(0, ...))``), widened by an absolute 1e-6 in the logarithm for rounding."""
+    if mu <= 0:
+        return 0.0
+    n, D, d = st.n, st.D, st.d
+    pts = initial_points(d)
+    v = pts - 1.0 / d
+    pi = st.pi(pts)
+    cc = np.full_like(pi, n * (st.qs + D * mu))
+    lo = _bad_lower_memo(st, mu)(pts)[0]
+    hs = {}
+
+    def h(lam):
+        if lam not in hs:
+            hs[lam] = lam + d * _hull_at_zero(log_mgf_hinge(n, pi, cc, lam / (n * D), lo=lo), v)
+        return hs[lam]
+
+    lam = 0.5 / st.sigma
+    h(lam)
+    while lam < BAD_LAMBDA_MAX:
+        nxt = min(2 * lam, BAD_LAMBDA_MAX)
+        if h(nxt) > h(lam):
+            break
+        lam = nxt
+    for _ in range(3):  # refine around the smallest sample
+        g = sorted(hs)
+        j = min(range(len(g)), key=lambda i: hs[g[i]])
+        for a, b in ((g[max(j - 1, 0)], g[j]), (g[j], g[min(j + 1, len(g) - 1)])):
+            if b > a:
+                h(math.sqrt(a * b))
+    g = sorted(hs)
+    m = len(g) - 1
+
+    def line(i, j):  # the chord through samples i and j (its extension is below h outside [g_i, g_j])
+        slope = (hs[g[j]] - hs[g[i]]) / (g[j] - g[i])
+        return lambda x: hs[g[i]] + slope * (x - g[i])
+
+    out = math.inf
+    for j in range(m):  # cell [g_j, g_{j+1}]
+        lines = ([line(j - 1, j)] if j >= 1 else []) + ([line(j + 1, j + 2)] if j + 2 <= m else [])
+        if not lines:
+            return 0.0
+        a, b = g[j], g[j + 1]
+        xs = [a, b]
+        if len(lines) == 2:  # where the two lines cross
+            s1 = (lines[0](b) - lines[0](a)) / (b - a)
+            s2 = (lines[1](b) - lines[1](a)) / (b - a)
+            if s1 != s2:
+                x = a + (lines[1](a) - lines[0](a)) / (s1 - s2)
+                if a < x < b:
+                    xs.append(x)
+        out = min(out, min(max(L(x) for L in lines) for x in xs))
+    if g[m] < BAD_LAMBDA_MAX:  # beyond the last sample: the last chord's extension
+        if m < 1:
+            return 0.0
+        last = line(m - 1, m)
+        out = min(out, last(g[m]), last(BAD_LAMBDA_MAX))
+    return math.exp(min(0.0, out - 1e-6))
 
 
 def _golden(fun, lo, hi, iters=14, lower=None):
@@ -611,7 +692,13 @@ def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
     i_min = _lazy_argmin(lows, main)
     best = (main(0), 0.0)  # μ = 0: no event
     for i in range(i_min, 0, -1):
-        if lows[i] >= best[0] or main(i) >= best[0]:
+        if lows[i] >= best[0]:
+            continue
+        # with p >= p_low: if 2 p_low > best - main(μ_i) and 2 p_low > 1e-3 best > 1e-3 main(μ_i), μ_i neither
+        # improves the bound nor ends the loop, whatever main(μ_i) is (main(μ_i) >= lows[i])
+        if 2 * bad_event_lower(st, grid[i]) > max(best[0] - lows[i], 1e-3 * best[0]):
+            continue
+        if main(i) >= best[0]:
             continue
         p = bad_event(st, grid[i], target=1e-3 * mains[i])
         tot = mains[i] + 2 * p
