@@ -70,6 +70,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
+from ..cache.diskcache import persistent
 
 #: relative widening of every computed binomial partial moment (a difference of exactly computed tails)
 ROUND_SLACK = 1e-9
@@ -737,10 +738,12 @@ def _default_s(d, eps):
     return min(max(math.ceil(d / (math.exp(min(eps, 700.0)) + 1)), 1), max(d - 1, 1))
 
 
-@lru_cache(maxsize=4096)
+@persistent
 def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     """(certified bound, s, route parameter) of ``route`` ('max' or 'threshold') at (n, ε, d): s chosen by a
-    search around Ye & Barg's ⌈d/(e^ε+1)⌉ (each s gives a valid bound)."""
+    search around Ye & Barg's ⌈d/(e^ε+1)⌉ (each s gives a valid bound). Kept in memory and in the disk cache
+    (boundcalc.cache.diskcache: keyed by the exact arguments and the package's fingerprint), since a planner
+    asks for the same n again."""
     if n < 2 or d < 2:
         return math.nan, 0, math.nan
     s0 = _default_s(d, eps)
