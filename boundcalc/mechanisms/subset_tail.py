@@ -332,7 +332,8 @@ def _lazy_argmin(lows, exact) -> int:
 
 class _PointMemo:
     """The values of an elementwise function ``fn`` (array -> tuple of arrays) at points x, each point computed
-    once: the same floats as ``fn(x)`` (a value does not depend on the other points it is computed with)."""
+    once: the same floats as ``fn(x)`` (a value does not depend on the
+    other points it is computed with)."""
 
     def __init__(self, fn):
         self.fn, self.x, self.v = fn, np.empty(0), None
@@ -344,10 +345,11 @@ class _PointMemo:
         if not hit.all():
             new = u[~hit]
             vals = np.array([np.broadcast_to(c, new.shape) for c in self.fn(new)])
-            allx = np.concatenate([self.x, new])
-            order = np.argsort(allx, kind="stable")
-            self.x = allx[order]
-            self.v = (vals if self.v is None else np.concatenate([self.v, vals], axis=1))[:, order]
+            if self.v is None:
+                self.x, self.v = new, vals
+            else:  # both sorted: insert in place
+                at = np.searchsorted(self.x, new)
+                self.x, self.v = np.insert(self.x, at, new), np.insert(self.v, at, vals, axis=1)
             i = np.searchsorted(self.x, u)
         return self.v[:, i[inv.ravel()]]
 
