@@ -60,6 +60,9 @@ Rounding: each difference is widened by :data:`ROUND_SLACK` times the sum of the
 (scipy's binomial tails are accurate to a few units in the last place), outward for the bound.
 
 The free parameters (s, t or μ, κ, λ) are chosen here by a coarse search; every choice gives a valid bound.
+The search skips a parameter value whose cheap lower value (:func:`point_lower`, :func:`bad_event_lower`,
+:func:`_max_route_exceeds`) already loses its comparison: the same choices and the same floats as evaluating
+every value in full (docs/problems/multinomial.md).
 """
 from __future__ import annotations
 
