@@ -612,6 +612,8 @@ def bad_event_lower(st: _Setup, mu: float) -> float:
                 h(math.sqrt(a * b))
     g = sorted(hs)
     m = len(g) - 1
+    if not all(math.isfinite(v) for v in hs.values()):
+        return 0.0
 
     def line(i, j):  # the chord through samples i and j (its extension is below h outside [g_i, g_j])
         slope = (hs[g[j]] - hs[g[i]]) / (g[j] - g[i])
@@ -686,7 +688,7 @@ def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
     None when every lower value exceeds ``cutoff`` (then so does the bound)."""
     grid = [st.sigma * f for f in np.linspace(0.0, 4.0, 9)]
     lows = [threshold_main(st, m, loss, lower=True) for m in grid]
-    if min(lows) > cutoff:  # the bound is at least min_i main(μ_i)
+    if all(v > cutoff for v in lows):  # the bound is at least min_i main(μ_i) (False with a NaN)
         return None
     mains = {}
 
@@ -723,7 +725,7 @@ def max_route_best(st: _Setup, cutoff: float = math.inf):
     grid = [st.sigma * f for f in (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)]
     lows = [low(t) for t in grid]
     # every t tried lies in [grid[0], grid[-1]]: the bound exceeds the cutoff if max_route does on each grid cell
-    if min(lows) > cutoff and all(_max_route_exceeds(st, grid[j], grid[j + 1], cutoff)
+    if all(v > cutoff for v in lows) and all(_max_route_exceeds(st, grid[j], grid[j + 1], cutoff)
                                   for j in sorted(range(len(grid) - 1), key=lambda j: min(lows[j], lows[j + 1]))):
         return None
     vals = {}
