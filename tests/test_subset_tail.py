@@ -247,6 +247,7 @@ def test_hull_at_zero_is_the_min_over_kappa():
 def test_lower_values_below_the_certified_ones():
     """point_lower <= the certified supremum (every route), bad_event_lower <= bad_event, and
     _max_route_exceeds is only True when the route exceeds the cutoff at every t of the cell."""
+    event_lows = []
     for n, eps, d, s in [(500, 1.0, 20, 5), (3000, 0.4, 12, 4), (200, 2.0, 60, 8)]:
         st = ST._Setup(n, eps, d, s)
         for f in (0.5, 1.5, 3.0):
@@ -254,13 +255,17 @@ def test_lower_values_below_the_certified_ones():
             assert ST.max_route(st, t, lower=True) <= ST.max_route(st, t)
             for loss in ("l2sq", "l1"):
                 assert ST.threshold_main(st, t, loss, lower=True) <= ST.threshold_main(st, t, loss)
+            low = ST.bad_event_lower(st, t)
+            event_lows.append(low)
             for target in (0.0, 1e-4):
-                assert ST.bad_event_lower(st, t) <= ST.bad_event(st, t, target=target)
-        ts = [st.sigma * f for f in np.linspace(1.0, 1.5, 6)]
+                assert low <= ST.bad_event(st, t, target=target)
+        ts = [st.sigma * f for f in np.linspace(1.0, 1.5, 11)]
         vals = [ST.max_route(st, t) for t in ts]
-        for cut in (0.9 * min(vals), 0.99 * min(vals), min(vals)):
+        assert ST._max_route_exceeds(st, ts[0], ts[-1], 0.5 * min(vals))  # the check is exercised
+        for cut in (0.5 * min(vals), 0.9 * min(vals), 0.99 * min(vals), min(vals)):
             if ST._max_route_exceeds(st, ts[0], ts[-1], cut):
                 assert min(vals) > cut
+    assert max(event_lows) > 0.01  # the event's lower value is not vacuous
 
 
 def test_lazy_argmin_is_numpys_argmin():
