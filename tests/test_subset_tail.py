@@ -290,3 +290,12 @@ def test_point_memo_gives_the_direct_floats():
         want = fn(x)
         for a, b in zip(got, want):
             assert np.array_equal(a, b)
+
+
+def test_quick_upper_is_above_the_searched_bound():
+    for n, eps, d in [(500, 1.0, 20), (2000, 0.5, 10), (300, 3.0, 60)]:
+        for route, loss in (("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")):
+            q = ST.quick_upper(route, loss, n, eps, d)
+            v = ST.tail_value(route, loss, n, eps, d)
+            assert math.isfinite(v) and v <= q, (route, loss, n, eps, d, v, q)
+    assert math.isnan(ST.quick_upper("max", "l2sq", 10**7, 1.0, 5))  # where the route is not evaluated

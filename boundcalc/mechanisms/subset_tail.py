@@ -790,6 +790,25 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     return v, s, tried[s][1]
 
 
+def quick_upper(route: str, loss: str, n, eps, d) -> float:
+    """A value at least :func:`tail_value` (route, loss, n, ε, d), from one certified supremum (about 1/20 to
+    1/100 of the search's cost): the route at Ye & Barg's subset size s0 and one parameter value the search
+    always weighs in full (μ = 0 for the threshold route, whose bound starts there; t = 2σ for the max route,
+    whose grid minimum is taken over every grid value), and the search's bound is the minimum over the values it
+    weighs. For a planner that only needs to know whether the bound reaches a target; NaN where the route is
+    not evaluated."""
+    n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps > 0) or n_i < 2 or d_i < 2:
+        return math.nan
+    s0 = _default_s(d_i, eps)
+    st = _Setup(n_i, eps, d_i, s0)
+    if st.sigma * d_i < USEFUL_BELOW:  # as in best(): the route is not evaluated
+        return math.nan
+    v = max_route(st, 2.0 * st.sigma) if route == "max" else threshold_main(st, 0.0, loss)
+    return min(float(v), 2.0)
+
+
 def tail_value(route: str, loss: str, n, eps, d) -> float:
     """The certified bound (float); n is rounded down (the minimax risk does not increase with n)."""
     n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
