@@ -1,6 +1,7 @@
-"""Reference copy of the projected subset-selection search as it was before the speed work (issue 24): the
-plain algorithm that evaluates every cell of every refinement round and every binomial tail, kept only so that
-tests/test_subset_tail.py can check the faster module gives the same floats, bit for bit."""
+"""The plain form of the projected subset-selection search (boundcalc.mechanisms.subset_tail): every cell of
+every refinement round, every binomial tail and every parameter value of every search evaluated in full. Kept
+so that tests/test_subset_tail.py can check that the module, which skips what cannot change the result, gives
+the same floats, bit for bit."""
 from __future__ import annotations
 
 import math
