@@ -196,3 +196,106 @@ def test_lower_below_projected_uppers(loss):
             if lo.certified and lo.value is not None and math.isfinite(lo.value):
                 for name, up in ups.items():
                     assert lo.value <= up, (lo.name, name)
+
+
+# ------------------------------------------------------------------ the faster search against the plain one
+# tests/_subset_tail_reference.py is the search as it was before it skipped work (every cell of every round,
+# every tail, every parameter of every search evaluated in full): the pruned search must make the same choices
+# and return the same floats, bit for bit.
+
+def _reference():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).with_name("_subset_tail_reference.py")
+    spec = importlib.util.spec_from_file_location("_subset_tail_reference", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _bits(result):
+    return tuple(float(x).hex() if isinstance(x, float) else x for x in result)
+
+
+@pytest.mark.parametrize("n,eps,d", [(300, 0.5, 10), (700, 3.0, 40), (200, 1.5, 60)])
+def test_same_floats_as_the_plain_search(n, eps, d):
+    """(200, 1.5, 60) is a point where the ℓ1 threshold route takes μ > 0 (the bad-event path is used)."""
+    ref = _reference()
+    for route, loss in (("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")):
+        old = ref.best(route, n, eps, d, loss)
+        new = ST.best.__wrapped__(route, n, eps, d, loss)
+        assert _bits(new) == _bits(old), (route, loss, old, new)
+
+
+def test_hull_at_zero_is_the_min_over_kappa():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        m = int(rng.integers(2, 30))
+        v = np.sort(rng.normal(size=m))
+        if v.min() >= 0 or v.max() <= 0:
+            v[0], v[-1] = -abs(v[0]) - 0.1, abs(v[-1]) + 0.1
+        u = rng.normal(size=m)
+        h = ST._hull_at_zero(u, v)
+        kappas = np.linspace(-50, 50, 20001)
+        scan = np.max(u[None, :] - kappas[:, None] * v[None, :], axis=1)
+        assert h <= scan.min() + 1e-12  # a lower value of every κ's maximum
+        k = ST._argmin_kappa(u, v)
+        assert h >= float(np.max(u - k * v)) - 1e-7 * (1 + abs(h))  # and attained (up to the bisection)
+
+
+def test_lower_values_below_the_certified_ones():
+    """point_lower <= the certified supremum (every route), bad_event_lower <= bad_event, and
+    _max_route_exceeds is only True when the route exceeds the cutoff at every t of the cell."""
+    event_lows = []
+    for n, eps, d, s in [(500, 1.0, 20, 5), (3000, 0.4, 12, 4), (200, 2.0, 60, 8)]:
+        st = ST._Setup(n, eps, d, s)
+        for f in (0.5, 1.5, 3.0):
+            t = st.sigma * f
+            assert ST.max_route(st, t, lower=True) <= ST.max_route(st, t)
+            for loss in ("l2sq", "l1"):
+                assert ST.threshold_main(st, t, loss, lower=True) <= ST.threshold_main(st, t, loss)
+            low = ST.bad_event_lower(st, t)
+            event_lows.append(low)
+            for target in (0.0, 1e-4):
+                assert low <= ST.bad_event(st, t, target=target)
+        ts = [st.sigma * f for f in np.linspace(1.0, 1.5, 11)]
+        vals = [ST.max_route(st, t) for t in ts]
+        assert ST._max_route_exceeds(st, ts[0], ts[-1], 0.5 * min(vals))  # the check is exercised
+        for cut in (0.5 * min(vals), 0.9 * min(vals), 0.99 * min(vals), min(vals)):
+            if ST._max_route_exceeds(st, ts[0], ts[-1], cut):
+                assert min(vals) > cut
+    assert max(event_lows) > 0.01  # the event's lower value is not vacuous
+
+
+def test_lazy_argmin_is_numpys_argmin():
+    rng = np.random.default_rng(12)
+    for _ in range(500):
+        m = int(rng.integers(1, 9))
+        vals = rng.integers(0, 5, size=m).astype(float)  # many ties
+        lows = vals - rng.uniform(0.0, 3.0, size=m)
+        called = []
+        i = ST._lazy_argmin(list(lows), lambda j: called.append(j) or vals[j])
+        assert i == int(np.argmin(vals))
+
+
+def test_point_memo_gives_the_direct_floats():
+    st = ST._Setup(1000, 1.0, 30, 6)
+    fn = lambda x: ST._lower_parts(st.n, st.pi(x), np.full_like(x, st.n * st.qs))
+    memo = ST._PointMemo(fn)
+    rng = np.random.default_rng(13)
+    for _ in range(5):
+        x = np.round(rng.uniform(0, 1, size=40), 2)  # repeats within and across calls
+        got = memo(x)
+        want = fn(x)
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b)
+
+
+def test_quick_upper_is_above_the_searched_bound():
+    for n, eps, d in [(500, 1.0, 20), (2000, 0.5, 10), (300, 3.0, 60)]:
+        for route, loss in (("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")):
+            q = ST.quick_upper(route, loss, n, eps, d)
+            v = ST.tail_value(route, loss, n, eps, d)
+            assert math.isfinite(v) and v <= q, (route, loss, n, eps, d, v, q)
+    assert math.isnan(ST.quick_upper("max", "l2sq", 10**7, 1.0, 5))  # where the route is not evaluated

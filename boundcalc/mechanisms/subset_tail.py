@@ -60,6 +60,9 @@ Rounding: each difference is widened by :data:`ROUND_SLACK` times the sum of the
 (scipy's binomial tails are accurate to a few units in the last place), outward for the bound.
 
 The free parameters (s, t or μ, κ, λ) are chosen here by a coarse search; every choice gives a valid bound.
+The search skips a parameter value whose cheap lower value (:func:`point_lower`, :func:`bad_event_lower`,
+:func:`_max_route_exceeds`) already loses its comparison: the same choices and the same floats as evaluating
+every value in full (docs/problems/multinomial.md).
 """
 from __future__ import annotations
 
@@ -70,6 +73,7 @@ import numpy as np
 import sympy as sp
 
 from .. import symbolic as S
+from ..cache.diskcache import persistent
 
 #: relative widening of every computed binomial partial moment (a difference of exactly computed tails)
 ROUND_SLACK = 1e-9
@@ -97,11 +101,14 @@ def subset_constants(eps: float, d: int, s: int):
     return ps, qs, ps - qs
 
 
+@lru_cache(maxsize=256)
 def initial_points(d: int):
-    """Grid points 0 = x_0 < ... < x_m = 1 of the initial cells."""
+    """Grid points 0 = x_0 < ... < x_m = 1 of the initial cells (a read-only array)."""
     split = min(X_SPLIT / d, 0.5)
     m = max(int(math.ceil(math.log(1.0 / split) / math.log(GEOM_RATIO))), 1)
-    return np.concatenate([np.linspace(0.0, split, N_UNIFORM + 1), np.geomspace(split, 1.0, m + 1)[1:]])
+    pts = np.concatenate([np.linspace(0.0, split, N_UNIFORM + 1), np.geomspace(split, 1.0, m + 1)[1:]])
+    pts.flags.writeable = False
+    return pts
 
 
 try:  # the boost binomial tails behind scipy.stats.binom, without its per-call argument handling (~6x faster)
@@ -168,6 +175,25 @@ def _lower_parts(n: int, pi, c):
             ROUND_SLACK * (c * c * p0 + np.abs(2 * c - 1) * m1 + m2))
 
 
+def _upper_first(n: int, pi, c):
+    """(E(N - c)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_upper_parts` (the same
+    floats) without the tail the second moment needs."""
+    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    k = np.floor(c)
+    p0 = _sf(k, n, pi)
+    m1 = n * pi * _sf(k - 1, n - 1, pi)
+    return m1 - c * p0, ROUND_SLACK * (m1 + np.abs(c) * p0)
+
+
+def _lower_first(n: int, pi, c):
+    """(E(c - N)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_lower_parts`."""
+    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    k = np.ceil(c) - 1
+    p0 = _cdf(k, n, pi)
+    m1 = n * pi * _cdf(k - 1, n - 1, pi)
+    return c * p0 - m1, ROUND_SLACK * (np.abs(c) * p0 + m1)
+
+
 def upper_moments(n: int, pi, c):
     """Upper bounds on (E(N - c)₊, E(N - c)₊²) for N ~ Bin(n, π) (arrays broadcast)."""
     e1, s1, e2, s2 = _upper_parts(n, pi, c)
@@ -176,21 +202,23 @@ def upper_moments(n: int, pi, c):
 
 def upper_first_moment_low(n: int, pi, c):
     """A lower bound on E(N - c)₊ (N ~ Bin(n, π))."""
-    e1, s1, _, _ = _upper_parts(n, pi, c)
+    e1, s1 = _upper_first(n, pi, c)
     return np.maximum(e1 - s1, 0.0)
 
 
 def lower_first_moment_low(n: int, pi, c):
     """A lower bound on E(c - N)₊ (N ~ Bin(n, π))."""
-    e1, s1, _, _ = _lower_parts(n, pi, c)
+    e1, s1 = _lower_first(n, pi, c)
     return np.maximum(e1 - s1, 0.0)
 
 
-def log_mgf_hinge(n: int, pi, c, a):
-    """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0."""
+def log_mgf_hinge(n: int, pi, c, a, lo=None):
+    """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0. ``lo`` = log P(N <= ⌊c⌋) if already
+    known (it does not depend on a)."""
     pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
     k = np.floor(c)
-    lo = _logcdf(k, n, pi)
+    if lo is None:
+        lo = _logcdf(k, n, pi)
     em = math.exp(-a)
     base = np.log1p(-pi * (-math.expm1(-a)))  # log(1 - π + π e^{-a})
     tilt = pi * em / (1 - pi + pi * em)
@@ -213,36 +241,120 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     h(x) itself. κ (unless given) minimises the maximum over the initial grid points; then cells whose bound
     exceeds the largest point value by more than ``tol`` times max(``scale``, |that value|) are split (adaptive
     refinement, at most :data:`MAX_CELLS` cells). The returned value
-    is d times the maximum of the cell bounds over cells covering [0, 1]: a certified bound."""
+    is d times the maximum of the cell bounds over cells covering [0, 1]: a certified bound.
+
+    ``cell_fn`` must be elementwise (a cell's bound depends only on its own endpoints): each cell is evaluated
+    once, when it is made, and the points and cells of a round go to ``cell_fn`` in one call."""
     pts = initial_points(d)
-    pa, pb = cell_fn(pts, pts)
-    pv = np.maximum(pa, pb)
+    xa, xb = pts[:-1], pts[1:]
+    m = pts.size
+    ga, gb = cell_fn(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
         kappa = _argmin_kappa(pv, pts - 1.0 / d)
     lin = lambda x: kappa * (x - 1.0 / d)
     point_best = float(np.max(pv - lin(pts)))
-    xa, xb = pts[:-1], pts[1:]
-    for _ in range(REFINE_ROUNDS + 1):
-        ga, gb = cell_fn(xa, xb)
-        ub = np.maximum(ga - lin(xa), gb - lin(xb))
+    ub = np.maximum(ga[m:] - lin(xa), gb[m:] - lin(xb))
+    frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
+    for rnd in range(REFINE_ROUNDS + 1):
         top = float(np.max(ub))
         bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
         room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
-        if not bad.any() or room <= 0:
+        if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
             break
         if bad.sum() > room:  # over budget: split only the worst cells
             bad = np.zeros_like(bad)
             bad[np.argsort(ub)[-room:]] = True
         # split the bad cells; their new interior points are also point evaluations
         ba, bb = xa[bad], xb[bad]
-        frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
         sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
         inner = sub[:, 1:-1].ravel()
-        ia, ib = cell_fn(inner, inner)
-        point_best = max(point_best, float(np.max(np.maximum(ia, ib) - lin(inner))))
-        xa = np.concatenate([xa[~bad], sub[:, :-1].ravel()])
-        xb = np.concatenate([xb[~bad], sub[:, 1:].ravel()])
+        na, nb = sub[:, :-1].ravel(), sub[:, 1:].ravel()
+        m = inner.size
+        ga, gb = cell_fn(np.concatenate([inner, na]), np.concatenate([inner, nb]))
+        point_best = max(point_best, float(np.max(np.maximum(ga[:m], gb[:m]) - lin(inner))))
+        xa = np.concatenate([xa[~bad], na])
+        xb = np.concatenate([xb[~bad], nb])
+        ub = np.concatenate([ub[~bad], np.maximum(ga[m:] - lin(na), gb[m:] - lin(nb))])
     return d * top, kappa
+
+
+#: relative margin below the first-round point value (:func:`point_lower`) for float rounding in the
+#: monotonicity it relies on
+LOWER_MARGIN = 1e-9
+
+
+def point_lower(cell_fn, d: int) -> float:
+    """A value below :func:`certified_sup`'s (its first step only: the initial points, at the κ it would choose).
+
+    Every initial point is an end of a final cell and a cell's bound dominates its ends' values, so the returned
+    ``d · max_i (h(x_i) - κ(x_i - 1/d))`` (widened by :data:`LOWER_MARGIN`) is at most the certified value. It
+    costs one evaluation per initial point; it serves to skip parameters that cannot win a search (whatever the
+    searches choose, every value reported is a full certified supremum)."""
+    pts = initial_points(d)
+    ga, gb = cell_fn(pts, pts)
+    pv = np.maximum(ga, gb)
+    kappa = _argmin_kappa(pv, pts - 1.0 / d)
+    v = d * float(np.max(pv - kappa * (pts - 1.0 / d)))
+    return v - LOWER_MARGIN * abs(v)
+
+
+def _hull_at_zero(u, v) -> float:
+    """``min_κ max_i (u_i - κ v_i)`` for points with v of both signs: the least concave majorant of the points
+    (v_i, u_i) at v = 0, i.e. the largest chord value there (linear-programming duality in one variable)."""
+    u, v = np.ravel(u), np.ravel(v)
+    neg, pos = v < 0, v > 0
+    un, vn, up, vp = u[neg][:, None], v[neg][:, None], u[pos][None, :], v[pos][None, :]
+    chords = (un * vp - up * vn) / (vp - vn)
+    at_zero = u[v == 0]
+    out = max(float(np.max(chords)) if chords.size else -math.inf, float(np.max(at_zero)) if at_zero.size else -math.inf)
+    return out
+
+
+#: the t-cells of :func:`_max_route_exceeds` are halved at most this many times
+T_CELL_DEPTH = 4
+
+
+def _lazy_argmin(lows, exact) -> int:
+    """``np.argmin([exact(i) for i in ...])`` (the first index of the minimum), calling ``exact(i)`` only where
+    the lower bracket ``lows[i] < exact(i)`` leaves index i a chance."""
+    order = sorted(range(len(lows)), key=lambda i: (lows[i], i))
+    best = None
+    for i in order:
+        if best is not None:
+            bv = exact(best)
+            if lows[i] > bv or (lows[i] >= bv and i > best):
+                continue
+        v = exact(i)
+        if math.isnan(v):  # np.argmin's answer with a NaN: its first index
+            return int(np.argmin([exact(j) for j in range(len(lows))]))
+        if best is None or v < exact(best) or (v == exact(best) and i < best):
+            best = i
+    return best
+
+
+class _PointMemo:
+    """The values of an elementwise function ``fn`` (array -> tuple of arrays) at points x, each point computed
+    once: the same floats as ``fn(x)`` (a value does not depend on the
+    other points it is computed with)."""
+
+    def __init__(self, fn):
+        self.fn, self.x, self.v = fn, np.empty(0), None
+
+    def __call__(self, x):
+        u, inv = np.unique(x, return_inverse=True)
+        i = np.minimum(np.searchsorted(self.x, u), max(self.x.size - 1, 0))
+        hit = self.x[i] == u if self.x.size else np.zeros(u.size, bool)
+        if not hit.all():
+            new = u[~hit]
+            vals = np.array([np.broadcast_to(c, new.shape) for c in self.fn(new)])
+            if self.v is None:
+                self.x, self.v = new, vals
+            else:  # both sorted: insert in place
+                at = np.searchsorted(self.x, new)
+                self.x, self.v = np.insert(self.x, at, new), np.insert(self.v, at, vals, axis=1)
+            i = np.searchsorted(self.x, u)
+        return self.v[:, i[inv.ravel()]]
 
 
 def _argmin_kappa(u, v):
@@ -278,68 +390,149 @@ class _Setup:
         self.n, self.d, self.s = n, d, s
         self.ps, self.qs, self.D = subset_constants(eps, d, s)
         self.sigma = math.sqrt(self.qs * (1 - self.qs) / n) / self.D  # noise level of one coordinate at x = 0
+        self.memo = {}  # parts of cell bounds that do not depend on the route's parameter, by point x
 
     def pi(self, x):
         return self.qs + self.D * x
 
 
-def max_route(st: _Setup, t: float) -> float:
+def _max_cells(st: _Setup, t: float):
+    """The cell bounds of the max route at t (see :func:`max_route`)."""
+    n, D = st.n, st.D
+
+    def lower_part(xb):
+        pb = st.pi(xb)
+        e1, s1 = _lower_first(n, pb, np.full_like(pb, n * st.qs))
+        return (np.maximum(e1 - s1, 0.0) / (n * D),)
+
+    memo = st.memo.get("max-lower") or st.memo.setdefault("max-lower", _PointMemo(lower_part))
+
+    def cell(xa, xb):
+        pa, pb = st.pi(xa), st.pi(xb)
+        e1, s1 = _upper_first(n, pb, n * (pa + D * t))
+        A = np.maximum(e1 + s1, 0.0) / (n * D)
+        B = memo(xb)[0]
+        return A - xa * B, A - xb * B
+
+    return cell
+
+
+def max_route(st: _Setup, t: float, lower: bool = False) -> float:
     """t + d · (least concave majorant of g_t at 1/d), certified (see the module docstring).
 
     Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
     smaller) and ``E(nq* - N)₊ >= E_{π_b}(nq* - N)₊`` (a nonincreasing function of N); the part
-    ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x."""
-    n, D = st.n, st.D
-
-    def cell(xa, xb):
-        pa, pb = st.pi(xa), st.pi(xb)
-        A = upper_moments(n, pb, n * (pa + D * t))[0] / (n * D)
-        B = lower_first_moment_low(n, pb, np.full_like(pb, n * st.qs)) / (n * D)
-        return A - xa * B, A - xb * B
-
+    ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
+    on t: it is computed once per x_b for all t. ``lower``: a value below the certified one
+    (:func:`point_lower`), for the searches."""
+    cell = _max_cells(st, t)
+    if lower:
+        return t + point_lower(cell, st.d)
     return t + certified_sup(cell, st.d, scale=t / st.d)[0]
 
 
-def threshold_main(st: _Setup, mu: float, loss: str) -> float:
+def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
+    """True only if ``max_route(st, t) > cutoff`` for every t in [ta, tb].
+
+    For t in a cell [t_a, t_b] of t: g_t >= g_{t_b} pointwise (E(N - c)₊ decreases in the threshold c), and every
+    κ gives ``d · sup_x [g(x) - κ(x - 1/d)] >= d · min_κ max_i [g(x_i) - κ(x_i - 1/d)]`` over the initial points
+    x_i, so ``max_route(st, t) >= t_a + d · hull_i(g_{t_b})``. Cells are halved (geometric midpoints, at most
+    :data:`T_CELL_DEPTH` times) until each is above the cutoff; False as soon as one cannot be."""
+    pts = initial_points(st.d)
+    v = pts - 1.0 / st.d
+    hulls = {}
+
+    def hull(t):
+        if t not in hulls:
+            h = st.d * _hull_at_zero(_max_cells(st, t)(pts, pts)[0], v)
+            hulls[t] = h - LOWER_MARGIN * abs(h)
+        return hulls[t]
+
+    stack = [(ta, tb, 0)]
+    while stack:
+        a, b, depth = stack.pop()
+        if a + hull(b) > cutoff:
+            continue
+        if depth >= T_CELL_DEPTH:
+            return False
+        m = math.sqrt(a * b)
+        stack += [(m, b, depth + 1), (a, m, depth + 1)]
+    return True
+
+
+def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False) -> float:
     """d · majorant of E((y - μ)₊ - x)² (ℓ2²) or of 2E(w - μ)₊ (ℓ1), certified cell by cell.
 
     ℓ2²: with v = (y - μ)₊ and x >= 0, ``E(v - x)² = E(y - μ - x)₊² + E(x - v)₊²``; the first part is a
     nondecreasing function of N and nonincreasing in x (law π_b, threshold at x_a), the second
     ``E(x - v)₊² = E(x + μ - y)₊² - E(μ - y)₊² - 2x E(μ - y)₊`` (since ``(x - v)₊ = min(x, (x + μ - y)₊)``) is
-    nonincreasing in N and nondecreasing in x (law π_a, x = x_b).
+    nonincreasing in N and nondecreasing in x (law π_a, x = x_b); the moments of (μ - y)₊ depend on x_a only
+    (computed once per point).
     ℓ1: the monotone bound ``2E_{π_b}(N - nπ_a - nDμ)₊/(nD)``, or, where smaller, Jensen's
     ``2E(w - μ)₊ <= E|w| <= sqrt(π(1-π)/n)/D``, a concave function of x, below its tangent at x_a."""
     n, D = st.n, st.D
     nD = n * D
+    def at_mu(xa):
+        pa = st.pi(xa)
+        g1, t1, g2, t2 = _lower_parts(n, pa, np.full_like(pa, n * (st.qs + D * mu)))
+        return g1 - t1, g2 - t2
+
+    memo = st.memo.get(("threshold-lower", mu)) or st.memo.setdefault(("threshold-lower", mu), _PointMemo(at_mu))
 
     def cell_l2(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
         e1, s1, e2, s2 = _upper_parts(n, pb, n * (st.qs + D * (mu + xa)))
         upper = np.maximum(e2 + s2, 0.0) / nD ** 2
         f1, r1, f2, r2 = _lower_parts(n, pa, n * (st.qs + D * (mu + xb)))
-        g1, t1, g2, t2 = _lower_parts(n, pa, np.full_like(pa, n * (st.qs + D * mu)))
-        lower = ((f2 + r2) - (g2 - t2)) / nD ** 2 - 2 * xb * (g1 - t1) / nD
+        h1, h2 = memo(xa)
+        lower = ((f2 + r2) - h2) / nD ** 2 - 2 * xb * h1 / nD
         alpha = upper + np.maximum(lower, 0.0)
         return alpha, alpha
 
     def cell_l1(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
-        alpha = 2 * upper_moments(n, pb, n * (pa + D * mu))[0] / nD
+        e1, s1 = _upper_first(n, pb, n * (pa + D * mu))
+        alpha = 2 * np.maximum(e1 + s1, 0.0) / nD
         sd = np.sqrt(pa * (1 - pa) / n) / D * (1 + ROUND_SLACK)
         slope = (1 - 2 * pa) / (2 * np.sqrt(n * pa * (1 - pa)))  # d/dx sqrt(π(1-π)/n)/D at x_a
         tan_b = sd + slope * (xb - xa)
         use_tan = np.maximum(sd, tan_b) < alpha
         return np.where(use_tan, sd, alpha), np.where(use_tan, tan_b, alpha)
 
-    return certified_sup(cell_l2 if loss == "l2sq" else cell_l1, st.d)[0]
+    fn = cell_l2 if loss == "l2sq" else cell_l1
+    return point_lower(fn, st.d) if lower else certified_sup(fn, st.d)[0]
+
+
+def _bad_lower_memo(st: _Setup, mu: float):
+    """log P(N <= ⌊c⌋), c = n(q* + Dμ), N ~ Bin(n, π(x)), per point x (the λ-free part of L_λ)."""
+    key = ("bad-lower", mu)
+    if key not in st.memo:
+        n, c = st.n, st.n * (st.qs + st.D * mu)
+
+        def lower(x):
+            pi = st.pi(x)
+            return (_logcdf(np.floor(np.full_like(pi, c)), n, pi),)
+
+        st.memo[key] = _PointMemo(lower)
+    return st.memo[key]
 
 
 def log_bad_event(st: _Setup, mu: float, lam: float) -> float:
-    """λ + d · majorant of L_λ at 1/d: a bound on log P(τ < μ) (L_λ nonincreasing: its value at x_a)."""
+    """λ + d · majorant of L_λ at 1/d: a bound on log P(τ < μ) (L_λ nonincreasing: its value at x_a). A cell's
+    bound is the value at its left end, a point already evaluated; log P(N <= ⌊c⌋) does not depend on λ and is
+    computed once per point for all λ."""
     n, D = st.n, st.D
+    c = n * (st.qs + D * mu)
+    a = lam / (n * D)
+    lo_memo = _bad_lower_memo(st, mu)
+
+    def value(x):
+        pi = st.pi(x)
+        return (log_mgf_hinge(n, pi, np.full_like(pi, c), a, lo=lo_memo(x)[0]),)
 
     def cell(xa, xb):
-        L = log_mgf_hinge(n, st.pi(xa), np.full_like(xa, n * (st.qs + D * mu)), lam / (n * D))
+        u, inv = np.unique(xa, return_inverse=True)  # a cell's bound is its left end's value
+        L = value(u)[0][inv.ravel()]
         return L, L
 
     return lam + certified_sup(cell, st.d, tol=0.05)[0]
@@ -375,36 +568,145 @@ def bad_event(st: _Setup, mu: float, target: float = 0.0) -> float:
     return math.exp(best)
 
 
-def _golden(fun, lo, hi, iters=14):
-    """Approximate minimiser of fun on [lo, hi] (any result is only a choice of a free parameter)."""
+#: the λ range :func:`bad_event` searches: [1/(2σ), BAD_LAMBDA_MAX]
+BAD_LAMBDA_MAX = 4e12
+
+
+def bad_event_lower(st: _Setup, mu: float) -> float:
+    """A value at most :func:`bad_event` (st, μ, any target), from the initial points only.
+
+    Every λ the search tries lies in [1/(2σ), :data:`BAD_LAMBDA_MAX`] and the value there is at least
+    ``h(λ) = λ + d · hull_i L_λ(x_i)`` (:func:`point_lower`'s argument, with the exact minimum over κ). Each
+    L_λ(x) is a log moment generating function, convex in λ, and the hull is a maximum of nonnegative
+    combinations of them, so h is convex: on a cell between samples it lies above the extensions of the chords
+    of the neighbouring samples. Samples double from 1/(2σ) until h increases (beyond, h stays above the last
+    chord's increasing extension), then are refined around the smallest. Returns ``exp(min(0, that bound))``
+    (the search's value is ``exp(min(0, ...))``), widened by an absolute 1e-6 in the logarithm for rounding."""
+    if mu <= 0:
+        return 0.0
+    n, D, d = st.n, st.D, st.d
+    pts = initial_points(d)
+    v = pts - 1.0 / d
+    pi = st.pi(pts)
+    cc = np.full_like(pi, n * (st.qs + D * mu))
+    lo = _bad_lower_memo(st, mu)(pts)[0]
+    hs = {}
+
+    def h(lam):
+        if lam not in hs:
+            hs[lam] = lam + d * _hull_at_zero(log_mgf_hinge(n, pi, cc, lam / (n * D), lo=lo), v)
+        return hs[lam]
+
+    lam = 0.5 / st.sigma
+    h(lam)
+    while lam < BAD_LAMBDA_MAX:
+        nxt = min(2 * lam, BAD_LAMBDA_MAX)
+        if h(nxt) > h(lam):
+            break
+        lam = nxt
+    for _ in range(3):  # refine around the smallest sample
+        g = sorted(hs)
+        j = min(range(len(g)), key=lambda i: hs[g[i]])
+        for a, b in ((g[max(j - 1, 0)], g[j]), (g[j], g[min(j + 1, len(g) - 1)])):
+            if b > a:
+                h(math.sqrt(a * b))
+    g = sorted(hs)
+    m = len(g) - 1
+    if not all(math.isfinite(v) for v in hs.values()):
+        return 0.0
+
+    def line(i, j):  # the chord through samples i and j (its extension is below h outside [g_i, g_j])
+        slope = (hs[g[j]] - hs[g[i]]) / (g[j] - g[i])
+        return lambda x: hs[g[i]] + slope * (x - g[i])
+
+    out = math.inf
+    for j in range(m):  # cell [g_j, g_{j+1}]
+        lines = ([line(j - 1, j)] if j >= 1 else []) + ([line(j + 1, j + 2)] if j + 2 <= m else [])
+        if not lines:
+            return 0.0
+        a, b = g[j], g[j + 1]
+        xs = [a, b]
+        if len(lines) == 2:  # where the two lines cross
+            s1 = (lines[0](b) - lines[0](a)) / (b - a)
+            s2 = (lines[1](b) - lines[1](a)) / (b - a)
+            if s1 != s2:
+                x = a + (lines[1](a) - lines[0](a)) / (s1 - s2)
+                if a < x < b:
+                    xs.append(x)
+        out = min(out, min(max(L(x) for L in lines) for x in xs))
+    if g[m] < BAD_LAMBDA_MAX:  # beyond the last sample: the last chord's extension
+        if m < 1:
+            return 0.0
+        last = line(m - 1, m)
+        out = min(out, last(g[m]), last(BAD_LAMBDA_MAX))
+    return math.exp(min(0.0, out - 1e-6))
+
+
+def _golden(fun, lo, hi, iters=14, lower=None):
+    """Approximate minimiser of fun on [lo, hi] (any result is only a choice of a free parameter).
+
+    ``lower(x)`` (optional) is a cheap value below ``fun(x)``: a new point whose lower value exceeds the exact
+    value of the point it is compared with loses that comparison and cannot be the minimum, so ``fun`` is not
+    called there (the same choices and the same result as without it)."""
     g = (math.sqrt(5) - 1) / 2
     a, b = lo, hi
+
+    def new(x, other):  # fun(x), or inf where x certainly loses against the exact value ``other``
+        return math.inf if lower is not None and lower(x) > other else fun(x)
+
     c, e = b - g * (b - a), a + g * (b - a)
-    fc, fe = fun(c), fun(e)
+    if lower is None:
+        fc, fe = fun(c), fun(e)
+    else:
+        lc, le = lower(c), lower(e)
+        if le < lc:  # the more promising point exactly first
+            fe = fun(e)
+            fc = math.inf if lc > fe else fun(c)
+        else:
+            fc = fun(c)
+            fe = math.inf if le > fc else fun(e)
     best = min((fc, c), (fe, e))
     for _ in range(iters):
         if fc < fe:
             b, e, fe = e, c, fc
             c = b - g * (b - a)
-            fc = fun(c)
+            fc = new(c, fe)
         else:
             a, c, fc = c, e, fe
             e = a + g * (b - a)
-            fe = fun(e)
+            fe = new(e, fc)
         best = min(best, (fc, c), (fe, e))
     return best
 
 
-def threshold_route(st: _Setup, loss: str):
+def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
     """(bound, μ): min over μ of main(μ) + 2 P(τ < μ). main is evaluated on a grid of μ; the event's
     probability only for μ up to the minimiser of main, from the largest down, stopping once it is
-    negligible (the probability can only shrink as μ decreases)."""
+    negligible (the probability can only shrink as μ decreases).
+
+    main is computed in full only where its lower value (:func:`point_lower`) leaves it a part in these choices;
+    None when every lower value exceeds ``cutoff`` (then so does the bound)."""
     grid = [st.sigma * f for f in np.linspace(0.0, 4.0, 9)]
-    mains = [threshold_main(st, m, loss) for m in grid]
-    i_min = int(np.argmin(mains))
-    best = (mains[0], 0.0)  # μ = 0: no event
+    lows = [threshold_main(st, m, loss, lower=True) for m in grid]
+    if all(v > cutoff for v in lows):  # the bound is at least min_i main(μ_i) (False with a NaN)
+        return None
+    mains = {}
+
+    def main(i):
+        if i not in mains:
+            mains[i] = threshold_main(st, grid[i], loss)
+        return mains[i]
+
+    i_min = _lazy_argmin(lows, main)
+    best = (main(0), 0.0)  # μ = 0: no event
     for i in range(i_min, 0, -1):
-        if mains[i] >= best[0]:
+        if lows[i] >= best[0]:
+            continue
+        # with p >= p_low: if 2 p_low > best - main(μ_i) and 2 p_low > 1e-3 best > 1e-3 main(μ_i), μ_i neither
+        # improves the bound nor ends the loop, whatever main(μ_i) is (main(μ_i) >= lows[i])
+        if 2 * bad_event_lower(st, grid[i]) > max(best[0] - lows[i], 1e-3 * best[0]):
+            continue
+        if main(i) >= best[0]:
             continue
         p = bad_event(st, grid[i], target=1e-3 * mains[i])
         tot = mains[i] + 2 * p
@@ -414,13 +716,28 @@ def threshold_route(st: _Setup, loss: str):
     return best
 
 
-def max_route_best(st: _Setup):
+def max_route_best(st: _Setup, cutoff: float = math.inf):
+    """(bound, t): the max route at t on a grid, then a golden-section search around the grid's best. Full
+    certified values only where the lower value (:func:`point_lower`) leaves t a part in the choice; None
+    when it shows that the bound exceeds ``cutoff``."""
     tot = lambda t: max_route(st, t)
+    low = lambda t: max_route(st, t, lower=True)
     grid = [st.sigma * f for f in (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)]
-    vals = [tot(t) for t in grid]
-    i = int(np.argmin(vals))
+    lows = [low(t) for t in grid]
+    # every t tried lies in [grid[0], grid[-1]]: the bound exceeds the cutoff if max_route does on each grid cell
+    if all(v > cutoff for v in lows) and all(_max_route_exceeds(st, grid[j], grid[j + 1], cutoff)
+                                  for j in sorted(range(len(grid) - 1), key=lambda j: min(lows[j], lows[j + 1]))):
+        return None
+    vals = {}
+
+    def val(i):
+        if i not in vals:
+            vals[i] = tot(grid[i])
+        return vals[i]
+
+    i = _lazy_argmin(lows, val)
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    v, t = _golden(tot, lo, hi, iters=8)
+    v, t = _golden(tot, lo, hi, iters=8, lower=low)
     return min((v, t), (vals[i], grid[i]))
 
 
@@ -428,10 +745,12 @@ def _default_s(d, eps):
     return min(max(math.ceil(d / (math.exp(min(eps, 700.0)) + 1)), 1), max(d - 1, 1))
 
 
-@lru_cache(maxsize=4096)
+@persistent
 def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     """(certified bound, s, route parameter) of ``route`` ('max' or 'threshold') at (n, ε, d): s chosen by a
-    search around Ye & Barg's ⌈d/(e^ε+1)⌉ (each s gives a valid bound)."""
+    search around Ye & Barg's ⌈d/(e^ε+1)⌉ (each s gives a valid bound). Kept in memory and in the disk cache
+    (boundcalc.cache.diskcache: keyed by the exact arguments and the package's fingerprint), since a planner
+    asks for the same n again."""
     if n < 2 or d < 2:
         return math.nan, 0, math.nan
     s0 = _default_s(d, eps)
@@ -439,24 +758,29 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     if math.sqrt(qs * (1 - qs) / n) / D * d < USEFUL_BELOW:  # noise of a coordinate, against 1/d
         return math.nan, 0, math.nan  # projection cannot help (and the grid would need ~sqrt(n) cells)
 
-    def at(s):
+    def at(s, cutoff):
         st = _Setup(n, eps, d, s)
-        return max_route_best(st) if route == "max" else threshold_route(st, loss)
+        return max_route_best(st, cutoff) if route == "max" else threshold_route(st, loss, cutoff)
 
     tried = {}
 
-    def val(s):
+    def val(s, cutoff=math.inf):
+        """(bound at s, s); (inf, s) where the bound is shown to exceed ``cutoff`` without computing it (then it
+        cannot win: the cutoff is the best bound so far)."""
         s = min(max(int(s), 1), d - 1)
         if s not in tried:
-            tried[s] = at(s)
-        return tried[s][0], s
+            tried[s] = at(s, cutoff)
+        return (math.inf if tried[s] is None else tried[s][0]), s
 
     cands = sorted({min(max(round(s0 * f), 1), d - 1) for f in (0.4, 0.7, 1.0)})
+    for s in sorted(cands, key=lambda s: (s != s0, -s)):  # the default first: the best cutoff for the others
+        val(s, min([val(c)[0] for c in cands if c in tried] or [math.inf]))
     cur = min(val(s) for s in cands)
     step = 1.25
     for _ in range(4):
         s = cur[1]
-        nxt = min(cur, val(math.floor(s / step)), val(math.ceil(s * step)))
+        lo = val(math.floor(s / step), cur[0])
+        nxt = min(cur, lo, val(math.ceil(s * step), min(cur[0], lo[0])))
         if nxt[1] == s:
             if step <= 1.05:
                 break
@@ -464,6 +788,25 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
         cur = nxt
     v, s = cur
     return v, s, tried[s][1]
+
+
+def quick_upper(route: str, loss: str, n, eps, d) -> float:
+    """A value at least :func:`tail_value` (route, loss, n, ε, d), from one certified supremum (about 1/20 to
+    1/100 of the search's cost): the route at Ye & Barg's subset size s0 and one parameter value the search
+    always weighs in full (μ = 0 for the threshold route, whose bound starts there; t = 2σ for the max route,
+    whose grid minimum is taken over every grid value), and the search's bound is the minimum over the values it
+    weighs. For a planner that only needs to know whether the bound reaches a target; NaN where the route is
+    not evaluated."""
+    n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps > 0) or n_i < 2 or d_i < 2:
+        return math.nan
+    s0 = _default_s(d_i, eps)
+    st = _Setup(n_i, eps, d_i, s0)
+    if st.sigma * d_i < USEFUL_BELOW:  # as in best(): the route is not evaluated
+        return math.nan
+    v = max_route(st, 2.0 * st.sigma) if route == "max" else threshold_main(st, 0.0, loss)
+    return min(float(v), 2.0)
 
 
 def tail_value(route: str, loss: str, n, eps, d) -> float:
