@@ -218,3 +218,40 @@ def test_two_stage_bound_above_simulated_risk_and_lower_below(kw):
         assert err.mean() - 3 * se <= up.value, (theta, err.mean(), up.value)
         highs.append(err.mean() + 3 * se)
     assert r.lower.value <= max(highs)  # a bound on the worst case: below the largest of the instances
+
+
+@pytest.mark.parametrize("m, eps, b", [(150, 0.7, 1.0), (431, 2.3, 0.5), (1200, 1.1, 2.0)])
+def test_cell_sums_below_the_table_and_equal_at_its_worst_cell(m, eps, b):
+    """threshold_value_below is at most the table's value; the table's worst cell, its sum computed alone, gives the
+    value exactly (the number the whole block gives; a λ = 0 or closed-form winner has no cell)."""
+    from boundcalc.mechanisms import local_scalar as LS
+
+    value, lam, at = LS.threshold_worst_risk(m, eps, b)
+    cell = int(at / b * LS.THRESHOLD_CELLS)
+    rng = np.random.default_rng(m)
+    for cells in ([0], [LS.THRESHOLD_CELLS - 1], list(rng.integers(0, LS.THRESHOLD_CELLS, 5))):
+        assert LS.threshold_value_below(m, eps, b, cells) <= value
+    if 0 < lam and at < b:  # the winning λ's sum at its worst cell, computed alone, plus the tail: the value
+        th, p, W, tail, lams = LS._table_grid(m, eps, b)
+        c0 = cell - cell % LS._BLOCK
+        sums = list(LS._table_sums(m, eps, b, th, p, W, [lam], c0, min(c0 + LS._BLOCK, LS.THRESHOLD_CELLS),
+                                   cell, cell + 1))
+        assert float(sums[0][0]) + tail == value
+
+
+@pytest.mark.parametrize("m, eps, b", [(240, 0.4, 1.0), (777, 1.7, 1.0), (3000, 0.9, 0.3)])
+def test_scheme_skipping_tables_chooses_as_with_every_table(m, eps, b):
+    """threshold_scheme (tables of smaller ladder points skipped when bounded below by more than the largest's
+    value) against the choice with every candidate's table computed."""
+    from boundcalc.mechanisms import local_scalar as LS
+
+    cands = [(LS.threshold_closed_form(m, eps, b), 1.0, m, b)]
+    i = int(np.searchsorted(LS.THRESHOLD_LADDER, m, side="right"))
+    for l in LS.THRESHOLD_LADDER[max(0, i - 3):i]:
+        v, lam, at = LS.threshold_worst_risk(l, eps, b)
+        cands.append((v, lam, l, at))
+    best = (b * b, 0.0, 0, b)
+    for c in cands:
+        if c[0] < best[0]:
+            best = c
+    assert LS.threshold_scheme(m, eps, b) == best

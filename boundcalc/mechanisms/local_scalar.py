@@ -149,33 +149,17 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
     The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
     """
-    from ..core.distributions import binom_pmf, norm_cdf
-
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0:
         return b * b, 0.0, b
     closed = threshold_closed_form(m, eps, b)
     if m > THRESHOLD_EXACT_MAX_M:
         return closed, 1.0, b
-    q = 1.0 / (1.0 + math.exp(-eps))
-    th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
-    p = (1 - q) + (2 * q - 1) * norm_cdf(th)
-    W = 7.0 * math.sqrt(m) + 1.0
-    tail = 4 * b * b * 2 * math.exp(-2 * W * W / m)
-    lams = THRESHOLD_SHRINK if m <= 100 else THRESHOLD_SHRINK[-5:]
+    th, p, W, tail, lams = _table_grid(m, eps, b)
     worst, where = np.zeros(len(lams)), np.zeros(len(lams))
-    block = 25
-    for c0 in range(0, THRESHOLD_CELLS, block):
-        c1 = min(c0 + block, THRESHOLD_CELLS)
-        k = np.arange(max(0, math.floor(m * p[c0] - W)), min(m, math.ceil(m * p[c1] + W)) + 1)
-        pa, pb = p[c0:c1, None], p[c0 + 1:c1 + 1, None]
-        wmax = binom_pmf(k[None, :], m, np.clip(k[None, :] / m, pa, pb))  # (cells, window)
-        g1 = threshold_estimate(k, m, eps, 1.0, b)
-        ta, tb = th[c0:c1, None], th[c0 + 1:c1 + 1, None]
-        for i, lam in enumerate(lams):
-            g = lam * g1[None, :]
-            e2 = np.maximum((g - ta) ** 2, (g - tb) ** 2)
-            sums = np.sum(wmax * e2, axis=1)
+    for c0 in range(0, THRESHOLD_CELLS, _BLOCK):
+        c1 = min(c0 + _BLOCK, THRESHOLD_CELLS)
+        for i, sums in enumerate(_table_sums(m, eps, b, th, p, W, lams, c0, c1, c0, c1)):
             if not np.all(np.isfinite(sums)):  # never certify from NaN/inf cell sums
                 worst[i] = math.inf
                 continue
@@ -189,6 +173,61 @@ def threshold_worst_risk(m: int, eps: float, b: float):
         if val < best:
             best, lam_best, theta_best = float(val), float(lam), float(at)
     return best, lam_best, theta_best
+
+
+_BLOCK = 25  # cells whose sums share one window of counts
+
+
+def _table_grid(m, eps, b):
+    """The θ-grid, p(θ) on it, the window half-width W, the tail term and the λ grid of
+    :func:`threshold_worst_risk` (m >= 1)."""
+    from ..core.distributions import norm_cdf
+
+    q = 1.0 / (1.0 + math.exp(-eps))
+    th = np.linspace(0.0, b, THRESHOLD_CELLS + 1)
+    p = (1 - q) + (2 * q - 1) * norm_cdf(th)
+    W = 7.0 * math.sqrt(m) + 1.0
+    tail = 4 * b * b * 2 * math.exp(-2 * W * W / m)
+    lams = THRESHOLD_SHRINK if m <= 100 else THRESHOLD_SHRINK[-5:]
+    return th, p, W, tail, lams
+
+
+def _table_sums(m, eps, b, th, p, W, lams, c0, c1, s0, s1):
+    """For each λ, the bounds ``Σ_k max w_k · max (g_k-θ)²`` of the cells s0..s1-1 of the block c0..c1-1 (the
+    window of counts is the block's: each cell's sum is the same number whichever cells are computed with it)."""
+    from ..core.distributions import binom_pmf
+
+    k = np.arange(max(0, math.floor(m * p[c0] - W)), min(m, math.ceil(m * p[c1] + W)) + 1)
+    pa, pb = p[s0:s1, None], p[s0 + 1:s1 + 1, None]
+    wmax = binom_pmf(k[None, :], m, np.clip(k[None, :] / m, pa, pb))  # (cells, window)
+    g1 = threshold_estimate(k, m, eps, 1.0, b)
+    ta, tb = th[s0:s1, None], th[s0 + 1:s1 + 1, None]
+    for lam in lams:
+        g = lam * g1[None, :]
+        e2 = np.maximum((g - ta) ** 2, (g - tb) ** 2)
+        yield np.sum(wmax * e2, axis=1)
+
+
+def threshold_value_below(m: int, eps: float, b: float, cells) -> float:
+    """A number <= ``threshold_worst_risk(m, eps, b)[0]``, from the sums of the given cells only.
+
+    The table's value is ``min(v0, min_λ (max_c S_c(λ) + tail))`` with v0 the closed form or b²; every
+    ``S_c(λ)`` is computed here by the same operations on the same numbers as in the table (the window of
+    counts of the cell's block), and max_c S_c(λ) >= S_c(λ) for the cells given, so the value returned, with
+    the same v0 and tail, is at most the table's (a non-finite sum makes its λ count as +∞, as in the table)."""
+    m, eps, b = int(m), float(eps), float(b)
+    if m <= 0 or m > THRESHOLD_EXACT_MAX_M:
+        return threshold_worst_risk(m, eps, b)[0]
+    closed = threshold_closed_form(m, eps, b)
+    th, p, W, tail, lams = _table_grid(m, eps, b)
+    low = np.zeros(len(lams))
+    for c in sorted({min(max(int(c), 0), THRESHOLD_CELLS - 1) for c in cells}):
+        c0 = c - c % _BLOCK
+        for i, sums in enumerate(_table_sums(m, eps, b, th, p, W, lams, c0, min(c0 + _BLOCK, THRESHOLD_CELLS),
+                                             c, c + 1)):
+            low[i] = max(low[i], float(sums[0])) if np.all(np.isfinite(sums)) else math.inf
+    low += tail
+    return min(closed if closed < b * b else b * b, float(np.min(low)))
 
 
 def _ladder():
@@ -207,16 +246,32 @@ def threshold_scheme(m: int, eps: float, b: float):
 
     Candidates: all m reports with λ = 1 and the closed form; or only the first l reports, l among the three largest
     points of THRESHOLD_LADDER (ratio 1.2) with l <= m, with the certified value of :func:`threshold_worst_risk`
-    (its best λ). The smallest value wins; it is at most b² (m = 0 or λ = 0: θ̂ = 0)."""
+    (its best λ). The smallest value wins (the first one in this order on a tie); it is at most b² (m = 0 or
+    λ = 0: θ̂ = 0).
+
+    The table of the largest l is computed first; a smaller l whose value is bounded below
+    (:func:`threshold_value_below`, at the last cell and at the worst cell of the first table) by more than the
+    first table's value cannot be the smallest, and its table is not computed: the choice is the same as with
+    every table computed."""
     m, eps, b = int(m), float(eps), float(b)
     best = (b * b, 0.0, 0, b)
     if m <= 0:
         return best
     cands = [(threshold_closed_form(m, eps, b), 1.0, m, b)]
     i = int(np.searchsorted(THRESHOLD_LADDER, m, side="right"))
-    for l in THRESHOLD_LADDER[max(0, i - 3):i]:
-        v, lam, at = threshold_worst_risk(l, eps, b)
-        cands.append((v, lam, l, at))
+    ladder = THRESHOLD_LADDER[max(0, i - 3):i]
+    tables = {}
+    if ladder:
+        tables[ladder[-1]] = threshold_worst_risk(ladder[-1], eps, b)
+        first, at = tables[ladder[-1]][0], tables[ladder[-1]][2]
+        probe = (THRESHOLD_CELLS - 1, int(at / b * THRESHOLD_CELLS) if b > 0 else 0)
+        for l in ladder[:-1]:
+            if not threshold_value_below(l, eps, b, probe) > first:
+                tables[l] = threshold_worst_risk(l, eps, b)
+    for l in ladder:
+        if l in tables:
+            v, lam, at = tables[l]
+            cands.append((v, lam, l, at))
     for c in cands:
         if c[0] < best[0]:
             best = c

@@ -95,6 +95,31 @@ class BlockEstimator:
     from_data: Callable  # (x[..., t], extra) -> block estimates from raw data (last axis)
 
 
+def _num(x):
+    """A parameter as the tail functions take it: a Python float (one point), else a float array (many points,
+    elementwise; every operation below is elementwise, so each element gets the bits of its one-point value)."""
+    return float(x) if np.ndim(x) == 0 else np.asarray(x, float)
+
+
+def _pow2(x):
+    """``x ** 2`` with Python's float power (C ``pow``) for every element: a one-point call squares a Python
+    float that way, and ``pow(x, 2)`` differs from ``x * x`` (numpy's array square) in the last bit for about
+    one argument in a thousand, so the many-point path squares element by element the same way."""
+    if np.ndim(x) == 0:
+        return x ** 2
+    x = np.asarray(x, float)
+    return np.fromiter((v ** 2 for v in x.ravel().tolist()), float, x.size).reshape(x.shape)
+
+
+def _if_positive(a, fn, like):
+    """``fn(a)`` where a > 0, else zeros (``like``'s shape): a Python ``if`` for one point, ``np.where`` for many."""
+    if np.ndim(a) == 0:
+        return fn(a) if a > 0 else tuple(np.zeros_like(like) for _ in range(3))
+    pos = a > 0
+    vals = fn(np.where(pos, a, 1.0))
+    return tuple(np.where(pos, v, 0.0) for v in vals)
+
+
 def _centre(P, M1, M2, th):
     """Raw partial moments (P, E[Y;T], E[Y²;T]) -> centred (P, E[(Y-θ);T], E[(Y-θ)²;T])."""
     return P, M1 - th * P, M2 - 2.0 * th * M1 + th * th * P
@@ -177,13 +202,12 @@ def _exp_tails(th, t, a, b, extra):
     PU = G(t, cu)
     E1U = lam * G(t - 1.0, cu)
     E2U = lam * lam * (t - 1.0) / (t - 2.0) * G(t - 2.0, cu)
-    if a > 0:
+
+    def lower(a):
         cl = lam * (t - 1.0) / a
-        PL = Gc(t, cl)
-        E1L = lam * Gc(t - 1.0, cl)
-        E2L = lam * lam * (t - 1.0) / (t - 2.0) * Gc(t - 2.0, cl)
-    else:
-        PL = E1L = E2L = np.zeros_like(t)
+        return Gc(t, cl), lam * Gc(t - 1.0, cl), lam * lam * (t - 1.0) / (t - 2.0) * Gc(t - 2.0, cl)
+
+    PL, E1L, E2L = _if_positive(a, lower, t)
     return (*_centre(PL, E1L, E2L, th), *_centre(PU, E1U, E2U, th))
 
 
@@ -191,7 +215,7 @@ def _nmean_tails(th, t, a, b, extra):
     from scipy import special
 
     t = np.asarray(t, float)
-    s = float(extra["sigma"]) / np.sqrt(t)
+    s = _num(extra["sigma"]) / np.sqrt(t)
     zu = (b - th) / s
     zl = (a - th) / s
     phi_u = np.exp(-0.5 * zu * zu) / math.sqrt(2 * math.pi)
@@ -221,13 +245,12 @@ def _nvar_tails(th, t, a, b, extra):
     PU = sf(t, cu)
     E1U = sc * t * sf(t + 2.0, cu)
     E2U = sc * sc * t * (t + 2.0) * sf(t + 4.0, cu)
-    if a > 0:
+
+    def lower(a):
         cl = a * t / v
-        PL = cdf(t, cl)
-        E1L = sc * t * cdf(t + 2.0, cl)
-        E2L = sc * sc * t * (t + 2.0) * cdf(t + 4.0, cl)
-    else:
-        PL = E1L = E2L = np.zeros_like(t)
+        return cdf(t, cl), sc * t * cdf(t + 2.0, cl), sc * sc * t * (t + 2.0) * cdf(t + 4.0, cl)
+
+    PL, E1L, E2L = _if_positive(a, lower, t)
     return (*_centre(PL, E1L, E2L, th), *_centre(PU, E1U, E2U, th))
 
 
@@ -254,7 +277,7 @@ BLOCK_ESTIMATORS = {
         _exp_from_data),
     "normal-mean": BlockEstimator(
         "normal-mean", "block mean (the MLE; unbiased)", 1,
-        lambda th, t, e: float(e["sigma"]) ** 2 / np.asarray(t, float), _nmean_tails,
+        lambda th, t, e: _pow2(_num(e["sigma"])) / np.asarray(t, float), _nmean_tails,
         lambda rng, th, t, size, e: rng.normal(th, float(e["sigma"]) / math.sqrt(t), size),
         lambda x, e: x.mean(axis=-1)),
     "normal-var": BlockEstimator(
@@ -282,18 +305,20 @@ def clipped_block_moments(model, theta, t, a, b, extra=None):
     """Exact ``(β, E(Z-θ)², V, A, C)`` of one clipped block estimate of t points (arrays over t).
 
     β = E Z - θ (clipping bias), E(Z-θ)² the clipped MSE, V the unclipped variance,
-    A = E(a-Y)_+, C = E(Y-b)_+.
+    A = E(a-Y)_+, C = E(Y-b)_+. θ, a, b (and a ``sigma`` in ``extra``) are numbers, or arrays of t's shape
+    (one point per element: the values are those of the one-point calls, bit for bit).
     """
     est = get_block_estimator(model)
     extra = {**get_point_model(model).extra_defaults, **(extra or {})}
     t = np.asarray(t, float)
+    theta, a, b = _num(theta), _num(a), _num(b)
     with np.errstate(all="ignore"):
-        PL, E1L, E2L, PU, E1U, E2U = est.tails(float(theta), t, float(a), float(b), extra)
-        V = est.variance(float(theta), t, extra) * np.ones_like(t)
+        PL, E1L, E2L, PU, E1U, E2U = est.tails(theta, t, a, b, extra)
+        V = est.variance(theta, t, extra) * np.ones_like(t)
         A = np.maximum((a - theta) * PL - E1L, 0.0)
         C = np.maximum(E1U - (b - theta) * PU, 0.0)
         beta = A - C
-        mse1 = V - np.maximum(E2L - (a - theta) ** 2 * PL, 0.0) - np.maximum(E2U - (b - theta) ** 2 * PU, 0.0)
+        mse1 = V - np.maximum(E2L - _pow2(a - theta) * PL, 0.0) - np.maximum(E2U - _pow2(b - theta) * PU, 0.0)
         mse1 = np.clip(mse1, beta * beta, V)
     return beta, mse1, V, A, C
 
@@ -500,20 +525,18 @@ def _as_scalar(x):
     return float(x.reshape(-1)[0]) if x.size == 1 else None
 
 
-def _vectorise(scalar_fn, n, blocks, *rest):
-    """Call ``scalar_fn(n_arr, blocks_arr, *scalars)``; loop where a 'scalar' argument is an array."""
+def _vectorise(fn, n, blocks, *rest):
+    """Call ``fn(n_arr, blocks_arr, *rest)``: the other arguments as Python floats when each is one number,
+    else all broadcast to arrays of one shape (``fn`` is elementwise: every element gets the bits of the
+    one-point call ``fn(np.array([n]), np.array([k]), *floats)``; tests/test_point_vectorised.py checks this)."""
     n = np.asarray(n, dtype=float)
     blocks = np.asarray(blocks, dtype=float)
     scal = [_as_scalar(r) for r in rest]
     if all(s is not None for s in scal):
         nb, kb = np.broadcast_arrays(n, blocks)
-        return scalar_fn(nb.astype(np.int64), kb.astype(np.int64), *scal)
+        return fn(nb.astype(np.int64), kb.astype(np.int64), *scal)
     arrs = np.broadcast_arrays(n, blocks, *[np.asarray(r, float) for r in rest])
-    out = np.empty(arrs[0].shape)
-    for ix in np.ndindex(out.shape):
-        out[ix] = scalar_fn(np.array([int(arrs[0][ix])]), np.array([int(arrs[1][ix])]),
-                            *[float(a[ix]) for a in arrs[2:]])[0]
-    return out
+    return fn(arrs[0].astype(np.int64), arrs[1].astype(np.int64), *[np.array(a, float) for a in arrs[2:]])
 
 
 #: outward rounding of the clipping-bias bound: A = E(a-Y)_+ and C = E(Y-b)_+ are computed in floating point
@@ -539,11 +562,15 @@ def _local_bias_impl(model_name):
             _, _, _, _, C_hi = clipped_block_moments(model_name, hi, tt, a, b, extra)
             vmax = np.maximum(est_v(lo, tt, ex), est_v(hi, tt, ex))
             if model_name == "bernoulli":
-                p = min(max(0.5, lo), hi)
+                p = min(max(0.5, lo), hi) if np.ndim(lo) == 0 else np.minimum(np.maximum(0.5, lo), hi)
                 vmax = p * (1 - p) / np.asarray(tt, float)
             exact = np.maximum(A_lo, C_hi) * (1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK
-            m = min(lo - a, b - hi)
-            markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
+            if np.ndim(lo) == 0:
+                m = min(lo - a, b - hi)
+                markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
+            else:
+                m = np.minimum(lo - a, b - hi)
+                markov = np.where(m > 0, vmax / (4 * m), np.inf)
             return np.minimum(np.minimum(exact, markov), np.sqrt(vmax))
 
         with np.errstate(all="ignore"):

@@ -48,50 +48,60 @@ _Y_SWITCH = 2.0
 _NTERMS = 40
 
 
+_J = np.arange(1, _NTERMS + 1, dtype=float)
+_J_POW = {2: _J ** 2, 3: _J ** 3}  # j^s of the series, computed once (the same array every call)
+_LEGGAUSS = []  # the 40 Gauss-Legendre nodes and weights, computed on first use
+
+
 def _li_neg(s, z):
     """Li_s(-z) for 0 <= z <= e^{-2} (power series)."""
-    j = np.arange(1, _NTERMS + 1, dtype=float)
     zz = np.asarray(z, float)[..., None]
-    return np.sum((-zz) ** j / j ** s, axis=-1)
+    return np.sum((-zz) ** _J / _J_POW[s], axis=-1)
 
 
 def _gl(fun, y):
-    x, w = np.polynomial.legendre.leggauss(40)
+    if not _LEGGAUSS:
+        _LEGGAUSS.extend(np.polynomial.legendre.leggauss(40))
+    x, w = _LEGGAUSS
     y = np.asarray(y, float)[..., None]
     t = 0.5 * y * (x + 1.0)
     return 0.5 * y[..., 0] * np.sum(w * fun(t, y), axis=-1)
 
 
+def _split(y, big_fn, small_fn):
+    """``big_fn`` on the elements y >= 2 and ``small_fn`` on the others (each evaluated only where it is used;
+    every operation is elementwise or a sum along the 40 terms of one element, so each value is the one a
+    whole-array evaluation gives)."""
+    y = np.asarray(y, float)
+    big = y >= _Y_SWITCH
+    out = np.empty(y.shape)
+    with np.errstate(all="ignore"):
+        if np.any(big):
+            out[big] = big_fn(y[big])
+        if not np.all(big):
+            out[~big] = small_fn(y[~big])
+    return out
+
+
 def j_abs(y):
     """J₀(y) = ∫_0^y (y - x)/(1 + e^x) dx (vectorised, y >= 0)."""
-    y = np.asarray(y, float)
-    out = np.empty(y.shape)
-    big = y >= _Y_SWITCH
-    with np.errstate(all="ignore"):
-        yb = np.where(big, y, _Y_SWITCH)
-        z = np.exp(-yb)
-        val_big = yb * math.log(2.0) - math.pi ** 2 / 12 - _li_neg(2, z)
-        ys = np.where(big, 0.0, y)
-        val_small = _gl(lambda t, yy: (yy - t) / (1.0 + np.exp(t)), ys)
-    out = np.where(big, val_big, val_small)
-    return out
+    def big(yb):
+        return yb * math.log(2.0) - math.pi ** 2 / 12 - _li_neg(2, np.exp(-yb))
+
+    return _split(y, big, lambda ys: _gl(lambda t, yy: (yy - t) / (1.0 + np.exp(t)), ys))
 
 
 def j_sq(y):
     """J₁(y) = ∫_0^y (y - x) x/(1 + e^x) dx (vectorised, y >= 0)."""
-    y = np.asarray(y, float)
-    big = y >= _Y_SWITCH
-    with np.errstate(all="ignore"):
-        yb = np.where(big, y, _Y_SWITCH)
+    def big(yb):
         z = np.exp(-yb)
         l1 = np.log1p(z)
         li2, li3 = _li_neg(2, z), _li_neg(3, z)
         i1 = math.pi ** 2 / 12 - yb * l1 + li2
         i2 = 1.5 * ZETA3 - yb * yb * l1 + 2 * yb * li2 + 2 * li3
-        val_big = yb * i1 - i2
-        ys = np.where(big, 0.0, y)
-        val_small = _gl(lambda t, yy: (yy - t) * t / (1.0 + np.exp(t)), ys)
-    return np.where(big, val_big, val_small)
+        return yb * i1 - i2
+
+    return _split(y, big, lambda ys: _gl(lambda t, yy: (yy - t) * t / (1.0 + np.exp(t)), ys))
 
 
 def _as_float_fn(fn):
