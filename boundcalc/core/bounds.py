@@ -135,6 +135,49 @@ class Bound:
                 out[ix] = self._evaluate_mpmath({a.name: float(v[ix]) for a, v in zip(args, argvals)})
         return out
 
+    def grid_function(self, values: dict):
+        """The float64 values of the expression at the parameter ``values`` (scalars) as a function of the free
+        parameters: ``f(points)``, ``points`` an array with one row per point and one column per free parameter
+        (in the order of ``free``), returns an array of one value per row.
+
+        The same computation as ``evaluate(values, {name: points[:, j]}, fallback=False)`` broadcast to one value
+        per row (the same generated function on the same arguments, so the same bits), with what does not depend
+        on the points (names, argument order, the other parameters' values) looked up once: the solver calls it at
+        every level of its grid search.
+        """
+        allv = _symbol_values(values, None)
+        args, fn = self._lambdified("numpy")
+        columns = {fp.name: j for j, fp in enumerate(self.free)}
+        fixed, slots, missing = [], [], []
+        for pos, a in enumerate(args):
+            if a.name in columns:
+                slots.append((pos, columns[a.name]))
+            elif a.name in allv:
+                fixed.append((pos, allv[a.name]))
+            else:
+                missing.append(a.name)
+        n_args = len(args)
+
+        def at(points: np.ndarray) -> np.ndarray:
+            if missing:
+                raise KeyError(f"bound {self.name}: no value for {missing}")
+            argv = [None] * n_args
+            for pos, v in fixed:
+                argv[pos] = np.asarray(v, dtype=float)
+            for pos, j in slots:
+                argv[pos] = points[:, j]
+            with np.errstate(all="ignore"):
+                try:
+                    out = np.asarray(fn(*argv), dtype=float)
+                except (OverflowError, ZeroDivisionError):
+                    out = np.full(np.broadcast_shapes(*[x.shape for x in argv]) if argv else (), np.nan)
+            if out.ndim == 0:
+                out = np.asarray(float(out))
+            shape = (points.shape[0],)
+            return out if out.shape == shape else np.broadcast_to(out, shape)
+
+        return at
+
     def _evaluate_mpmath(self, point: dict) -> float:
         import mpmath
 

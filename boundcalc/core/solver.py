@@ -26,6 +26,48 @@ class Solution:
     free: dict  # name -> float or int
 
 
+def _linspace(lo, hi, num: int) -> np.ndarray:
+    """``np.linspace(lo, hi, num)`` for scalars ``lo <= hi`` and ``num >= 2``, the same operations in the same order
+    (so the same bits) without numpy's argument handling, which costs more than the arithmetic on a short axis."""
+    div = num - 1
+    lo, hi = np.float64(lo), np.float64(hi)
+    delta = hi - lo
+    y = np.arange(0, num, dtype=float)
+    step = delta / div
+    if step == 0:
+        y /= div
+        y *= delta
+    else:
+        y *= step
+    y += lo
+    y[-1] = hi
+    return y
+
+
+def _geomspace(lo, hi, num: int) -> np.ndarray:
+    """``np.geomspace(lo, hi, num)`` for scalars ``0 < lo <= hi`` and ``num >= 2``: numpy's steps (``10 **`` an even
+    grid of ``log10``, the ends set exactly) in the same order, so the same bits."""
+    lo, hi = np.float64(lo), np.float64(hi)
+    out = np.power(10.0, _linspace(np.log10(lo), np.log10(hi), num))
+    out[0] = lo
+    out[-1] = hi
+    return out
+
+
+def _round_unique(x: np.ndarray) -> np.ndarray:
+    """``np.unique(np.round(x))`` for an ``x`` that is almost always sorted: a sorted rounding keeps the first of
+    each run of equal values (what ``np.unique`` returns for it); an unsorted one goes to ``np.unique``."""
+    r = np.round(x)
+    if r.size < 2:
+        return np.unique(r)
+    step = r[1:] != r[:-1]
+    if not (r[1:] >= r[:-1]).all():
+        return np.unique(r)
+    if step.all():
+        return r
+    return r[np.concatenate(([True], step))]
+
+
 def _axis(lo, hi, fp, npts):
     if fp.integer:
         lo_i, hi_i = math.ceil(lo), math.floor(hi)
@@ -35,14 +77,16 @@ def _axis(lo, hi, fp, npts):
             return np.arange(lo_i, hi_i + 1, dtype=float)
         if fp.log:
             start = max(lo_i, 1)
-            pts = np.unique(np.round(np.geomspace(start, hi_i, npts)))
+            pts = _round_unique(_geomspace(start, hi_i, npts))
             if lo_i < start:
                 pts = np.concatenate([[float(lo_i)], pts])
             return pts
-        return np.unique(np.round(np.linspace(lo_i, hi_i, npts)))
+        return _round_unique(_linspace(lo_i, hi_i, npts))
+    if npts < 2 or not (lo <= hi):
+        return np.geomspace(lo, hi, npts) if fp.log and lo > 0 else np.linspace(lo, hi, npts)
     if fp.log and lo > 0:
-        return np.geomspace(lo, hi, npts)
-    return np.linspace(lo, hi, npts)
+        return _geomspace(lo, hi, npts)
+    return _linspace(lo, hi, npts)
 
 
 def _product(axes) -> np.ndarray:
@@ -50,12 +94,26 @@ def _product(axes) -> np.ndarray:
     (the last axis varying fastest)."""
     if len(axes) == 1:
         return np.asarray(axes[0], dtype=float).reshape(-1, 1)
-    mesh = np.meshgrid(*axes, indexing="ij")
-    return np.stack([np.asarray(m, dtype=float).ravel() for m in mesh], axis=1)
+    sizes = [len(a) for a in axes]
+    total = math.prod(sizes)
+    out = np.empty((total, len(axes)))
+    if total == 0:
+        return out
+    inner = total
+    for j, a in enumerate(axes):
+        inner //= sizes[j]
+        col = np.repeat(np.asarray(a, dtype=float), inner) if inner > 1 else np.asarray(a, dtype=float)
+        out[:, j] = np.tile(col, total // (sizes[j] * inner)) if sizes[j] * inner < total else col
+    return out
 
 
 def optimise(bound: Bound, values: dict) -> Solution:
-    """Best value of ``bound`` over its free parameters at the (scalar) parameter ``values``."""
+    """Best value of ``bound`` over its free parameters at the (scalar) parameter ``values``.
+
+    The search: a grid of ``GRID[dim]`` points per axis over each free parameter's range (log-spaced where the
+    parameter is, integers rounded), then ``ZOOMS`` times a grid of half as many points per axis between the
+    neighbours of the best point so far. The best grid point is kept (ties: the first in grid order).
+    """
     sign = 1.0 if bound.side == "lower" else -1.0  # maximise sign * value
     if not bound.free:
         v = float(bound.evaluate(values))
@@ -69,34 +127,33 @@ def optimise(bound: Bound, values: dict) -> Solution:
         ranges.append((lo, hi))
     dim = len(bound.free)
     npts = GRID.get(dim, 8)
-
-    def score(points: np.ndarray) -> np.ndarray:
-        free = {fp.name: points[:, j] for j, fp in enumerate(bound.free)}
-        vals = np.broadcast_to(bound.evaluate(values, free, fallback=False), (points.shape[0],))
-        out = sign * vals
-        return np.where(np.isfinite(out), out, -np.inf)
-
     axes = [_axis(lo, hi, fp, npts) for (lo, hi), fp in zip(ranges, bound.free)]
     if any(len(a) == 0 for a in axes):
         return Solution(math.nan, {})
+    grid_values = bound.grid_function(values)  # the expression at these values, as a function of the free ones
+    zoom_npts = max(npts // 2, 5)
     best_pt, best_sc = None, -np.inf
-    for _ in range(ZOOMS + 1):
-        grid = _product(axes)
-        sc = score(grid)
-        i = int(np.argmax(sc))
-        if sc[i] > best_sc:
-            best_sc, best_pt = sc[i], grid[i].copy()
-        if best_pt is None:
-            break
-        # zoom: new axes spanning the neighbours of the best point on each axis
-        new_axes = []
-        for j, (a, fp) in enumerate(zip(axes, bound.free)):
-            k = int(np.searchsorted(a, best_pt[j]))
-            k = min(max(k, 0), len(a) - 1)
-            lo = a[max(k - 1, 0)]
-            hi = a[min(k + 1, len(a) - 1)]
-            new_axes.append(_axis(lo, hi, fp, max(npts // 2, 5)) if hi > lo else np.array([best_pt[j]]))
-        axes = new_axes
+    with np.errstate(all="ignore"):
+        for _ in range(ZOOMS + 1):
+            grid = _product(axes)
+            vals = grid_values(grid)
+            out = vals if sign > 0 else -vals
+            sc = np.where(np.isfinite(out), out, -np.inf)
+            i = int(np.argmax(sc))
+            if sc[i] > best_sc:
+                best_sc, best_pt = sc[i], grid[i].copy()
+            if best_pt is None:
+                break
+            # zoom: new axes spanning the neighbours of the best point on each axis
+            new_axes = []
+            for j, (a, fp) in enumerate(zip(axes, bound.free)):
+                k = int(np.searchsorted(a, best_pt[j]))
+                last = len(a) - 1
+                k = min(max(k, 0), last)
+                lo = a[max(k - 1, 0)]
+                hi = a[min(k + 1, last)]
+                new_axes.append(_axis(lo, hi, fp, zoom_npts) if hi > lo else np.array([best_pt[j]]))
+            axes = new_axes
     if best_pt is None or not np.isfinite(best_sc):
         return Solution(math.nan, {})
 
