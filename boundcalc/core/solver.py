@@ -107,12 +107,18 @@ def _product(axes) -> np.ndarray:
     return out
 
 
+def _same_axis(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two axes hold the same points (ends compared first: they almost always differ)."""
+    return len(a) == len(b) and a[0] == b[0] and a[-1] == b[-1] and np.array_equal(a, b)
+
+
 def optimise(bound: Bound, values: dict) -> Solution:
     """Best value of ``bound`` over its free parameters at the (scalar) parameter ``values``.
 
     The search: a grid of ``GRID[dim]`` points per axis over each free parameter's range (log-spaced where the
     parameter is, integers rounded), then ``ZOOMS`` times a grid of half as many points per axis between the
-    neighbours of the best point so far. The best grid point is kept (ties: the first in grid order).
+    neighbours of the best point so far. The best grid point is kept (ties: the first in grid order). A zoom that
+    gives back the axes it started from ends the search: the levels left would repeat the same evaluation.
     """
     sign = 1.0 if bound.side == "lower" else -1.0  # maximise sign * value
     if not bound.free:
@@ -153,6 +159,10 @@ def optimise(bound: Bound, values: dict) -> Solution:
                 lo = a[max(k - 1, 0)]
                 hi = a[min(k + 1, last)]
                 new_axes.append(_axis(lo, hi, fp, zoom_npts) if hi > lo else np.array([best_pt[j]]))
+            if all(_same_axis(a, b) for a, b in zip(axes, new_axes)):
+                # a fixed point (e.g. every integer of a short range already on the grid): the remaining levels
+                # would evaluate this same grid again, find the same best point and zoom to these same axes
+                break
             axes = new_axes
     if best_pt is None or not np.isfinite(best_sc):
         return Solution(math.nan, {})
