@@ -94,17 +94,14 @@ def _product(axes) -> np.ndarray:
     (the last axis varying fastest)."""
     if len(axes) == 1:
         return np.asarray(axes[0], dtype=float).reshape(-1, 1)
+    dim = len(axes)
     sizes = [len(a) for a in axes]
-    total = math.prod(sizes)
-    out = np.empty((total, len(axes)))
-    if total == 0:
-        return out
-    inner = total
+    out = np.empty(sizes + [dim])
     for j, a in enumerate(axes):
-        inner //= sizes[j]
-        col = np.repeat(np.asarray(a, dtype=float), inner) if inner > 1 else np.asarray(a, dtype=float)
-        out[:, j] = np.tile(col, total // (sizes[j] * inner)) if sizes[j] * inner < total else col
-    return out
+        shape = [1] * dim
+        shape[j] = sizes[j]
+        out[..., j] = np.asarray(a, dtype=float).reshape(shape)
+    return out.reshape(-1, dim)
 
 
 def _same_axis(a: np.ndarray, b: np.ndarray) -> bool:
@@ -145,7 +142,7 @@ def optimise(bound: Bound, values: dict) -> Solution:
             vals = grid_values(grid)
             out = vals if sign > 0 else -vals
             sc = np.where(np.isfinite(out), out, -np.inf)
-            i = int(np.argmax(sc))
+            i = int(sc.argmax())
             if sc[i] > best_sc:
                 best_sc, best_pt = sc[i], grid[i].copy()
             if best_pt is None:
@@ -153,7 +150,7 @@ def optimise(bound: Bound, values: dict) -> Solution:
             # zoom: new axes spanning the neighbours of the best point on each axis
             new_axes = []
             for j, (a, fp) in enumerate(zip(axes, bound.free)):
-                k = int(np.searchsorted(a, best_pt[j]))
+                k = int(a.searchsorted(best_pt[j]))
                 last = len(a) - 1
                 k = min(max(k, 0), last)
                 lo = a[max(k - 1, 0)]
