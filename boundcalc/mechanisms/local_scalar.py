@@ -159,7 +159,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     closed = threshold_closed_form(m, eps, b)
     if m > THRESHOLD_EXACT_MAX_M:
         return closed, 1.0, b
-    if m >= _SEARCH_MIN_M and 0.0 < b <= _SEARCH_MAX_B:
+    if 0.0 < b <= _SEARCH_MAX_B:
         try:
             return _CellSearch(m, eps, b).table(closed)
         except _SearchGaveUp:
@@ -246,12 +246,12 @@ def threshold_value_below(m: int, eps: float, b: float, cells) -> float:
 
 # ----------------------------------------------------------------------------- the table's maximum by a pruned search
 
-_SEARCH_MIN_M = 2          # below this the full table is as cheap as the search
 _SEARCH_MAX_B = 1e6        # beyond this (4b² near overflow in the sums) the full table is used
 _SEARCH_LEVELS = (10, 5, 1)  # group sizes (cells) of the search, coarse to fine
 _SEARCH_MAX_EXACT = 64     # more exactly evaluated cells than this: the profile is flat, finish with the full table
 _SEARCH_REACH = 3.5        # group bounds sum over |k - m p| <= 3.5 √m; the rest weighs <= 2 exp(-2·3.5²) (Hoeffding)
 _SEARCH_MARGIN = 1e-6      # relative margin of a group bound over the floating-point sums it bounds
+_SEARCH_CHUNK = 32768      # group bounds computed in chunks of about this many terms
 
 
 class _SearchGaveUp(Exception):
@@ -285,27 +285,34 @@ class _CellSearch:
     of nonnegative terms over K_c is at most the sum over the union of the range and the far counts.
 
     **Floating point.** The search compares ``Ũ_G (1 + 10⁻⁶)`` with the largest exactly computed sum M̃ (the table's
-    own floating-point numbers). Ũ_G is computed with ``log pmf = lnΓ(m+1) - lnΓ(k+1) - lnΓ(m-k+1) + k ln p +
-    (m-k) ln(1-p)``: for m <= 20000 each of the terms is below 3·10⁵ in size, so the logarithm is off by less than
-    10⁻¹⁰ and the pmf by a relative 10⁻¹⁰; the squares and the sum of at most 10⁴ nonnegative terms add a relative
-    10⁻¹¹ (so Ũ_G >= U_G (1 - 10⁻⁹)). The table's sums S̃_c use SciPy's binomial pmf (Boost's ``ibeta_derivative``,
-    relative error below 10⁻¹² here) and the same sums, so S̃_c <= S_c (1 + 10⁻⁹). A group with
-    ``Ũ_G (1 + 10⁻⁶) < M̃`` therefore has ``S̃_c <= (1 + 10⁻⁹) U_G <= (1 + 10⁻⁹)/(1 - 10⁻⁹) Ũ_G < M̃`` for each of its
-    cells: no cell of it attains the maximum, nor ties with it, and it is skipped. A NaN or infinite bound never
-    skips. Every cell that is not skipped is evaluated exactly (:func:`_table_sums` for that cell alone, the
-    window of its block: the same operations on the same numbers as in the full table), M̃ only grows, so at the end
-    the maximum and the first cell attaining it are those of the full table, bit for bit.
+    own floating-point numbers). Ũ_G is computed with ``ln pmf(k; m, p) = ln C(m, k) + k ln(p/(1-p)) + m ln(1-p)``,
+    ``ln C(m, k) = lnΓ(m+1) - lnΓ(k+1) - lnΓ(m-k+1)``: a handful of operations on numbers of size at most
+    ``s = m (ln(m+1) + 2 + |ln p_0| + |ln(1-p_N)|)``, so the logarithm is off by at most ``64 u s`` (u = 2⁻⁵³; the
+    search is used only where this is below 10⁻⁸, which holds for every m <= 20000 unless b or ε is extreme) and the
+    pmf by a relative 1.1·10⁻⁸; the squares and the pairwise sum of nonnegative terms add a relative 10⁻¹², so
+    ``Ũ_G >= U_G (1 - 2·10⁻⁸)``. The table's sums S̃_c use SciPy's binomial pmf (Boost's ``ibeta_derivative``, a
+    relative error of order 10⁻¹³, compared with mpmath in tests/test_gauss_threshold_search.py) and the same sums,
+    so ``S̃_c <= S_c (1 + 10⁻⁸)``. A group with ``Ũ_G (1 + 10⁻⁶) < M̃`` therefore has, for each of its cells,
+    ``S̃_c <= (1 + 10⁻⁸) U_G <= (1 + 10⁻⁸)/(1 - 2·10⁻⁸) Ũ_G < Ũ_G (1 + 10⁻⁶) < M̃``: no cell of it attains the
+    maximum, nor ties with it, and it is skipped. A NaN or infinite bound never skips (and with b <= 10⁶ a finite
+    bound leaves no room for an overflowing sum). Every cell that is not skipped is evaluated exactly
+    (:func:`_table_sums` for that cell alone, with the window of its block: the same operations on the same numbers
+    as in the full table), M̃ only grows, so at the end the maximum and the first cell attaining it are those of the
+    full table, bit for bit.
 
     **The value and λ.** The λ are taken in the table's order; λ is chosen when its value is below the best so far.
     A λ whose exactly computed cell already has ``S̃_c + tail >= best`` has ``max_c S̃_c + tail >= best`` (rounding
     is monotone) and is not chosen, without its maximum; a non-finite cell sum makes its value +∞ (never chosen), as
     in the table. The other λ get their exact maximum as above.
 
-    **Search.** Groups of 10 cells (each bound costs one row of about 7√m pmf values from logarithms, several
-    times cheaper than the table's row), the surviving ones split into 5 and then into single cells, whose bound
-    equals their sum up to the margin; the single cells are evaluated exactly from the largest bound down, until the
-    next bound is below the maximum found. A flat profile (more than _SEARCH_MAX_EXACT exact cells) falls back to
-    the full table.
+    **Search.** Groups of 10 cells (a bound costs one row of about 7√m + 10 m (p_B - p_A) terms from logarithms and
+    exponentials, several times cheaper than a row of the table, which calls the binomial pmf 14√m times); the group
+    with the largest bound is looked into first (its single cells bounded, the best one evaluated exactly) to have a
+    good maximum early; the groups left split into groups of 5 and then into single cells, whose bound equals their
+    sum up to the margin; those are evaluated exactly from the largest bound down, until the next bound is below the
+    maximum found. About 400 rows and 2 or 3 exact cells at m = 20000 (the table: 1000 rows of 2000 pmf values).
+    Where the profile of the sums is flat, more cells survive the groups, but the single-cell bounds still separate
+    them; should more than _SEARCH_MAX_EXACT cells need their exact sum, the full table is computed instead.
     """
 
     def __init__(self, m: int, eps: float, b: float):
@@ -315,6 +322,9 @@ class _CellSearch:
         self.th, self.p, self.W, self.tail, self.lams = _table_grid(m, eps, b)
         if not (np.all(np.isfinite(self.p)) and self.p[0] > 0.0 and self.p[-1] < 1.0):
             raise _SearchGaveUp  # p at 0 or 1: the logarithms below do not apply
+        size = m * (math.log(m + 1.0) + 2.0 - math.log(self.p[0]) - math.log1p(-self.p[-1]))
+        if 64 * 2.0 ** -53 * size > 1e-8:
+            raise _SearchGaveUp  # the logarithms of the pmf could be off by more than 10⁻⁸
         self.t = _SEARCH_REACH * math.sqrt(m)
         self.k0 = max(0, math.floor(m * self.p[0] - self.t) - 1)
         k = np.arange(self.k0, min(m, math.ceil(m * self.p[-1] + self.t) + 1) + 1, dtype=float)
@@ -329,6 +339,14 @@ class _CellSearch:
 
     def bounds(self, c1, c2, lam):
         """``Ũ_G (1 + margin)`` for the groups of cells c1[i] <= c < c2[i] at λ (integer arrays)."""
+        out = np.empty(len(c1))
+        width = 2.0 * self.t + 4.0 + self.m * float(np.max(self.p[c2] - self.p[c1]))
+        rows = max(8, int(_SEARCH_CHUNK / width))  # chunks whose temporaries stay in the processor's cache
+        for s in range(0, len(c1), rows):
+            out[s:s + rows] = self._bounds(c1[s:s + rows], c2[s:s + rows], lam)
+        return out
+
+    def _bounds(self, c1, c2, lam):
         from numpy.lib.stride_tricks import sliding_window_view as windows
 
         m, p, th, k0, n = self.m, self.p, self.th, self.k0, len(self.logc)
@@ -337,11 +355,15 @@ class _CellSearch:
         hi = np.clip(np.ceil(m * p[c2] + self.t).astype(int) + 1 - k0, 0, n - 1)
         L = int(np.max(hi - lo)) + 1
         lo = np.minimum(lo, n - L)
-        cols = np.arange(L)
-        k = (lo + k0)[:, None] + cols[None, :].astype(float)
-        sa, sb = self.slope[c1][:, None], self.slope[c2][:, None]
-        la, lb = self.level[c1][:, None], self.level[c2][:, None]
-        lw = np.maximum(k * sa + la, k * sb + lb)  # ln max(pmf(k; p_A), pmf(k; p_B)) - ln C(m, k)
+        cols = np.arange(L, dtype=float)[None, :]
+        base = (lo + k0).astype(float)
+        # ln max(pmf(k; p_A), pmf(k; p_B)) - ln C(m, k), k = base + col: the larger of two lines in k
+        sa, sb = self.slope[c1], self.slope[c2]
+        lw = np.multiply(cols, sa[:, None])
+        lw += (base * sa + self.level[c1])[:, None]
+        tmp = np.multiply(cols, sb[:, None])
+        tmp += (base * sb + self.level[c2])[:, None]
+        np.maximum(lw, tmp, out=lw)
         # counts with k/m in [p_A, p_B] (the table's float test of clip): the mode value
         ia = np.clip(np.searchsorted(self.r, p[c1], "left") - lo, 0, L)
         ib = np.clip(np.searchsorted(self.r, p[c2], "right") - 1 - lo, -1, L - 1)
@@ -350,10 +372,14 @@ class _CellSearch:
             row = np.repeat(np.arange(len(c1)), cnt)
             col = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(ia, cnt)
             lw[row, col] = self.ent[lo[row] + col]
-        w = np.exp(lw + windows(self.logc, L)[lo])
-        mid = (0.5 * (th[c1] + th[c2]))[:, None]
-        half = (0.5 * (th[c2] - th[c1]))[:, None]
-        e = (np.abs(windows(lam * self.g1, L)[lo] - mid) + half) ** 2
+        lw += windows(self.logc, L)[lo]
+        w = np.exp(lw, out=lw)
+        # (|λg_k - θ_M| + (θ_B - θ_A)/2)²
+        np.subtract(windows(self.g1, L)[lo] if lam == 1.0 else windows(lam * self.g1, L)[lo],
+                    (0.5 * (th[c1] + th[c2]))[:, None], out=tmp)
+        e = np.abs(tmp, out=tmp)
+        e += (0.5 * (th[c2] - th[c1]))[:, None]
+        np.square(e, out=e)
         return (np.einsum("ij,ij->i", w, e) + self.far) * (1.0 + _SEARCH_MARGIN)
 
     def exact_cell(self, c):
@@ -389,9 +415,12 @@ class _CellSearch:
         c2 = np.minimum(c1 + size, n)
         for nxt in _SEARCH_LEVELS[1:] + (0,):
             u = self.bounds(c1, c2, lam)
-            if not np.isfinite(top[0]):  # no exact cell yet: the middle of the group with the largest bound
-                j = int(np.nanargmax(np.where(np.isnan(u), np.inf, u)))
-                if not take(int((c1[j] + c2[j] - 1) // 2)):
+            if nxt:  # a good maximum early: the cells of the group with the largest bound, the best one exactly
+                j = int(np.argmax(np.where(np.isnan(u), np.inf, u)))
+                cells = np.arange(c1[j], c2[j])
+                us = self.bounds(cells, cells + 1, lam)
+                jj = int(np.argmax(np.where(np.isnan(us), np.inf, us)))
+                if not us[jj] < top[0] and not take(int(cells[jj])):
                     return None
             live = ~(u < top[0])
             if nxt == 0:
