@@ -148,6 +148,10 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     The sum runs over a window ``m p_a - W <= k <= m p_b + W`` (W = 7√m + 1) per block of cells; the counts outside
     have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
     The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
+
+    The maximum over the cells is found by :class:`_CellSearch` (a pruned search that evaluates exactly only the
+    cells that can hold it, and gives the same value, λ and θ* as :func:`_threshold_table_full`, which computes
+    every cell); the full table is the fallback where the search does not apply or does not pay.
     """
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0:
@@ -155,6 +159,16 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     closed = threshold_closed_form(m, eps, b)
     if m > THRESHOLD_EXACT_MAX_M:
         return closed, 1.0, b
+    if 0.0 < b <= _SEARCH_MAX_B:
+        try:
+            return _CellSearch(m, eps, b).table(closed)
+        except _SearchGaveUp:
+            pass
+    return _threshold_table_full(m, eps, b, closed)
+
+
+def _threshold_table_full(m, eps, b, closed):
+    """:func:`threshold_worst_risk` (1 <= m <= THRESHOLD_EXACT_MAX_M) with every cell's sum computed."""
     th, p, W, tail, lams = _table_grid(m, eps, b)
     worst, where = np.zeros(len(lams)), np.zeros(len(lams))
     for c0 in range(0, THRESHOLD_CELLS, _BLOCK):
@@ -228,6 +242,220 @@ def threshold_value_below(m: int, eps: float, b: float, cells) -> float:
             low[i] = max(low[i], float(sums[0])) if np.all(np.isfinite(sums)) else math.inf
     low += tail
     return min(closed if closed < b * b else b * b, float(np.min(low)))
+
+
+# ----------------------------------------------------------------------------- the table's maximum by a pruned search
+
+_SEARCH_MAX_B = 1e6        # beyond this (4b² near overflow in the sums) the full table is used
+_SEARCH_LEVELS = (10, 5, 1)  # group sizes (cells) of the search, coarse to fine
+_SEARCH_MAX_EXACT = 64     # more exactly evaluated cells than this: the profile is flat, finish with the full table
+_SEARCH_REACH = 3.5        # group bounds sum over |k - m p| <= 3.5 √m; the rest weighs <= 2 exp(-2·3.5²) (Hoeffding)
+_SEARCH_MARGIN = 1e-6      # relative margin of a group bound over the floating-point sums it bounds
+_SEARCH_CHUNK = 32768      # group bounds computed in chunks of about this many terms
+
+
+class _SearchGaveUp(Exception):
+    """The pruned search stops (too many cells to evaluate exactly); the caller computes the full table."""
+
+
+class _CellSearch:
+    """The maximum over the cells of the table of :func:`threshold_worst_risk`, for each λ, with only the cells
+    that can hold it evaluated exactly (a branch and bound over groups of consecutive cells).
+
+    **The cells and their sums.** Cell c is ``[θ_c, θ_{c+1}]`` of the grid ``θ_j = j b/N`` (N = THRESHOLD_CELLS),
+    ``p_j = p(θ_j)`` increasing, and its sum (:func:`_table_sums`) is
+    ``S_c(λ) = Σ_{k ∈ K_c} w_{c,k} e_{c,k}``, ``w_{c,k} = pmf(k; m, clip(k/m, p_c, p_{c+1}))``,
+    ``e_{c,k} = max{(λg_k - θ_c)², (λg_k - θ_{c+1})²}``, over the window K_c of the cell's block. The table's value
+    for λ is ``max_c S_c(λ) + tail``, and θ* the centre of the first cell attaining the maximum.
+
+    **Group bound.** For a group G of consecutive cells c_1 <= c < c_2 (θ from θ_A = θ_{c_1} to θ_B = θ_{c_2},
+    p from p_A to p_B) and every cell c in G:
+
+    1. ``w_{c,k} <= Ŵ_k := max_{p ∈ [p_A, p_B]} pmf(k; m, p)``, which is the mode value ``pmf(k; m, k/m)`` when
+       ``k/m ∈ [p_A, p_B]`` and ``max{pmf(k; m, p_A), pmf(k; m, p_B)}`` otherwise: pmf(k; m, ·) increases on
+       [0, k/m] and decreases on [k/m, 1], and the cell's interval [p_c, p_{c+1}] lies in [p_A, p_B]. (The float
+       test ``k/m <= p`` of a grid value p implies the exact ``k/m <= p``: rounding is monotone and p is a float.)
+    2. ``e_{c,k} <= Ê_k := max{(λg_k - θ_A)², (λg_k - θ_B)²} = (|λg_k - θ_M| + (θ_B - θ_A)/2)²`` (θ_M the midpoint):
+       θ ↦ (λg_k - θ)² is convex, so its maximum over [θ_c, θ_{c+1}] ⊂ [θ_A, θ_B] is at most its maximum at θ_A, θ_B.
+    3. Counts far from the group: with ``t = 3.5√m``, every k of K_c with ``k < m p_A - t`` has ``k/m < p_c``, so
+       ``w_{c,k} = pmf(k; m, p_c)`` and these k weigh at most ``P(Bin(m, p_c) <= m p_c - t) <= exp(-2t²/m)`` (Hoeffding,
+       1963, Theorem 1); likewise above ``m p_B + t``; there ``e_{c,k} <= (2b)²`` (|λg_k| <= b, 0 <= θ <= b).
+
+    Hence ``S_c(λ) <= U_G(λ) := Σ_{m p_A - t <= k <= m p_B + t} Ŵ_k Ê_k + 8b² exp(-2·3.5²)`` for every c in G: the sum
+    of nonnegative terms over K_c is at most the sum over the union of the range and the far counts.
+
+    **Floating point.** The search compares ``Ũ_G (1 + 10⁻⁶)`` with the largest exactly computed sum M̃ (the table's
+    own floating-point numbers). Ũ_G is computed with ``ln pmf(k; m, p) = ln C(m, k) + k ln(p/(1-p)) + m ln(1-p)``,
+    ``ln C(m, k) = lnΓ(m+1) - lnΓ(k+1) - lnΓ(m-k+1)``: a handful of operations on numbers of size at most
+    ``s = m (ln(m+1) + 2 + |ln p_0| + |ln(1-p_N)|)``, so the logarithm is off by at most ``64 u s`` (u = 2⁻⁵³; the
+    search is used only where this is below 10⁻⁸, which holds for every m <= 20000 unless b or ε is extreme) and the
+    pmf by a relative 1.1·10⁻⁸; the squares and the pairwise sum of nonnegative terms add a relative 10⁻¹², so
+    ``Ũ_G >= U_G (1 - 2·10⁻⁸)``. The table's sums S̃_c use SciPy's binomial pmf (Boost's ``ibeta_derivative``, a
+    relative error of order 10⁻¹³, compared with mpmath in tests/test_gauss_threshold_search.py) and the same sums,
+    so ``S̃_c <= S_c (1 + 10⁻⁸)``. A group with ``Ũ_G (1 + 10⁻⁶) < M̃`` therefore has, for each of its cells,
+    ``S̃_c <= (1 + 10⁻⁸) U_G <= (1 + 10⁻⁸)/(1 - 2·10⁻⁸) Ũ_G < Ũ_G (1 + 10⁻⁶) < M̃``: no cell of it attains the
+    maximum, nor ties with it, and it is skipped. A NaN or infinite bound never skips (and with b <= 10⁶ a finite
+    bound leaves no room for an overflowing sum). Every cell that is not skipped is evaluated exactly
+    (:func:`_table_sums` for that cell alone, with the window of its block: the same operations on the same numbers
+    as in the full table), M̃ only grows, so at the end the maximum and the first cell attaining it are those of the
+    full table, bit for bit.
+
+    **The value and λ.** The λ are taken in the table's order; λ is chosen when its value is below the best so far.
+    A λ whose exactly computed cell already has ``S̃_c + tail >= best`` has ``max_c S̃_c + tail >= best`` (rounding
+    is monotone) and is not chosen, without its maximum; a non-finite cell sum makes its value +∞ (never chosen), as
+    in the table. The other λ get their exact maximum as above.
+
+    **Search.** Groups of 10 cells (a bound costs one row of about 7√m + 10 m (p_B - p_A) terms from logarithms and
+    exponentials, several times cheaper than a row of the table, which calls the binomial pmf 14√m times); the group
+    with the largest bound is looked into first (its single cells bounded, the best one evaluated exactly) to have a
+    good maximum early; the groups left split into groups of 5 and then into single cells, whose bound equals their
+    sum up to the margin; those are evaluated exactly from the largest bound down, until the next bound is below the
+    maximum found. About 400 rows and 2 or 3 exact cells at m = 20000 (the table: 1000 rows of 2000 pmf values).
+    Where the profile of the sums is flat, more cells survive the groups, but the single-cell bounds still separate
+    them; should more than _SEARCH_MAX_EXACT cells need their exact sum, the full table is computed instead.
+    """
+
+    def __init__(self, m: int, eps: float, b: float):
+        from scipy import special
+
+        self.m, self.eps, self.b = m, eps, b
+        self.th, self.p, self.W, self.tail, self.lams = _table_grid(m, eps, b)
+        if not (np.all(np.isfinite(self.p)) and self.p[0] > 0.0 and self.p[-1] < 1.0):
+            raise _SearchGaveUp  # p at 0 or 1: the logarithms below do not apply
+        size = m * (math.log(m + 1.0) + 2.0 - math.log(self.p[0]) - math.log1p(-self.p[-1]))
+        if 64 * 2.0 ** -53 * size > 1e-8:
+            raise _SearchGaveUp  # the logarithms of the pmf could be off by more than 10⁻⁸
+        self.t = _SEARCH_REACH * math.sqrt(m)
+        self.k0 = max(0, math.floor(m * self.p[0] - self.t) - 1)
+        k = np.arange(self.k0, min(m, math.ceil(m * self.p[-1] + self.t) + 1) + 1, dtype=float)
+        self.r = r = k / m
+        self.logc = special.gammaln(m + 1.0) - special.gammaln(k + 1.0) - special.gammaln(m - k + 1.0)
+        self.ent = special.xlogy(k, r) + special.xlog1py(m - k, -r)  # ln pmf(k; m, k/m) - ln C(m, k)
+        self.g1 = threshold_estimate(k, m, eps, 1.0, b)
+        self.slope = np.log(self.p) - np.log1p(-self.p)  # ln pmf(k; m, p_j) - ln C(m, k) = k slope_j + m ln(1-p_j)
+        self.level = m * np.log1p(-self.p)
+        self.far = 8.0 * b * b * math.exp(-2.0 * _SEARCH_REACH ** 2)
+        self.exact = {}  # cell -> its sums for every λ (the table's numbers)
+
+    def bounds(self, c1, c2, lam):
+        """``Ũ_G (1 + margin)`` for the groups of cells c1[i] <= c < c2[i] at λ (integer arrays)."""
+        out = np.empty(len(c1))
+        width = 2.0 * self.t + 4.0 + self.m * float(np.max(self.p[c2] - self.p[c1]))
+        rows = max(8, int(_SEARCH_CHUNK / width))  # chunks whose temporaries stay in the processor's cache
+        for s in range(0, len(c1), rows):
+            out[s:s + rows] = self._bounds(c1[s:s + rows], c2[s:s + rows], lam)
+        return out
+
+    def _bounds(self, c1, c2, lam):
+        from numpy.lib.stride_tricks import sliding_window_view as windows
+
+        m, p, th, k0, n = self.m, self.p, self.th, self.k0, len(self.logc)
+        # counts m p_A - t .. m p_B + t (and a few more: every row has the same length L, a superset is still a bound)
+        lo = np.clip(np.floor(m * p[c1] - self.t).astype(int) - 1 - k0, 0, n - 1)
+        hi = np.clip(np.ceil(m * p[c2] + self.t).astype(int) + 1 - k0, 0, n - 1)
+        L = int(np.max(hi - lo)) + 1
+        lo = np.minimum(lo, n - L)
+        cols = np.arange(L, dtype=float)[None, :]
+        base = (lo + k0).astype(float)
+        # ln max(pmf(k; p_A), pmf(k; p_B)) - ln C(m, k), k = base + col: the larger of two lines in k
+        sa, sb = self.slope[c1], self.slope[c2]
+        lw = np.multiply(cols, sa[:, None])
+        lw += (base * sa + self.level[c1])[:, None]
+        tmp = np.multiply(cols, sb[:, None])
+        tmp += (base * sb + self.level[c2])[:, None]
+        np.maximum(lw, tmp, out=lw)
+        # counts with k/m in [p_A, p_B] (the table's float test of clip): the mode value
+        ia = np.clip(np.searchsorted(self.r, p[c1], "left") - lo, 0, L)
+        ib = np.clip(np.searchsorted(self.r, p[c2], "right") - 1 - lo, -1, L - 1)
+        cnt = np.maximum(ib - ia + 1, 0)
+        if cnt.sum():
+            row = np.repeat(np.arange(len(c1)), cnt)
+            col = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(ia, cnt)
+            lw[row, col] = self.ent[lo[row] + col]
+        lw += windows(self.logc, L)[lo]
+        w = np.exp(lw, out=lw)
+        # (|λg_k - θ_M| + (θ_B - θ_A)/2)²
+        np.subtract(windows(self.g1, L)[lo] if lam == 1.0 else windows(lam * self.g1, L)[lo],
+                    (0.5 * (th[c1] + th[c2]))[:, None], out=tmp)
+        e = np.abs(tmp, out=tmp)
+        e += (0.5 * (th[c2] - th[c1]))[:, None]
+        np.square(e, out=e)
+        return (np.einsum("ij,ij->i", w, e) + self.far) * (1.0 + _SEARCH_MARGIN)
+
+    def exact_cell(self, c):
+        """The table's sums of cell c for every λ (computed alone, with the window of its block)."""
+        if c not in self.exact:
+            if len(self.exact) >= _SEARCH_MAX_EXACT:
+                raise _SearchGaveUp
+            c0 = c - c % _BLOCK
+            self.exact[c] = np.array([s[0] for s in _table_sums(
+                self.m, self.eps, self.b, self.th, self.p, self.W, self.lams, c0,
+                min(c0 + _BLOCK, THRESHOLD_CELLS), c, c + 1)])
+        return self.exact[c]
+
+    def maximum(self, i, best):
+        """(max_c S̃_c(λ_i), first cell attaining it), or None when λ_i cannot be chosen against ``best`` (some
+        exact cell has S̃_c + tail >= best, or a non-finite sum)."""
+        lam, tail = self.lams[i], self.tail
+        top = [-math.inf]
+
+        def take(c):
+            s = self.exact_cell(c)[i]
+            if not np.isfinite(s) or s + tail >= best:
+                return False
+            top[0] = max(top[0], s)
+            return True
+
+        for c in list(self.exact):
+            if not take(c):
+                return None
+        n = THRESHOLD_CELLS
+        size = _SEARCH_LEVELS[0]
+        c1 = np.arange(0, n, size)
+        c2 = np.minimum(c1 + size, n)
+        for nxt in _SEARCH_LEVELS[1:] + (0,):
+            u = self.bounds(c1, c2, lam)
+            if nxt:  # a good maximum early: the cells of the group with the largest bound, the best one exactly
+                j = int(np.argmax(np.where(np.isnan(u), np.inf, u)))
+                cells = np.arange(c1[j], c2[j])
+                us = self.bounds(cells, cells + 1, lam)
+                jj = int(np.argmax(np.where(np.isnan(us), np.inf, us)))
+                if not us[jj] < top[0] and not take(int(cells[jj])):
+                    return None
+            live = ~(u < top[0])
+            if nxt == 0:
+                order = np.argsort(-np.where(np.isnan(u), np.inf, u), kind="stable")
+                for j in order:
+                    if u[j] < top[0]:
+                        break
+                    if not take(int(c1[j])):
+                        return None
+                break
+            starts = [np.arange(a, e, nxt) for a, e in zip(c1[live], c2[live])]
+            if not starts:
+                break
+            c1 = np.concatenate(starts)
+            c2 = np.minimum(c1 + nxt, np.repeat(c2[live], [len(s) for s in starts]))
+        best_s = top[0]
+        first = min(c for c, v in self.exact.items() if v[i] == best_s)
+        return best_s, first
+
+    def table(self, closed):
+        """:func:`threshold_worst_risk` (same value, λ and θ*) from :meth:`maximum` of each λ."""
+        b, th = self.b, self.th
+        best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)
+        theta_best = b
+        self.exact_cell(THRESHOLD_CELLS - 1)  # the sums of λ < 1 grow towards θ = b: a first lower bound for each λ
+        for i, lam in enumerate(self.lams):
+            found = self.maximum(i, best)
+            if found is None:
+                continue
+            s, c = found
+            val = s + self.tail
+            if val < best:
+                at = 0.5 * (th[c] + th[c + 1]) if s > 0 else 0.0
+                best, lam_best, theta_best = float(val), float(lam), float(at)
+        return best, lam_best, theta_best
 
 
 def _ladder():
