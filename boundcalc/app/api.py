@@ -56,7 +56,9 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     return entry, values
 
 
-def evaluate_bound(bound, values) -> BoundValue:
+def evaluate_bound(bound, values, certify=True, solution=None) -> BoundValue:
+    """``bound`` at ``values`` through the solver; ``certify=False`` skips the high-precision check (the float64
+    optimum, for searches), ``solution``: the solver's result when already known."""
     from ..core.solver import solve
 
     failed = bound.holds(values)
@@ -64,7 +66,7 @@ def evaluate_bound(bound, values) -> BoundValue:
     if failed:
         return BoundValue(bound.side, bound.name, bound.label, None, bound.certified, bound.expr, bound.source,
                           bound.derivation, {}, conds, failed, reason="conditions fail")
-    sol = solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
+    sol = solution if solution is not None else solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
     value = finite_or_none(sol.value)
     reason = None
     certified, note, verified = bound.certified, bound.extra.get("why_not_certified"), None
@@ -73,7 +75,7 @@ def evaluate_bound(bound, values) -> BoundValue:
         certified, note = False, note or reason
     elif value <= 0:
         reason = "vacuous (zero) at these parameters"
-    elif certified:
+    elif certified and certify:
         # certified in floating point: re-evaluated in high precision, reported rounded outward
         from ..core.certify import verify
 
