@@ -278,6 +278,13 @@ def _search_int(value, reaches, target, lo, hi, known=None):
     spacing of a third in n), and the integer search inside it starts afresh from its two ends: the answer
     depends on the target alone.
     """
+    seen: dict = {}
+
+    def val(n):  # values are asked for lazily: the given ends are not evaluated unless an estimate needs them
+        if n not in seen:
+            seen[n] = value(n)
+        return seen[n]
+
     grid = _anchors(lo, hi)
     if known is not None:
         at_hand = [a for a in grid if known(a)]
@@ -289,17 +296,17 @@ def _search_int(value, reaches, target, lo, hi, known=None):
             if a < hi and not reaches(a):
                 lo = a
                 break
-    pts = [(lo, value(lo)), (hi, value(hi))]
+    pts = [lo, hi]
     moved, run, steps = None, 0, 0
     while hi - lo > 1 and steps < MAX_STEPS:
         steps += 1
         if moved is None and bisect.bisect_right(grid, lo) >= bisect.bisect_left(grid, hi):
-            pts = [(lo, value(lo)), (hi, value(hi))]  # the integer search starts from the bracket's ends
+            pts = [lo, hi]  # the integer search starts from the bracket's ends
             moved = "grid"
-        (a, fa), (b, fb) = sorted(pts[-2:])
-        x = _loglog(a, b, fa, fb, target)
+        a, b = sorted(pts[-2:])
+        x = _loglog(a, b, val(a), val(b), target)
         if x is None or not lo < x < hi + 1:
-            x = _loglog(lo, hi, value(lo), value(hi), target)
+            x = _loglog(lo, hi, val(lo), val(hi), target)
         if x is not None and not lo < x < hi + 1:
             x = None
         i, j = bisect.bisect_right(grid, lo), bisect.bisect_left(grid, hi)
@@ -319,7 +326,7 @@ def _search_int(value, reaches, target, lo, hi, known=None):
             elif run >= 2 and moved == "hi":
                 cand = min(cand, max(hi - 2 ** (run - 2), mid))
             cand = min(max(cand, lo + 1), hi - 1)
-        fc = value(cand)
+        val(cand)
         side = "hi" if reaches(cand) else "lo"
         if side == "hi":
             hi = cand
@@ -328,7 +335,7 @@ def _search_int(value, reaches, target, lo, hi, known=None):
         if i >= j:  # the integer search (in the grid search, ``moved`` stays None)
             run = run + 1 if side == moved else 1
             moved = side
-        pts.append((cand, fc))
+        pts.append(cand)
     return hi
 
 
@@ -676,19 +683,21 @@ def _plan_n(ev: _Evaluator, targets):
             row.reason_necessary = reason
         else:
             hi = row.sufficient if row.sufficient is not None else n_hi
-            if not ev.reaches("lower", hi, t):
+            # the lower bound at hi (at most the upper bound there, so at most t) is evaluated only where the
+            # answer needs it: the search ends at hi, or n_lo already reaches the target
+            n_nec = n_lo if ev.reaches("lower", n_lo, t) else _search_n(ev, "lower", t, n_lo, hi)
+            if n_nec in (n_lo, hi) and not ev.reaches("lower", hi, t):
                 v = ev.value("lower", hi)
                 row.reason_necessary = (f"unreachable: the certified lower bound exceeds the target for every "
                                         f"n <= {n_hi:.3g} (at n = {n_hi:.3g} it is {_fmt(v)}); no private "
                                         f"estimator reaches it")
                 row.evidence_necessary = _bound_info(ev.best("lower", hi), "n", hi)
-            elif ev.reaches("lower", n_lo, t):
+            elif n_nec == n_lo:
                 row.necessary = n_lo
                 row.evidence_necessary = _bound_info(ev.best("lower", n_lo), "n", n_lo)
                 row.notes.append(f"the certified lower bound does not exceed the target even at n = {n_lo}: "
                                  "it sets no minimum sample size")
             else:
-                n_nec = _search_n(ev, "lower", t, n_lo, hi)
                 row.necessary = n_nec
                 cert = ev.best("lower", n_nec - 1)
                 row.evidence_necessary = _bound_info(cert, "n_minus_1", n_nec - 1, "value_at_n_minus_1")
