@@ -22,9 +22,16 @@ bracketed to a relative width of :data:`EPS_RTOL` and both ends of the bracket a
 
 Every number comes from the same path as ``boundcalc rate``: :func:`boundcalc.api.resolve`, the
 registry entry's bounds and :func:`boundcalc.api.evaluate_bound` (the solver), at each candidate n
-or ε; nothing here re-implements a formula. The search is a safeguarded log-log interpolation search
-(bounds are close to power laws in n and ε), with log-space bisection as the fallback, over integers
-for n. Where a certified bound is unavailable at a candidate point the search is conservative: a
+or ε; nothing here re-implements a formula. The search in n steers by the solver's float64 optima and
+certifies (high precision, rounded outward: :mod:`boundcalc.core.certify`) only the points an answer rests on,
+n and n - 1; were certification to move a value across the target there, the search is run again on
+certified values. It first brackets the crossing between neighbouring points of a fixed grid (8 per decade),
+then interpolates log-log (bounds are close to power laws in n) over the integers, with a safeguard that
+closes any bracket in logarithmically many steps. The evaluations are kept per question (problem, privacy,
+fixed parameters) for the process, so a new target of the same question mostly evaluates only the few
+integers around its answer; the answer itself depends on the target alone. The level search (continuous)
+is a safeguarded log-log interpolation search on certified values, with log-space bisection as the
+fallback. Where a certified bound is unavailable at a candidate point the search is conservative: a
 missing lower bound excludes nothing and a missing upper bound reaches nothing.
 
 Unreachable targets give ``None`` with a reason (never a wrong number): a target below what the
@@ -59,9 +66,9 @@ MAX_STEPS = 400
 
 #: evaluations kept in this process per (problem, privacy, fixed parameters, variable): a plan at a new target
 #: starts from the points earlier plans of the same question evaluated (least recently used dropped first)
-MEMO_KEYS = 32
+MEMO_KEYS = 16
 #: points kept per key (the key's memo is emptied when it holds more)
-MEMO_POINTS = 20000
+MEMO_POINTS = 4000
 _MEMO: OrderedDict = OrderedDict()
 
 
