@@ -25,7 +25,7 @@ registry entry's bounds and :func:`boundcalc.api.evaluate_bound` (the solver), a
 or ε; nothing here re-implements a formula. The search in n steers by the solver's float64 optima and
 certifies (high precision, rounded outward: :mod:`boundcalc.core.certify`) only the points an answer rests on,
 n and n - 1; were certification to move a value across the target there, the search is run again on
-certified values. It first brackets the crossing between neighbouring points of a fixed grid (8 per decade),
+certified values. It first brackets the crossing between neighbouring points of a fixed grid (4 per decade),
 then interpolates log-log (bounds are close to power laws in n) over the integers, with a safeguard that
 closes any bracket in logarithmically many steps. The evaluations are kept per question (problem, privacy,
 fixed parameters) for the process, so a new target of the same question mostly evaluates only the few
@@ -228,10 +228,10 @@ def _interp(lo, hi, flo, fhi, target, log_x=True):
 
 
 #: the search in n first narrows its bracket to neighbouring points of a fixed grid (this many per decade:
-#: round(10^(j/8))), then interpolates between integers; the grid does not depend on the target, so the plans of
+#: round(10^(j/4))), then interpolates between integers; the grid does not depend on the target, so the plans of
 #: one question at different targets share (and keep) the grid's evaluations, and the answer depends on the
 #: target alone, not on what was asked before
-ANCHORS_PER_DECADE = 8
+ANCHORS_PER_DECADE = 4
 
 
 def _anchors(lo: int, hi: int) -> list[int]:
@@ -282,7 +282,7 @@ def _search_int(value, reaches, target, lo, hi, known=None):
     ``known(n)``: whether n's value is already at hand (kept from earlier plans of the same question). The grid
     points at hand first narrow the bracket, for free. That changes only how the bracket of neighbouring grid
     points is found, not which one it is (where the bound is monotone across the grid, as bounds are at a
-    spacing of a third in n), and the integer search inside it starts afresh from its two ends: the answer
+    spacing of a factor 1.78 in n), and the integer search inside it starts afresh from its two ends: the answer
     depends on the target alone.
     """
     seen: dict = {}
