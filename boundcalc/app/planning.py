@@ -22,9 +22,16 @@ bracketed to a relative width of :data:`EPS_RTOL` and both ends of the bracket a
 
 Every number comes from the same path as ``boundcalc rate``: :func:`boundcalc.api.resolve`, the
 registry entry's bounds and :func:`boundcalc.api.evaluate_bound` (the solver), at each candidate n
-or ε; nothing here re-implements a formula. The search is a safeguarded log-log interpolation search
-(bounds are close to power laws in n and ε), with log-space bisection as the fallback, over integers
-for n. Where a certified bound is unavailable at a candidate point the search is conservative: a
+or ε; nothing here re-implements a formula. The search in n steers by the solver's float64 optima and
+certifies (high precision, rounded outward: :mod:`boundcalc.core.certify`) only the points an answer rests on,
+n and n - 1; were certification to move a value across the target there, the search is run again on
+certified values. It first brackets the crossing between neighbouring points of a fixed grid (4 per decade),
+then interpolates log-log (bounds are close to power laws in n) over the integers, with a safeguard that
+closes any bracket in logarithmically many steps. The evaluations are kept per question (problem, privacy,
+fixed parameters) for the process, so a new target of the same question mostly evaluates only the few
+integers around its answer; the answer itself depends on the target alone. The level search (continuous)
+is a safeguarded log-log interpolation search on certified values, with log-space bisection as the
+fallback. Where a certified bound is unavailable at a candidate point the search is conservative: a
 missing lower bound excludes nothing and a missing upper bound reaches nothing.
 
 Unreachable targets give ``None`` with a reason (never a wrong number): a target below what the
@@ -33,7 +40,9 @@ lower (or upper) bounds are all order-only (constants unspecified: nothing can b
 """
 from __future__ import annotations
 
+import bisect
 import math
+from collections import OrderedDict
 
 from . import api
 from . import catalog
@@ -55,25 +64,69 @@ MAX_STEPS = 400
 
 # ---------------------------------------------------------------------- evaluation (one path)
 
+#: evaluations kept in this process per (problem, privacy, fixed parameters, variable): a plan at a new target
+#: starts from the points earlier plans of the same question evaluated (least recently used dropped first)
+MEMO_KEYS = 16
+#: points kept per key (the key's memo is emptied when it holds more)
+MEMO_POINTS = 4000
+_MEMO: OrderedDict = OrderedDict()
+
+
+def clear_memo() -> None:
+    """Forget the evaluations kept for planning in this process."""
+    _MEMO.clear()
+
+
+def _memo_for(entry, var, values) -> dict:
+    """The memo of one planning question, shared by every target (and both sides) asked of it."""
+    fixed = {k: v for k, v in values.items() if k != var}
+    key = api._memo_key(fixed)
+    fresh = {"float": {}, "cert": {}, "errors": {}, "once": {}}
+    if key is None:
+        return fresh
+    key = (id(entry), var, key)
+    memo = _MEMO.get(key)
+    if memo is None or memo["entry"] is not entry:
+        memo = _MEMO[key] = dict(fresh, entry=entry)
+        while len(_MEMO) > MEMO_KEYS:
+            _MEMO.popitem(last=False)
+    else:
+        _MEMO.move_to_end(key)
+    if len(memo["float"]) + len(memo["cert"]) > MEMO_POINTS:
+        memo["float"].clear()
+        memo["cert"].clear()
+    return memo
+
+
 class _Evaluator:
-    """Best certified lower/upper bound at a point, through api.resolve + api.evaluate_bound; cached."""
+    """Best certified lower/upper bound at a point, through api.resolve + api.evaluate_bound; cached.
+
+    Two values per point: :meth:`fvalue`, the best bound's float64 optimum from the solver (what the search
+    steers by), and :meth:`value`, the best *certified* value, re-evaluated in high precision and rounded
+    outward (:mod:`boundcalc.core.certify`), exactly as ``boundcalc rate`` reports it. Every answer and every
+    number reported rests on the certified values; the float64 values only choose where to look.
+    """
 
     def __init__(self, problem, privacy, fixed: dict, var: str | None):
         self.problem, self.privacy, self.fixed, self.var = problem, privacy, dict(fixed), var
-        self.cache: dict = {}
-        self.errors: dict = {}
         entry, values = api.resolve(problem, privacy, dict(fixed))  # validates the fixed parameters
         self.entry = entry
         self.values = values
-        v = entry.with_derived(values)
-        self.certified_sides = {b.side for b in entry.bounds(v) if b.certified}
-        self.sides = {b.side for b in entry.bounds(v)}
+        memo = _memo_for(entry, var, values)
+        self.fcache, self.cache, self.errors, self.once = memo["float"], memo["cert"], memo["errors"], memo["once"]
+        if "sides" not in self.once:
+            v = entry.with_derived(values)
+            self.once["certified_sides"] = {b.side for b in entry.bounds(v) if b.certified}
+            self.once["sides"] = {b.side for b in entry.bounds(v)}
+        self.certified_sides = self.once["certified_sides"]
+        self.sides = self.once["sides"]
 
-    def best(self, side: str, x=None):
-        """The best certified usable bound (BoundValue) of ``side`` at ``var = x``, or None."""
+    def _evaluated(self, side: str, x):
+        """(values, [(bound, float64 BoundValue)]) of the certified bounds of ``side`` at ``var = x``, or None
+        when the problem rejects the point."""
         key = (side, x)
-        if key in self.cache:
-            return self.cache[key]
+        if key in self.fcache:
+            return self.fcache[key]
         params = dict(self.fixed)
         if self.var is not None:
             params[self.var] = x
@@ -81,11 +134,55 @@ class _Evaluator:
             entry, values = api.resolve(self.problem, self.privacy, params)
         except InputError as exc:  # the problem rejects this point (e.g. too small an n)
             self.errors[key] = str(exc)
-            self.cache[key] = None
+            self.fcache[key] = None
             return None
         v = entry.with_derived(values)
-        best = best_bound(side, [api.evaluate_bound(b, v) for b in entry.bounds(v)
-                                 if b.side == side and b.certified])
+        out = (v, [(b, api.evaluate_bound(b, v, certify=False)) for b in entry.bounds(v)
+                   if b.side == side and b.certified])
+        self.fcache[key] = out
+        return out
+
+    def fbest(self, side: str, x=None):
+        """The best usable bound of ``side`` at ``var = x`` by its float64 optimum (not yet certified), or None."""
+        ev = self._evaluated(side, x)
+        return None if ev is None else best_bound(side, [bv for _, bv in ev[1]])
+
+    def fvalue(self, side, x):
+        b = self.fbest(side, x)
+        return None if b is None else b.value
+
+    def best(self, side: str, x=None):
+        """The best certified usable bound (BoundValue) of ``side`` at ``var = x``, or None.
+
+        The same bound and value as certifying every bound and taking the best (:func:`best_bound`), with
+        fewer high-precision evaluations: certification only lowers a lower bound's value and raises an upper
+        bound's (or withdraws the bound), so bounds are certified in order of their float64 values and the rest
+        are skipped once none of them can reach the best certified value (a tie is certified too: the first of
+        equal bounds in the entry's order wins, as in :func:`best_bound`).
+        """
+        key = (side, x)
+        if key in self.cache:
+            return self.cache[key]
+        ev = self._evaluated(side, x)
+        best = None
+        if ev is not None:
+            v, pairs = ev
+            sign = 1.0 if side == "lower" else -1.0
+            order = sorted((i for i, (_, bv) in enumerate(pairs) if bv.usable),
+                           key=lambda i: (-sign * pairs[i][1].value, i))
+            top = None  # (sign * certified value, index)
+            for i in order:
+                b, fbv = pairs[i]
+                if top is not None and sign * fbv.value < top[0]:
+                    break
+                from ..core.solver import Solution
+
+                cbv = api.evaluate_bound(b, v, solution=Solution(fbv.value, dict(fbv.free_parameters)))
+                if not (cbv.certified and cbv.usable):
+                    continue
+                cand = (sign * cbv.value, i)
+                if top is None or cand[0] > top[0] or (cand[0] == top[0] and i < top[1]):
+                    top, best = cand, cbv
         self.cache[key] = best
         return best
 
@@ -96,6 +193,13 @@ class _Evaluator:
     def reaches(self, side, x, target) -> bool:
         """Conservative predicate: lower -> "does not exclude the target", upper -> "certainly reaches"."""
         v = self.value(side, x)
+        if v is None:
+            return side == "lower"
+        return v <= target
+
+    def freaches(self, side, x, target) -> bool:
+        """:meth:`reaches` on the float64 values (for the search only)."""
+        v = self.fvalue(side, x)
         if v is None:
             return side == "lower"
         return v <= target
@@ -123,29 +227,139 @@ def _interp(lo, hi, flo, fhi, target, log_x=True):
     return x if math.isfinite(x) else None
 
 
-def _search_int(ev: _Evaluator, side, target, lo, hi):
-    """Smallest integer n in (lo, hi] with reaches(n), given not reaches(lo) and reaches(hi)."""
-    use_interp = True
-    steps = 0
+#: the search in n first narrows its bracket to neighbouring points of a fixed grid (this many per decade:
+#: round(10^(j/4))), then interpolates between integers; the grid does not depend on the target, so the plans of
+#: one question at different targets share (and keep) the grid's evaluations, and the answer depends on the
+#: target alone, not on what was asked before
+ANCHORS_PER_DECADE = 4
+
+
+def _anchors(lo: int, hi: int) -> list[int]:
+    """The grid points strictly between lo and hi, increasing."""
+    out = []
+    j = max(0, int(math.floor(math.log10(max(lo, 1)) * ANCHORS_PER_DECADE)) - 1)
+    while True:
+        a = int(round(10 ** (j / ANCHORS_PER_DECADE)))
+        if a >= hi:
+            return out
+        if a > lo and (not out or a > out[-1]):
+            out.append(a)
+        j += 1
+
+
+def _width(lo: int, hi: int) -> float:
+    return math.log1p((hi - lo) / lo) if lo > 0 else math.inf
+
+
+def _loglog(a: int, b: int, fa, fb, target):
+    """The n where the line through (log a, log fa) and (log b, log fb) meets log target (a < b), or None.
+
+    Bounds are close to power laws in n; the differences of logarithms are formed as log1p and log of ratios,
+    so that neighbouring integers near 10^18 keep their digits.
+    """
+    if fa is None or fb is None or fa <= 0 or fb <= 0 or fa == fb or target <= 0:
+        return None
+    try:
+        step = math.log(target / fa) * math.log1p((b - a) / a) / math.log(fb / fa)
+        x = a + a * math.expm1(step)
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _search_int(value, reaches, target, lo, hi, known=None):
+    """Smallest integer n in (lo, hi] with reaches(n), given not reaches(lo) and reaches(hi).
+
+    ``value(n)`` steers the search (``None`` where unavailable). The crossing is estimated by log-log
+    interpolation through the two latest points (else the bracket's ends; else the middle of the bracket).
+    While grid points (:func:`_anchors`) lie inside the bracket the candidate is the grid point nearest the
+    estimate; then it is the smallest integer at or above the estimate, so that an accurate estimate brackets
+    the answer between n - 1 and n at once. Where the same end of the bracket moves several times in a row
+    (the estimates err on one side, as at the steps of a bound that is piecewise constant in n), the candidate
+    is pushed past the estimate by 1, 2, 4, ... (at most to the bracket's middle), so every bracket is
+    closed in a number of steps logarithmic in its width.
+
+    ``known(n)``: whether n's value is already at hand (kept from earlier plans of the same question). The grid
+    points at hand first narrow the bracket, for free. That changes only how the bracket of neighbouring grid
+    points is found, not which one it is (where the bound is monotone across the grid, as bounds are at a
+    spacing of a factor 1.78 in n), and the integer search inside it starts afresh from its two ends: the answer
+    depends on the target alone.
+    """
+    seen: dict = {}
+
+    def val(n):  # values are asked for lazily: the given ends are not evaluated unless an estimate needs them
+        if n not in seen:
+            seen[n] = value(n)
+        return seen[n]
+
+    grid = _anchors(lo, hi)
+    if known is not None:
+        at_hand = [a for a in grid if known(a)]
+        for a in at_hand:
+            if reaches(a):
+                hi = a
+                break
+        for a in reversed(at_hand):
+            if a < hi and not reaches(a):
+                lo = a
+                break
+    pts = [lo, hi]
+    moved, run, steps = None, 0, 0
     while hi - lo > 1 and steps < MAX_STEPS:
         steps += 1
-        width = math.log(hi) - math.log(lo)
-        cand = None
-        if use_interp:
-            g = _interp(lo, hi, ev.value(side, lo), ev.value(side, hi), target)
-            if g is not None:
-                cand = int(round(g))
-        if cand is None:
-            cand = int(round(math.sqrt(lo) * math.sqrt(hi))) if hi > 4 * lo else (lo + hi) // 2
-        cand = min(max(cand, lo + 1), hi - 1)
-        if ev.reaches(side, cand, target):
+        if moved is None and bisect.bisect_right(grid, lo) >= bisect.bisect_left(grid, hi):
+            pts = [lo, hi]  # the integer search starts from the bracket's ends
+            moved = "grid"
+        a, b = sorted(pts[-2:])
+        x = _loglog(a, b, val(a), val(b), target)
+        if x is None or not lo < x < hi + 1:
+            x = _loglog(lo, hi, val(lo), val(hi), target)
+        if x is not None and not lo < x < hi + 1:
+            x = None
+        i, j = bisect.bisect_right(grid, lo), bisect.bisect_left(grid, hi)
+        if i < j:  # grid points inside the bracket: the nearest to the estimate (in log), or the middle one
+            if x is None:
+                cand = grid[(i + j) // 2]
+            else:
+                k = min(max(bisect.bisect_left(grid, x, i, j), i), j - 1)
+                if k > i and math.log(x / grid[k - 1]) < math.log(grid[k] / x):
+                    k -= 1
+                cand = grid[k]
+        else:
+            mid = (lo + hi) // 2
+            cand = mid if x is None else (int(math.ceil(x)) if x < hi else hi)
+            if run >= 2 and moved == "lo":
+                cand = max(cand, min(lo + 2 ** (run - 2), mid))
+            elif run >= 2 and moved == "hi":
+                cand = min(cand, max(hi - 2 ** (run - 2), mid))
+            cand = min(max(cand, lo + 1), hi - 1)
+        val(cand)
+        side = "hi" if reaches(cand) else "lo"
+        if side == "hi":
             hi = cand
         else:
             lo = cand
-        new_width = math.log(hi) - math.log(lo)
-        # safeguard: interpolation must at least halve the log-width, else bisect next time
-        use_interp = new_width <= 0.5 * width or not use_interp
+        if i >= j:  # the integer search (in the grid search, ``moved`` stays None)
+            run = run + 1 if side == moved else 1
+            moved = side
+        pts.append(cand)
     return hi
+
+
+def _search_n(ev: "_Evaluator", side, target, lo, hi):
+    """:func:`_search_int` for ``side`` at ``target`` in (lo, hi], on the float64 values, then certified.
+
+    The answer n must satisfy the certified predicate at n and (above lo) its negation at n - 1: both points are
+    certified (:meth:`_Evaluator.reaches`). Where certification moves a value across the target (a float64 value
+    within rounding of it, or a bound whose high-precision check fails), the search is run again on certified
+    values throughout, so that a reported answer never rests on an uncertified value.
+    """
+    n = _search_int(lambda m: ev.fvalue(side, m), lambda m: ev.freaches(side, m, target), target, lo, hi,
+                    known=lambda m: (side, m) in ev.fcache)
+    if ev.reaches(side, n, target) and (n - 1 <= lo or not ev.reaches(side, n - 1, target)):
+        return n
+    return _search_int(lambda m: ev.value(side, m), lambda m: ev.reaches(side, m, target), target, lo, hi,
+                       known=lambda m: (side, m) in ev.cache)
 
 
 def _search_float(ev: _Evaluator, side, target, lo, hi):
@@ -213,6 +427,19 @@ def _refuse_targets_reached_everywhere(ev, targets, var) -> None:
     """Refuse a target that a certified upper bound depending neither on n nor on the privacy level
     already meets, i.e. the risk of an estimator that uses no data (θ̂ = 0 for the mean, risk r²):
     every n and every level reach it, so there is nothing to plan."""
+    if "ceiling" not in ev.once:
+        ev.once["ceiling"] = _no_data_ceiling(ev)
+    ceiling = ev.once["ceiling"]
+    if ceiling is None:
+        return
+    for t in targets:
+        if t >= ceiling.value:
+            raise InputError("target", f"must be below {ceiling.value:.4g}, the certified risk of "
+                                       f"{ceiling.label}: a larger target needs no data", t)
+
+
+def _no_data_ceiling(ev):
+    """The smallest certified upper bound that depends neither on n nor on the privacy level (or None)."""
     v = ev.entry.with_derived(ev.values)
     ceiling = None
     for b in ev.entry.bounds(v):
@@ -224,12 +451,7 @@ def _refuse_targets_reached_everywhere(ev, targets, var) -> None:
         val = api.evaluate_bound(b, v)
         if val.value is not None and (ceiling is None or val.value < ceiling.value):
             ceiling = val
-    if ceiling is None:
-        return
-    for t in targets:
-        if t >= ceiling.value:
-            raise InputError("target", f"must be below {ceiling.value:.4g}, the certified risk of "
-                                       f"{ceiling.label}: a larger target needs no data", t)
+    return ceiling
 
 
 def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResult:
@@ -399,6 +621,12 @@ def _bound_info(b, at_key, at, value_key="value"):
 def _n_range(ev):
     """[smallest n the problem accepts, largest n]: a problem may reject small n through validation
     (e.g. subsample-and-aggregate needs blocks of 3 points), and a rejected n is no evidence either way."""
+    if "n_range" not in ev.once:
+        ev.once["n_range"] = _find_n_range(ev)
+    return ev.once["n_range"]
+
+
+def _find_n_range(ev):
     spec = next(s for s in ev.entry.params if s.name == "n")
     lo = max(1, int(math.ceil(spec.low if spec.low is not None else 1)))
     hi = int(spec.high if spec.high is not None else 10 ** 18)
@@ -431,10 +659,8 @@ def _n_range(ev):
 
 def _plan_n(ev: _Evaluator, targets):
     n_lo, n_hi = _n_range(ev)
-    order = sorted(range(len(targets)), key=lambda i: -targets[i])  # large targets first: they bracket the rest
     out = [None] * len(targets)
-    prev_suf = prev_nec = None  # answers of the previous (larger) target: lower ends of the brackets
-    for i in order:
+    for i in range(len(targets)):  # each target on its own: its answer does not depend on the others
         t = targets[i]
         row = PlanRow("n", t, None, None)
         # ---- sufficient: the certified upper bound reaches t
@@ -449,11 +675,7 @@ def _plan_n(ev: _Evaluator, targets):
             if ev.reaches("upper", n_lo, t):
                 n_suf = n_lo
             else:
-                lo = n_lo if prev_suf is None or prev_suf - 1 < n_lo else prev_suf - 1
-                if ev.reaches("upper", lo, t):  # cannot happen for monotone bounds; restart cleanly
-                    lo = n_lo
-                n_suf = _search_int(ev, "upper", t, lo, n_hi)
-            prev_suf = n_suf
+                n_suf = _search_n(ev, "upper", t, n_lo, n_hi)
             row.sufficient = n_suf
             b = ev.best("upper", n_suf)
             row.evidence_sufficient = _bound_info(b, "n", n_suf)
@@ -468,23 +690,21 @@ def _plan_n(ev: _Evaluator, targets):
             row.reason_necessary = reason
         else:
             hi = row.sufficient if row.sufficient is not None else n_hi
-            if not ev.reaches("lower", hi, t):
+            # the lower bound at hi (at most the upper bound there, so at most t) is evaluated only where the
+            # answer needs it: the search ends at hi, or n_lo already reaches the target
+            n_nec = n_lo if ev.reaches("lower", n_lo, t) else _search_n(ev, "lower", t, n_lo, hi)
+            if n_nec in (n_lo, hi) and not ev.reaches("lower", hi, t):
                 v = ev.value("lower", hi)
                 row.reason_necessary = (f"unreachable: the certified lower bound exceeds the target for every "
                                         f"n <= {n_hi:.3g} (at n = {n_hi:.3g} it is {_fmt(v)}); no private "
                                         f"estimator reaches it")
                 row.evidence_necessary = _bound_info(ev.best("lower", hi), "n", hi)
-            elif ev.reaches("lower", n_lo, t):
+            elif n_nec == n_lo:
                 row.necessary = n_lo
                 row.evidence_necessary = _bound_info(ev.best("lower", n_lo), "n", n_lo)
                 row.notes.append(f"the certified lower bound does not exceed the target even at n = {n_lo}: "
                                  "it sets no minimum sample size")
             else:
-                lo = n_lo if prev_nec is None or prev_nec - 1 < n_lo or prev_nec - 1 >= hi else prev_nec - 1
-                if ev.reaches("lower", lo, t):
-                    lo = n_lo
-                n_nec = _search_int(ev, "lower", t, lo, hi)
-                prev_nec = n_nec
                 row.necessary = n_nec
                 cert = ev.best("lower", n_nec - 1)
                 row.evidence_necessary = _bound_info(cert, "n_minus_1", n_nec - 1, "value_at_n_minus_1")
