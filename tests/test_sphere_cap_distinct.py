@@ -86,6 +86,15 @@ def test_random_batches_are_bit_identical():
         _same(sc._log_cap_numpy(dd, t[:50]), _reference_log_cap(dd, t[:50]))
 
 
+def test_dimension_one_values():
+    """d = 1 (the cap is 1/2, or 1 for τ > 1) on grid-sized batches with radii above 1, nan and signed zeros."""
+    t = np.repeat(np.linspace(0.0, 1.3, 64), 3)
+    t[[0, 5, 70]] = [-0.0, np.nan, np.inf]
+    for d in (1, 1.0, np.array(1.0), np.array([1.0]), 0.5):
+        _same(sc._log_cap_numpy(d, t), _reference_log_cap(d, t))
+        _same(sc._log_cap_numpy(d, t[::3]), _reference_log_cap(d, t[::3]))  # a strided view
+
+
 def test_scalars_and_small_batches():
     for d, t in [(1, 0.5), (2, 0.3), (1000, 0.1), (5, 1.5), (3.0, np.array([0.2, 0.2, 0.7]))]:
         _same(sc._log_cap_numpy(d, t), _reference_log_cap(d, t))

@@ -65,6 +65,11 @@ def _log_cap_numpy(d, t):
     size = math.prod(shape)
     if size < 8:
         return _log_cap_points(d, t)
+    if d.size == 1 and t.shape == shape and float(d.reshape(())) <= 1.5:
+        # d = 1: the cap is 1/2 for τ <= 1 (and for a τ that is not a number), the whole sphere for τ > 1, so
+        # the values are the logs of 1/2 and 1, taken by the same vectorised np.log as the whole batch's
+        half, one = np.log(np.array([0.5, 1.0]))
+        return np.where(t > 1.0, one, half)
     cols = [x if x.size == 1 else np.broadcast_to(x, shape).ravel() for x in (d, t)]
     varying = [c for c in cols if c.size != 1]
     found = group_coupling.distinct_points(varying, size) if varying else None
