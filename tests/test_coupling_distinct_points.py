@@ -132,3 +132,24 @@ def test_grid_of_repeated_points_matches_full_batch():
     p = np.repeat(np.geomspace(1e-6, 0.5, 64), 64)  # a (p, tau) grid where tau does not enter
     args = (12345.0, p, 0.77, np.full(p.shape, math.log(0.5)), 1e-6)
     assert np.array_equal(_bits(gc._coupling_min_numpy(*args)), _bits(_reference_coupling_min(*args)))
+
+
+@pytest.mark.parametrize("d", [1.0, 3.0, 50.0])
+@pytest.mark.parametrize("p_axis", [0, 1])
+def test_solver_grids_match_full_batch(d, p_axis):
+    """The arguments as a sphere-cap bound passes them on the solver's grids: p and the cap's log area read from
+    strided columns of the rows of ``solver._product`` (p first or last axis; at d = 1 every cap is 1/2, so the
+    distinct points are p's), at a first level and a zoom level."""
+    from boundcalc.core import solver
+    from boundcalc.methods import sphere_cap as sc
+
+    log_fp = type("FP", (), {"integer": False, "log": True})()
+    lin_fp = type("FP", (), {"integer": False, "log": False})()
+    for npts, (lo, hi) in [(64, (1e-4, 0.999)), (32, (0.31, 0.47))]:
+        axes = [solver._axis(1e-7, 1.0, log_fp, npts), solver._axis(lo, hi, lin_fp, npts)]
+        grid = solver._product(axes if p_axis == 0 else axes[::-1])
+        p, tau = grid[:, p_axis], grid[:, 1 - p_axis]
+        for n, eps, delta in [(12345.0, 0.77, 0.0), (1e6, 2.5, 1e-6), (300.0, 0.1, 1e-9)]:
+            loga = sc._log_cap_numpy(d, tau * math.sqrt(5 / 12))
+            args = (n, p, eps, loga, delta)
+            assert np.array_equal(_bits(gc._coupling_min_numpy(*args)), _bits(_reference_coupling_min(*args)))

@@ -251,7 +251,7 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
     shape = np.broadcast_shapes(*(np.shape(x) for x in (n, p, eps, loga, delta)))
     cols = [np.asarray(x, float) for x in (n, p, eps, loga, delta)]
     out = _coupling_min_unique(shape, cols)
-    return np.clip(out, 0.0, 1.0).reshape(shape) if shape else float(np.clip(out, 0.0, 1.0)[0])
+    return out.reshape(shape) if shape else float(out[0])
 
 
 #: the last few distinct argument sets of :func:`_coupling_min_numpy` and their values (one bound's expression
@@ -260,34 +260,92 @@ _ROWS_MEMO: dict = {}
 _ROWS_MEMO_SIZE = 16
 
 
+def distinct_points(cols, size: int):
+    """Representatives of the distinct points of equal-length 1-D float arrays ``cols`` (one array per argument, any
+    strides): ``(first, inverse)`` with point ``i`` equal, bit for bit in every column, to point ``first[inverse[i]]``;
+    or None when the points are (almost) all distinct, or too few to be worth the search.
+
+    Points are compared by their bits (so 0.0 and -0.0 differ, and a nan equals a nan of the same bits). The
+    solver's grids (one row per point, the last free parameter varying fastest) give a function that reads one
+    free parameter either runs of equal points (a parameter other than the last) or a repeating period (the
+    last): both are found in a few passes over the arrays; other layouts fall back to a sort (``np.unique``).
+    ``first`` may hold a point twice (a period with a repeat inside it): the caller then computes it twice."""
+    if size < 8:
+        return None
+    bits = []
+    for c in cols:
+        c = np.asarray(c, dtype=float)
+        try:
+            bits.append(c.view(np.int64))
+        except ValueError:  # a layout that cannot be viewed: compare a copy
+            bits.append(np.ascontiguousarray(c).view(np.int64))
+    step = bits[0][1:] != bits[0][:-1]
+    for b in bits[1:]:
+        step |= b[1:] != b[:-1]
+    starts = np.flatnonzero(step)
+    if starts.size + 1 < size:  # runs of equal points: one representative per run, then look among those
+        starts += 1
+        starts = np.concatenate(([0], starts))
+        lengths = np.diff(np.append(starts, size))
+        inner = _distinct_unordered([b[starts] for b in bits], starts.size)
+        if inner is None:
+            return starts, np.repeat(np.arange(starts.size), lengths)
+        return starts[inner[0]], np.repeat(inner[1], lengths)
+    return _distinct_unordered(bits, size)
+
+
+def _distinct_unordered(bits, size: int):
+    """:func:`distinct_points` for int64 bit arrays without runs of equal points: a repeating period, else a sort."""
+    if size < 8:
+        return None
+    for b in bits:  # a column whose bits strictly increase or decrease: all points distinct (a grid axis)
+        if (b[1:] > b[:-1]).all() or (b[1:] < b[:-1]).all():
+            return None
+    same = bits[0] == bits[0][0]
+    for b in bits[1:]:
+        same &= b == b[0]
+    again = np.flatnonzero(same[1:])
+    if again.size:
+        period = int(again[0]) + 1
+        if size % period == 0 and all((b.reshape(-1, period) == b[:period]).all() for b in bits):
+            return np.arange(period), np.tile(np.arange(period), size // period)
+    rows = np.ascontiguousarray(np.stack(bits, axis=1))
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) == size:
+        return None
+    return first, inverse.ravel()
+
+
 def _coupling_min_unique(shape, cols):
-    """:func:`_coupling_rows` at every point of the broadcast ``cols``, computed once per distinct point.
+    """:func:`_coupling_rows` at every point of the broadcast ``cols``, computed once per distinct point
+    (:func:`distinct_points`), clipped to [0, 1], as a flat array.
 
     Every value of :func:`_coupling_rows` at a point depends on that point's arguments and, through the
     pairwise order of the sums of :func:`_gap_direct`, on the longest window of the batch; both are the same
     for the distinct points as for all the points, so the values are the ones the full batch gives, bit for
-    bit (``tests/test_group_coupling.py`` compares them)."""
-    size = int(np.prod(shape)) if shape else 1
-    varying = [j for j, c in enumerate(cols) if c.size > 1]
-    flat = [np.array(np.broadcast_to(c, shape)).ravel() for c in cols]
-    if size > 1 and varying:
-        rows = np.ascontiguousarray(np.stack([flat[j] for j in varying], axis=1))
-        keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
-        if len(first) == size:
-            first = inverse = None
+    bit (``tests/test_coupling_distinct_points.py`` compares them, on random batches and on the solver's grids)."""
+    size = math.prod(shape)
+    varying = [j for j, c in enumerate(cols) if c.size != 1]
+    flat = [np.broadcast_to(c, shape).ravel() if j in varying else c.reshape(-1)[:1] for j, c in enumerate(cols)]
+    found = distinct_points([flat[j] for j in varying], size) if size > 1 and varying else None
+    if found is None:
+        rows, inverse = size, None
+        args = [np.array(x, copy=True) if j in varying else np.full(size, x[0]) for j, x in enumerate(flat)]
     else:
-        first = inverse = None
-    args = flat if first is None else [x[first] for x in flat]
+        first, inverse = found
+        rows = len(first)
+        args = [x[first] if j in varying else np.full(rows, x[0]) for j, x in enumerate(flat)]
     key = b"".join(x.tobytes() for x in args)
     hit = _ROWS_MEMO.get(key)
     if hit is None:
-        hit = _coupling_rows(*args)
+        hit = np.clip(_coupling_rows(*args), 0.0, 1.0)
         hit.setflags(write=False)
         _ROWS_MEMO[key] = hit
         while len(_ROWS_MEMO) > _ROWS_MEMO_SIZE:
             del _ROWS_MEMO[next(iter(_ROWS_MEMO))]
+    else:
+        _ROWS_MEMO[key] = _ROWS_MEMO.pop(key)  # most recently used last
     return hit.copy() if inverse is None else hit[inverse]
 
 

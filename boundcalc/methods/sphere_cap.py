@@ -51,6 +51,54 @@ def cap_value(d, t):
 
 
 def _log_cap_numpy(d, t):
+    """log cap(τ) (numpy, vectorised): :func:`_log_cap_points` computed once per distinct point ``(d, τ)``.
+
+    The solver evaluates a bound on a grid of its free parameters, and the cap's argument depends on one of
+    them only (64 distinct values among 4,096 grid points); the layered bounds take it at 12 fixed multiples
+    of τ, and the sphere-cap bounds of one problem share their first grid. So the values are computed at the
+    distinct points (:func:`boundcalc.methods.group_coupling.distinct_points`) and kept for the last
+    :data:`_CAP_MEMO_SIZE` sets of distinct points. Every operation of :func:`_log_cap_points` acts point by
+    point, so the values are those of the whole batch, bit for bit (``tests/test_sphere_cap_distinct.py``)."""
+    d = np.asarray(d, dtype=float)
+    t = np.asarray(t, dtype=float)
+    shape = np.broadcast_shapes(d.shape, t.shape)
+    size = math.prod(shape)
+    if size < 8:
+        return _log_cap_points(d, t)
+    if d.size == 1 and t.shape == shape and float(d.reshape(())) <= 1.5:
+        # d = 1: the cap is 1/2 for τ <= 1 (and for a τ that is not a number), the whole sphere for τ > 1, so
+        # the values are the logs of 1/2 and 1, taken by the same vectorised np.log as the whole batch's
+        half, one = np.log(np.array([0.5, 1.0]))
+        return np.where(t > 1.0, one, half)
+    cols = [x if x.size == 1 else np.broadcast_to(x, shape).ravel() for x in (d, t)]
+    varying = [c for c in cols if c.size != 1]
+    found = group_coupling.distinct_points(varying, size) if varying else None
+    if found is None:
+        first = inverse = None
+        args = [c.reshape(()) if c.size == 1 else c for c in cols]
+    else:
+        first, inverse = found
+        args = [c.reshape(()) if c.size == 1 else c[first] for c in cols]
+    key = tuple((a.shape, a.tobytes()) for a in args)
+    hit = _CAP_MEMO.get(key)
+    if hit is None:
+        hit = np.asarray(_log_cap_points(*args), dtype=float).reshape(-1)
+        hit.setflags(write=False)
+        _CAP_MEMO[key] = hit
+        while len(_CAP_MEMO) > _CAP_MEMO_SIZE:
+            del _CAP_MEMO[next(iter(_CAP_MEMO))]
+    else:
+        _CAP_MEMO[key] = _CAP_MEMO.pop(key)  # most recently used last
+    return (hit.copy() if inverse is None else hit[inverse]).reshape(shape)
+
+
+#: the values of :func:`_log_cap_numpy` at its last distinct point sets (each a few hundred bytes: a grid level's
+#: distinct τ; one rate call at the mean problem makes about 250, the first grid level's are the same at every n)
+_CAP_MEMO: dict = {}
+_CAP_MEMO_SIZE = 512
+
+
+def _log_cap_points(d, t):
     """log cap(τ), accurate where the cap area underflows (large d): for small I_x(a, 1/2) use
     I_x(a, b) = x^a (1-x)^b / (a B(a, b)) · 2F1(a+b, 1; a+1; x) (DLMF 8.17.8 with 15.8.1) in logs."""
     from scipy import special
