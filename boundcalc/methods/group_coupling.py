@@ -200,32 +200,79 @@ def _gap_direct(n, p, eps, loga, delta, lo, hi):
     (the terms left out are >= 0), and hit = Σ_h P(H = h) min{1, v_h}, to which the mass of H outside the
     window is added for an upper bound on f. Both are sums of positive terms (no cancellation), rounded
     outward by PMF_REL_ERR (covers the pmf and the summation of at most DIRECT_TERMS terms) and by
-    GAP_ABS_ERR per term."""
-    from ..core.distributions import binom_pmf  # scipy.stats.binom.pmf's values, without importing scipy.stats
+    GAP_ABS_ERR per term.
 
+    P(H = h) and δ_h depend on a point's (n, p, ε, δ) and on h = lo + k only (lo is a function of n and p): they
+    are computed once per distinct (n, p, ε, δ, lo) of the batch (:func:`_window_rows`) and read by every point
+    that shares them. Terms outside a point's window [lo, hi] are dropped as before, so every sum adds the same
+    numbers in the same order (the width of the batch's longest window), bit for bit."""
     out = np.zeros(n.shape)
     hit = np.zeros(n.shape)
     width = int(np.max(hi - lo)) + 1 if n.size else 0
     if width <= 0:
         return out, hit
     k = np.arange(width, dtype=float)
+    pmf_u, v2_u, ok_u, inv = _window_rows(n, p, eps, delta, lo, k)
     step = max(1, 400_000 // width)  # elements per chunk: at most ~4e5 terms in memory at once
     for s in range(0, n.size, step):
         sl = slice(s, s + step)
         h = lo[sl, None] + k[None, :]
-        inside = h <= hi[sl, None]
-        h = np.where(inside, h, lo[sl, None])
-        e = eps[sl, None]
+        rows = inv[sl]
+        inside = (h <= hi[sl, None]) & ok_u[rows]
+        pmf = pmf_u[rows]
         with np.errstate(all="ignore"):
-            pmf = binom_pmf(h, n[sl, None], p[sl, None])
-            v1 = np.exp(np.minimum(loga[sl, None] + e * h, 1.0))
-            v2 = np.exp(np.minimum(_log_delta_h(h, e, delta[sl, None]), 1.0))
+            v1 = np.exp(np.minimum(loga[sl, None] + eps[sl, None] * h, 1.0))
+            v2 = v2_u[rows]
             gap = 1.0 - v1 - v2
             val = np.minimum(1.0, (v1 + v2) * (1 + GAP_ABS_ERR))
-        terms = np.where(inside & np.isfinite(pmf), pmf * np.maximum(0.0, gap - GAP_ABS_ERR), 0.0)
-        out[sl] = np.sum(terms, axis=1) * (1 - PMF_REL_ERR)
-        hit[sl] = np.sum(np.where(inside & np.isfinite(pmf), pmf * val, 0.0), axis=1) * (1 + PMF_REL_ERR)
+        out[sl] = np.sum(np.where(inside, pmf * np.maximum(0.0, gap - GAP_ABS_ERR), 0.0), axis=1) * (1 - PMF_REL_ERR)
+        hit[sl] = np.sum(np.where(inside, pmf * val, 0.0), axis=1) * (1 + PMF_REL_ERR)
     return np.maximum(out, 0.0), hit
+
+
+#: binomial pmf windows already computed, P(H = lo + k) for k = 0, 1, ..., by the bits of (n, p, lo): the solver's
+#: grid levels and the bounds of one entry ask the same binomials again (oldest dropped first)
+_PMF_MEMO: dict = {}
+_PMF_MEMO_SIZE = 2048
+
+
+def _window_rows(n, p, eps, delta, lo, k):
+    """The parts of :func:`_gap_direct` shared by the points with the same (n, p, ε, δ, lo): P(H = lo + k),
+    e^{min(log δ_h, 1)} and whether P(H = h) is a number, one row per distinct point, and the row of each point.
+
+    The pmf rows are also kept between calls (:data:`_PMF_MEMO`), keyed by the exact bits of (n, p, lo); a kept row
+    at least as long as the window holds the values a new computation gives (an elementwise function of the same
+    arguments), and a longer one is computed anew when a wider window asks for it."""
+    from ..core.distributions import binom_pmf  # scipy.stats.binom.pmf's values, without importing scipy.stats
+
+    found = distinct_points([n, p, eps, delta, lo], n.size)
+    if found is None:
+        first, inv = np.arange(n.size), np.arange(n.size)
+    else:
+        first, inv = found
+    nu, pu, eu, du, lu = n[first], p[first], eps[first], delta[first], lo[first]
+    h = lu[:, None] + k[None, :]
+    width = k.size
+    pmf = np.empty(h.shape)
+    keys = np.ascontiguousarray(np.stack([nu, pu, lu], axis=1))
+    todo = []
+    for i in range(len(first)):
+        row = _PMF_MEMO.get(keys[i].tobytes())
+        if row is None or row.size < width:
+            todo.append(i)
+        else:
+            pmf[i] = row[:width]
+    if todo:
+        with np.errstate(all="ignore"):
+            fresh = binom_pmf(h[todo], nu[todo, None], pu[todo, None])
+        pmf[todo] = fresh
+        for i, row in zip(todo, fresh):
+            _PMF_MEMO[keys[i].tobytes()] = row.copy()
+        while len(_PMF_MEMO) > _PMF_MEMO_SIZE:
+            del _PMF_MEMO[next(iter(_PMF_MEMO))]
+    with np.errstate(all="ignore"):
+        v2 = np.exp(np.minimum(_log_delta_h(h, eu[:, None], du[:, None]), 1.0))
+    return pmf, v2, np.isfinite(pmf), inv
 
 
 def _coupling_min_numpy(n, p, eps, loga, delta):
@@ -544,7 +591,13 @@ def truncated_point_mass_value(n: int, p: float, eps: float, a: float, delta: fl
 def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0, 17)):
     """min over thresholds M of {P(H > M) + e^{εM} a + δ(e^{εM} - 1)/(e^ε - 1)}, clipped to [0, 1], H ~ Bin(n, p)
     (numpy, vectorised). The thresholds tried are M = max(0, round(np + z sqrt(np(1-p)))) for a grid of z and
-    the point where e^{εM} a = 1; every M gives a valid bound, so the choice only affects tightness."""
+    the point where e^{εM} a = 1; every M gives a valid bound, so the choice only affects tightness.
+
+    The thresholds of the z grid, their tails P(H > M) and their δ_M depend on (n, p, ε, δ) only, not on a: on a
+    solver's grid over (p, a) they are computed once per distinct (n, p, ε, δ) (:func:`distinct_points`) and all
+    thresholds in one call of the tail function; every point still adds the same numbers in the same order, so
+    the values are those of computing every threshold at every point, bit for bit. The knapsack value, used only
+    where δ = 0, is computed only when some point has δ = 0."""
     from ..core.symbolic import _binom_sf
 
     n, p, eps, loga, delta = np.broadcast_arrays(*(np.asarray(x, float) for x in (n, p, eps, loga, delta)))
@@ -552,22 +605,44 @@ def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0,
         knap, ok = _knapsack_pure(n, p, eps, loga)
         if np.all(ok):
             return np.clip(knap * (1 + 1e-9) * (1 + 1e-12), 0.0, 1.0)
-    mu = n * p
-    sd = np.sqrt(np.maximum(n * p * (1 - p), 0.0))
-    best = np.ones(n.shape)
-    cands = [np.round(mu + z * sd) for z in zs] + [np.floor(-loga / eps), np.floor(-loga / eps) - 1]
+    shape = n.shape
+    cols = [np.ravel(x) for x in (n, p, eps, delta)]
+    size = cols[0].size
+    varying = [c for c, x in zip(cols, (n, p, eps, delta)) if x.strides != (0,) * x.ndim or x.size == 1]
+    if not varying:  # (n, p, ε, δ) the same at every point
+        first, inv = np.zeros(1, dtype=np.intp), np.zeros(size, dtype=np.intp)
+    else:
+        found = distinct_points(varying, size) if size > 1 else None
+        first, inv = (np.arange(size), None) if found is None else found
+    nu, pu, eu, du = (c[first] for c in cols)
+    la = np.ravel(loga)
+    best = np.ones(size)
     with np.errstate(all="ignore"):
-        em1 = np.expm1(eps)
-        for m in cands:
-            m = np.clip(m, 0.0, n)
-            val = _binom_sf(m, n, p) + np.exp(np.minimum(eps * m + loga, 700.0)) \
-                + delta * np.expm1(np.minimum(eps * m, 700.0)) / em1
+        em1 = np.expm1(eps).ravel()
+        emu = em1[first]
+        mu = nu * pu
+        sd = np.sqrt(np.maximum(nu * pu * (1 - pu), 0.0))
+        mz = np.clip(np.round(mu + zs[:, None] * sd), 0.0, nu)  # one row per z
+        sf_z = _binom_sf(mz, nu, pu)
+        dz = du * np.expm1(np.minimum(eu * mz, 700.0)) / emu
+        if inv is not None:
+            mz, sf_z, dz = mz[:, inv], sf_z[:, inv], dz[:, inv]
+        e, d, nn, pp = cols[2], cols[3], cols[0], cols[1]
+        for i in range(len(zs)):
+            val = sf_z[i] + np.exp(np.minimum(e * mz[i] + la, 700.0)) + dz[i]
+            best = np.minimum(best, np.where(np.isfinite(val), val, 1.0))
+        for m in (np.floor(-la / e), np.floor(-la / e) - 1):
+            m = np.clip(m, 0.0, nn)
+            val = _binom_sf(m, nn, pp) + np.exp(np.minimum(e * m + la, 700.0)) \
+                + d * np.expm1(np.minimum(e * m, 700.0)) / em1
             best = np.minimum(best, np.where(np.isfinite(val), val, 1.0))
         # pure DP: the exact worst case over dependent counts (fractional knapsack), where it is reliable
-        knap, ok = _knapsack_pure(n, p, eps, loga)
-        use = ok & (delta == 0)
-        best = np.where(use, np.minimum(best, knap * (1 + 1e-9)), best)
-    return np.clip(best * (1 + 1e-12), 0.0, 1.0)
+        if np.any(delta == 0):
+            knap, ok = _knapsack_pure(n, p, eps, loga)
+            use = ok & (delta == 0)
+            best = np.where(use.ravel(), np.minimum(best, knap.ravel() * (1 + 1e-9)), best)
+    out = np.clip(best * (1 + 1e-12), 0.0, 1.0).reshape(shape)
+    return out if shape else out[()]
 
 
 def _knapsack_pure(n, p, eps, loga, iters=None):
