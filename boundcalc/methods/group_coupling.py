@@ -218,15 +218,27 @@ def _gap_direct(n, p, eps, loga, delta, lo, hi):
         sl = slice(s, s + step)
         h = lo[sl, None] + k[None, :]
         rows = inv[sl]
-        inside = (h <= hi[sl, None]) & ok_u[rows]
+        outside = (h > hi[sl, None]) | ~ok_u[rows]
         pmf = pmf_u[rows]
-        with np.errstate(all="ignore"):
-            v1 = np.exp(np.minimum(loga[sl, None] + eps[sl, None] * h, 1.0))
-            v2 = v2_u[rows]
-            gap = 1.0 - v1 - v2
-            val = np.minimum(1.0, (v1 + v2) * (1 + GAP_ABS_ERR))
-        out[sl] = np.sum(np.where(inside, pmf * np.maximum(0.0, gap - GAP_ABS_ERR), 0.0), axis=1) * (1 - PMF_REL_ERR)
-        hit[sl] = np.sum(np.where(inside, pmf * val, 0.0), axis=1) * (1 + PMF_REL_ERR)
+        v2 = v2_u[rows]
+        with np.errstate(all="ignore"):  # in place, the same operations as written out in the comments
+            v1 = np.multiply(eps[sl, None], h, out=h)
+            v1 += loga[sl, None]
+            np.minimum(v1, 1.0, out=v1)
+            np.exp(v1, out=v1)  # v1 = exp(min(log a + εh, 1))
+            gap = np.subtract(1.0, v1)
+            gap -= v2
+            gap -= GAP_ABS_ERR
+            np.maximum(gap, 0.0, out=gap)
+            gap *= pmf  # P(H = h) max{0, 1 - v1 - v2 - GAP_ABS_ERR}
+            v1 += v2
+            v1 *= 1 + GAP_ABS_ERR
+            np.minimum(v1, 1.0, out=v1)
+            v1 *= pmf  # P(H = h) min{1, (v1 + v2)(1 + GAP_ABS_ERR)}
+        gap[outside] = 0.0
+        v1[outside] = 0.0
+        out[sl] = np.sum(gap, axis=1) * (1 - PMF_REL_ERR)
+        hit[sl] = np.sum(v1, axis=1) * (1 + PMF_REL_ERR)
     return np.maximum(out, 0.0), hit
 
 
