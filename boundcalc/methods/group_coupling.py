@@ -640,9 +640,9 @@ def _threshold_coupling_numpy(n, p, eps, loga, delta, zs=np.linspace(-6.0, 10.0,
         if inv is not None:
             mz, sf_z, dz = mz[:, inv], sf_z[:, inv], dz[:, inv]
         e, d, nn, pp = cols[2], cols[3], cols[0], cols[1]
-        for i in range(len(zs)):
-            val = sf_z[i] + np.exp(np.minimum(e * mz[i] + la, 700.0)) + dz[i]
-            best = np.minimum(best, np.where(np.isfinite(val), val, 1.0))
+        val = sf_z + np.exp(np.minimum(e * mz + la, 700.0)) + dz  # one row per z
+        val[~np.isfinite(val)] = 1.0
+        best = np.minimum(best, val.min(axis=0))  # (a minimum is exact: the order of the rows does not matter)
         for m in (np.floor(-la / e), np.floor(-la / e) - 1):
             m = np.clip(m, 0.0, nn)
             val = _binom_sf(m, nn, pp) + np.exp(np.minimum(e * m + la, 700.0)) \
