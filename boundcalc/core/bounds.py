@@ -117,14 +117,7 @@ class Bound:
         if missing:
             raise KeyError(f"bound {self.name}: no value for {missing}")
         # numpy float64 inputs: overflow gives inf (then the mpmath fallback), not Python's OverflowError
-        argv = [np.asarray(allv[a.name], dtype=float) for a in args]
-        with np.errstate(all="ignore"):
-            try:
-                out = np.asarray(fn(*argv), dtype=float)
-            except (OverflowError, ZeroDivisionError):
-                out = np.full(np.broadcast_shapes(*[x.shape for x in argv]) if argv else (), np.nan)
-        if out.ndim == 0:
-            out = np.asarray(float(out))
+        out = _call_generated(fn, [np.asarray(allv[a.name], dtype=float) for a in args])
         bad = ~np.isfinite(out)
         if fallback and bad.any():
             out = np.array(out, dtype=float, copy=True)
@@ -166,13 +159,7 @@ class Bound:
                 argv[pos] = np.asarray(v, dtype=float)
             for pos, j in slots:
                 argv[pos] = points[:, j]
-            with np.errstate(all="ignore"):
-                try:
-                    out = np.asarray(fn(*argv), dtype=float)
-                except (OverflowError, ZeroDivisionError):
-                    out = np.full(np.broadcast_shapes(*[x.shape for x in argv]) if argv else (), np.nan)
-            if out.ndim == 0:
-                out = np.asarray(float(out))
+            out = _call_generated(fn, argv)
             shape = (points.shape[0],)
             return out if out.shape == shape else np.broadcast_to(out, shape)
 
@@ -203,6 +190,20 @@ class Bound:
         if "_closed_expr" not in self.__dict__:  # substituted once per bound (expr and optimum are fixed)
             self.__dict__["_closed_expr"] = self.expr.subs(self.optimum)
         return self.__dict__["_closed_expr"]
+
+
+def _call_generated(fn, argv: list) -> np.ndarray:
+    """``fn(*argv)`` (a bound's generated numpy function on float64 arrays) as a float array, floating-point
+    warnings silenced; NaN of the broadcast shape where Python raises (an integer power overflowing, a division by
+    an exact zero), so the caller's fallback or the solver treats those points like any other non-finite value."""
+    with np.errstate(all="ignore"):
+        try:
+            out = np.asarray(fn(*argv), dtype=float)
+        except (OverflowError, ZeroDivisionError):
+            out = np.full(np.broadcast_shapes(*[x.shape for x in argv]) if argv else (), np.nan)
+    if out.ndim == 0:
+        out = np.asarray(float(out))
+    return out
 
 
 def _symbol_values(values: dict, free: dict | None) -> dict:

@@ -52,6 +52,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import symbolic as S
+from ..core.memo import BoundedMemo
 
 
 def _delta_const(eps, delta):
@@ -244,8 +245,7 @@ def _gap_direct(n, p, eps, loga, delta, lo, hi):
 
 #: binomial pmf windows already computed, P(H = lo + k) for k = 0, 1, ..., by the bits of (n, p, lo): the solver's
 #: grid levels and the bounds of one entry ask the same binomials again (oldest dropped first)
-_PMF_MEMO: dict = {}
-_PMF_MEMO_SIZE = 2048
+_PMF_MEMO = BoundedMemo(2048)
 
 
 def _window_rows(n, p, eps, delta, lo, k):
@@ -279,9 +279,7 @@ def _window_rows(n, p, eps, delta, lo, k):
             fresh = binom_pmf(h[todo], nu[todo, None], pu[todo, None])
         pmf[todo] = fresh
         for i, row in zip(todo, fresh):
-            _PMF_MEMO[keys[i].tobytes()] = row.copy()
-        while len(_PMF_MEMO) > _PMF_MEMO_SIZE:
-            del _PMF_MEMO[next(iter(_PMF_MEMO))]
+            _PMF_MEMO.keep(keys[i].tobytes(), row.copy())
     with np.errstate(all="ignore"):
         v2 = np.exp(np.minimum(_log_delta_h(h, eu[:, None], du[:, None]), 1.0))
     return pmf, v2, np.isfinite(pmf), inv
@@ -315,8 +313,7 @@ def _coupling_min_numpy(n, p, eps, loga, delta):
 
 #: the last few distinct argument sets of :func:`_coupling_min_numpy` and their values (one bound's expression
 #: often calls CouplingMin several times on the same arguments, e.g. at d = 1 every cap has the same size)
-_ROWS_MEMO: dict = {}
-_ROWS_MEMO_SIZE = 16
+_ROWS_MEMO = BoundedMemo(16)
 
 
 def distinct_points(cols, size: int):
@@ -396,15 +393,11 @@ def _coupling_min_unique(shape, cols):
         rows = len(first)
         args = [x[first] if j in varying else np.full(rows, x[0]) for j, x in enumerate(flat)]
     key = b"".join(x.tobytes() for x in args)
-    hit = _ROWS_MEMO.get(key)
+    hit = _ROWS_MEMO.recall(key)
     if hit is None:
         hit = np.clip(_coupling_rows(*args), 0.0, 1.0)
         hit.setflags(write=False)
-        _ROWS_MEMO[key] = hit
-        while len(_ROWS_MEMO) > _ROWS_MEMO_SIZE:
-            del _ROWS_MEMO[next(iter(_ROWS_MEMO))]
-    else:
-        _ROWS_MEMO[key] = _ROWS_MEMO.pop(key)  # most recently used last
+        _ROWS_MEMO.keep(key, hit)
     return hit.copy() if inverse is None else hit[inverse]
 
 
@@ -503,14 +496,12 @@ def _coupling_min_mpmath(n, p, eps, loga, delta):
     key = (mpmath.mp.prec, n._mpf_, p._mpf_, eps._mpf_, loga._mpf_, delta._mpf_)
     hit = _MP_MEMO.get(key)
     if hit is None:  # a bound's expression often repeats one call (at d = 1 every cap has the same size)
-        hit = _MP_MEMO[key] = _coupling_min_mp(n, p, eps, loga, delta)
-        while len(_MP_MEMO) > 64:
-            del _MP_MEMO[next(iter(_MP_MEMO))]
+        hit = _MP_MEMO.keep(key, _coupling_min_mp(n, p, eps, loga, delta))
     return hit
 
 
 #: the last values of :func:`_coupling_min_mpmath`, by arguments and working precision
-_MP_MEMO: dict = {}
+_MP_MEMO = BoundedMemo(64)
 
 
 def _coupling_min_mp(n, p, eps, loga, delta):

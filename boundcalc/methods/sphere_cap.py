@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import symbolic as S
+from ..core.memo import BoundedMemo
 from . import group_coupling
 
 tau = sp.Symbol("tau", positive=True)  # relative radius of the success ball
@@ -57,7 +58,7 @@ def _log_cap_numpy(d, t):
     them only (64 distinct values among 4,096 grid points); the layered bounds take it at 12 fixed multiples
     of τ, and the sphere-cap bounds of one problem share their first grid. So the values are computed at the
     distinct points (:func:`boundcalc.methods.group_coupling.distinct_points`) and kept for the last
-    :data:`_CAP_MEMO_SIZE` sets of distinct points. Every operation of :func:`_log_cap_points` acts point by
+    512 sets of distinct points (:data:`_CAP_MEMO`). Every operation of :func:`_log_cap_points` acts point by
     point, so the values are those of the whole batch, bit for bit (``tests/test_sphere_cap_distinct.py``)."""
     d = np.asarray(d, dtype=float)
     t = np.asarray(t, dtype=float)
@@ -80,22 +81,17 @@ def _log_cap_numpy(d, t):
         first, inverse = found
         args = [c.reshape(()) if c.size == 1 else c[first] for c in cols]
     key = tuple((a.shape, a.tobytes()) for a in args)
-    hit = _CAP_MEMO.get(key)
+    hit = _CAP_MEMO.recall(key)
     if hit is None:
         hit = np.asarray(_log_cap_points(*args), dtype=float).reshape(-1)
         hit.setflags(write=False)
-        _CAP_MEMO[key] = hit
-        while len(_CAP_MEMO) > _CAP_MEMO_SIZE:
-            del _CAP_MEMO[next(iter(_CAP_MEMO))]
-    else:
-        _CAP_MEMO[key] = _CAP_MEMO.pop(key)  # most recently used last
+        _CAP_MEMO.keep(key, hit)
     return (hit.copy() if inverse is None else hit[inverse]).reshape(shape)
 
 
 #: the values of :func:`_log_cap_numpy` at its last distinct point sets (each a few hundred bytes: a grid level's
 #: distinct τ; one rate call at the mean problem makes about 250, the first grid level's are the same at every n)
-_CAP_MEMO: dict = {}
-_CAP_MEMO_SIZE = 512
+_CAP_MEMO = BoundedMemo(512)
 
 
 def _log_cap_points(d, t):
