@@ -70,7 +70,6 @@ import math
 from functools import lru_cache
 
 import numpy as np
-import sympy as sp
 
 from .. import symbolic as S
 from ..cache.diskcache import persistent
@@ -818,39 +817,25 @@ def tail_value(route: str, loss: str, n, eps, d) -> float:
     return min(float(best(route, n_i, float(eps), d_i, loss)[0]), 2.0)
 
 
-class SubsetProjectedMax(sp.Function):
+class SubsetProjectedMax(S.ScalarFunction):
     """``SubsetProjectedMax(n, ε, d)``: the max-route bound on the ℓ2² risk of projected subset selection."""
 
     nargs = 3
-
-    def _latex(self, printer, exp=None):
-        a = ", ".join(printer._print(x) for x in self.args)
-        base = rf"R_{{\max}}({a})"
-        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
+    scalar_value = staticmethod(lambda n, e, d: tail_value("max", "l2sq", n, e, d))
+    latex = r"R_{{\max}}({0}, {1}, {2})"
 
 
-class SubsetProjectedThreshold(sp.Function):
+class SubsetProjectedThreshold(S.ScalarFunction):
     """``SubsetProjectedThreshold(n, ε, d)``: the threshold-route bound on the ℓ2² risk."""
 
     nargs = 3
-
-    def _latex(self, printer, exp=None):
-        a = ", ".join(printer._print(x) for x in self.args)
-        base = rf"R_{{\tau}}({a})"
-        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
+    scalar_value = staticmethod(lambda n, e, d: tail_value("threshold", "l2sq", n, e, d))
+    latex = r"R_{{\tau}}({0}, {1}, {2})"
 
 
-class SubsetProjectedThresholdL1(sp.Function):
+class SubsetProjectedThresholdL1(S.ScalarFunction):
     """``SubsetProjectedThresholdL1(n, ε, d)``: the threshold-route bound on the ℓ1 risk."""
 
     nargs = 3
-
-    def _latex(self, printer, exp=None):
-        a = ", ".join(printer._print(x) for x in self.args)
-        base = rf"R^{{\ell_1}}_{{\tau}}({a})"
-        return base if exp is None else rf"\left({base}\right)^{{{printer._print(exp)}}}"
-
-
-S.register_scalar_function("SubsetProjectedMax", lambda n, e, d: tail_value("max", "l2sq", n, e, d))
-S.register_scalar_function("SubsetProjectedThreshold", lambda n, e, d: tail_value("threshold", "l2sq", n, e, d))
-S.register_scalar_function("SubsetProjectedThresholdL1", lambda n, e, d: tail_value("threshold", "l1", n, e, d))
+    scalar_value = staticmethod(lambda n, e, d: tail_value("threshold", "l1", n, e, d))
+    latex = r"R^{{\ell_1}}_{{\tau}}({0}, {1}, {2})"
