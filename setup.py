@@ -3,7 +3,7 @@
 The pages live at the top of the repository (docs/README.md, docs/problems/*.md, docs/methods/*.md), where
 the README links to them; building a wheel copies them into the package as ``boundcalc/docs/...``, so that
 ``boundcalc docs <page>`` and ``boundcalc rate ... --explain`` can print them from an installed copy
-(:mod:`boundcalc.docpages` reads them with importlib.resources, or from docs/ in a checkout).
+(:mod:`boundcalc.app.docpages` reads them with importlib.resources, or from docs/ in a checkout).
 Everything else is declared in pyproject.toml.
 """
 import glob

@@ -1,7 +1,7 @@
 """Speed of boundcalc as paired ratios (issue 15): `python benchmarks/bench_speed.py [--quick] [--only ...]`.
 
 Parts (``--only rate|curve|warm|check``, repeatable; default all); ``--cache warm|cold|off`` chooses what the
-disk cache (boundcalc.diskcache) holds for each process: warm (the default: filled by each command's warm-up
+disk cache (boundcalc.cache.diskcache) holds for each process: warm (the default: filled by each command's warm-up
 run, as on a user's second call), cold (empty for every run: a first call) or off.
 
 ``--point repeat|new`` (rate part): repeat the same command, whose answer the cache then holds (the
@@ -114,7 +114,7 @@ def paired(cmd, runs: int) -> dict:
 
 
 def pairs() -> list[tuple[str, str, bool]]:
-    from boundcalc import api
+    from boundcalc.app import api
 
     return [(d["problem"], d["privacy"], d["check"]) for d in api.list_problems()]
 

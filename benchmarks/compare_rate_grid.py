@@ -70,7 +70,7 @@ def _call(fn):
 
 def record() -> dict:
     import boundcalc as bc
-    from boundcalc import bounds as registry
+    from boundcalc.core import bounds as registry
 
     out = {"rate": {}, "plan": {}, "table": {}, "convert": {}, "check": {}, "list_problems": None}
     out["list_problems"] = _call(lambda: bc.list_problems())

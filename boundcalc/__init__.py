@@ -10,9 +10,8 @@ The package is layered by folder, lowest first: ``cache/`` (disk stores, the exp
 (errors, parameters, privacy and point models, sympy helpers, solver, the Bound/Problem registry),
 ``privacy_relations/``, then the mathematics (``methods/``, ``mechanisms/``, ``problems/``), ``render/`` (result
 records and their formats), ``app/`` (API, checks, planning, tables, docs pages) and, at the top, ``cli``,
-``clihelp`` and ``plotting`` (README, "How it is built"; tests/test_layering.py keeps it so). Every module that
-moved into a folder is still importable under its old name (``boundcalc.symbolic`` is
-``boundcalc.core.symbolic``, the same module object): see :data:`MOVED`.
+``clihelp`` and ``plotting`` (README, "How it is built"; tests/test_layering.py keeps it so). Modules are
+imported by their folder path (``boundcalc.core.symbolic``, ``boundcalc.core.bounds``, ``boundcalc.app.api``, ...).
 """
 __version__ = "0.1.0"
 
@@ -43,56 +42,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'boundcalc' has no attribute {name!r}")
 
 
-#: modules that moved into a layer folder: old name -> folder. ``import boundcalc.<old>`` gives the very module
-#: ``boundcalc.<folder>.<old>`` (one object under two names, so monkeypatching through either name works)
-MOVED = {
-    **dict.fromkeys(("diskcache", "exprcodec"), "cache"),
-    **dict.fromkeys(("errors", "params", "latex", "distributions", "gauss_calibration", "symbolic", "privacy",
-                     "models", "solver", "certify", "bounds"), "core"),
-    **dict.fromkeys(("chtp", "relation_table", "relations"), "privacy_relations"),
-    **dict.fromkeys(("fileio", "outpath", "notebook", "result", "plan_result", "table_result"), "render"),
-    **dict.fromkeys(("catalog", "docpages", "result_cache", "api", "simulate", "planning", "export"), "app"),
-}
-
-
-class _OldNames:
-    """A meta path finder for the old names of :data:`MOVED`: it imports the module under its new name and
-    hands out that same object (its ``__spec__`` stays the real one)."""
-
-    @staticmethod
-    def find_spec(fullname, path=None, target=None):
-        pkg, _, leaf = fullname.partition(".")
-        if pkg != __name__ or leaf not in MOVED:
-            return None
-        import importlib.util
-
-        return importlib.util.spec_from_loader(fullname, _OldNames)
-
-    @staticmethod
-    def create_module(spec):
-        import importlib
-
-        leaf = spec.name.partition(".")[2]
-        module = importlib.import_module(f"{__name__}.{MOVED[leaf]}.{leaf}")
-        _OldNames._real_specs[spec.name] = module.__spec__
-        return module
-
-    @staticmethod
-    def exec_module(module):
-        # the import system has set ``__spec__`` to the old name's spec: give the module its own back
-        for old, spec in list(_OldNames._real_specs.items()):
-            if spec.name == module.__name__:
-                module.__spec__ = _OldNames._real_specs.pop(old)
-
-    _real_specs: dict = {}
-
-
-def _install_old_names():
-    import sys
-
-    if not any(isinstance(f, type) and f.__name__ == "_OldNames" and getattr(f, "__module__", "") == __name__
-               for f in sys.meta_path):
-        sys.meta_path.insert(0, _OldNames)  # first: no stale file of an old name (another checkout) can win
-
-
-_install_old_names()
+def __dir__():
+    """The module's own names plus the lazily imported API (so ``dir(boundcalc)`` and tab completion list it)."""
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,8 +1,8 @@
 """Text of the command-line help that comes from the registry: every problem's options.
 
 The options of a problem (``--k`` for mean, ``--model`` for point, ...) are its
-:class:`~boundcalc.params.ParamSpec` records; this module prints each one's meaning (``doc``), allowed
-values (:meth:`~boundcalc.params.ParamSpec.allowed`) and default, grouped per problem, so that ``--help``
+:class:`~boundcalc.core.params.ParamSpec` records; this module prints each one's meaning (``doc``), allowed
+values (:meth:`~boundcalc.core.params.ParamSpec.allowed`) and default, grouped per problem, so that ``--help``
 can never disagree with what the problems accept. It imports every problem module, so the CLI builds this
 text only when ``--help`` is asked for.
 """

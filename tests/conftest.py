@@ -1,4 +1,4 @@
-"""Test-session settings: the persistent cache (boundcalc.diskcache) goes to a fresh temporary directory, so
+"""Test-session settings: the persistent cache (boundcalc.cache.diskcache) goes to a fresh temporary directory, so
 the suite neither reads nor writes the user's cache. The directory is made once per test run and shared by the
 pytest-xdist workers (which inherit the variable) and by the subprocess CLI tests; a test never relies on what
 is in it, since a cached value is exactly what the code computes."""

@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 import boundcalc as bc
-from boundcalc.errors import InputError
+from boundcalc.core.errors import InputError
 
 CASES = [
     ("check reps=-5", lambda: bc.check("mean", "pure", reps=-5), "reps"),

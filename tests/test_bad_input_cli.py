@@ -72,7 +72,7 @@ def test_output_checked_before_computing(tmp_path):
 def test_risk_interval_is_clipped_at_zero():
     import numpy as np
 
-    from boundcalc.simulate import risk_interval
+    from boundcalc.app.simulate import risk_interval
 
     m, lo, hi = risk_interval(np.array([0.0, 10.0]))  # two reps: a huge standard error
     assert lo == 0.0 and hi > m > 0

@@ -1,4 +1,4 @@
-"""What the disk cache (boundcalc.diskcache) reads and what it deletes.
+"""What the disk cache (boundcalc.cache.diskcache) reads and what it deletes.
 
 A cache file is read only if this user alone can have written it: the file and every directory from the cache
 root down (links resolved) belong to the user and are writable by neither group nor others. Each attack below
@@ -25,8 +25,10 @@ import time
 import pytest
 import sympy as sp
 
-from boundcalc import api, cli, diskcache
-from boundcalc import symbolic as S
+from boundcalc.app import api
+from boundcalc import cli
+from boundcalc.cache import diskcache
+from boundcalc.core import symbolic as S
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TARGET = ["rate", "--problem", "mean", "--privacy", "approx", "--k", "4", "--json"]

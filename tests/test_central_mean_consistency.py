@@ -71,7 +71,7 @@ def test_bias_bound_min_is_valid_and_monotone(k):
     """B_k(T) >= E(||X|| - T)_+ for two-point laws in 𝒫_k (exact), and B_k non-increasing in k."""
     import numpy as np
     import sympy as sp
-    from boundcalc import symbolic as S
+    from boundcalc.core import symbolic as S
 
     f = sp.lambdify([S.T, S.r], mc.bias_bound_min(k))
     g = sp.lambdify([S.T, S.r], mc.bias_bound_min(k + 1.0))

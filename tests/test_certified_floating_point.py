@@ -1,4 +1,4 @@
-"""Certified in floating point (boundcalc.certify): at extreme parameters, every listed certified value is on the
+"""Certified in floating point (boundcalc.core.certify): at extreme parameters, every listed certified value is on the
 safe side of its own formula evaluated independently in high precision (a lower value never above it, an upper
 value never below it).
 
@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import boundcalc as bc
-from boundcalc import api, certify
-from boundcalc.bounds import _symbol_values
-from boundcalc.errors import InputError
+from boundcalc.app import api
+from boundcalc.core import certify
+from boundcalc.core.bounds import _symbol_values
+from boundcalc.core.errors import InputError
 
 EXPLORE = os.environ.get("BOUNDCALC_HYPOTHESIS") == "explore"
 EXAMPLES = int(os.environ.get("BOUNDCALC_FUZZ_EXAMPLES", "300" if EXPLORE else "12"))
@@ -66,7 +67,7 @@ def independent_value(b, values):
     except Exception:  # noqa: BLE001 - sympy's evalf gives up in several ways (PrecisionExhausted at floor(10))
         pass
     # functions of this package: its own lambdified mpmath code, at a precision boundcalc does not use
-    from boundcalc.bounds import Bound
+    from boundcalc.core.bounds import Bound
 
     bound = Bound(b.side, b.name, b.label, b.expr, "", "")
     return certify.high_precision_value(bound, {k: entry_point[k] for k in (s.name for s in b.expr.free_symbols)},
@@ -137,7 +138,7 @@ def test_rounding_is_outward():
 def test_a_float_value_that_lost_its_digits_is_not_certified():
     """A lower bound whose float64 code cancels catastrophically: (1 + 1/n) - 1 at n = 1e15 is 1.11e-15 in
     float64, 11% above its true value 1e-15 (the unsafe side). It is listed as not certified, with the reason."""
-    from boundcalc.bounds import Bound
+    from boundcalc.core.bounds import Bound
 
     x = sp.Symbol("n", positive=True)
     b = Bound("lower", "cancels", "test", sp.Add(sp.Add(1, 1 / x, evaluate=False), -1, evaluate=False), "", "")
@@ -156,7 +157,7 @@ def test_binomial_tail_in_high_precision_where_mpmaths_betainc_gives_up():
     """mpmath's betainc cancels for large parameters (a = 5556, b = 272245 raises ValueError); the positive series
     used instead agrees with betainc to 1e-35 where betainc works, and keeps the Dirichlet van Trees bound
     certified at n = 1e12, d = 50 (it was listed as unverifiable)."""
-    from boundcalc import symbolic as S
+    from boundcalc.core import symbolic as S
 
     rng = __import__("numpy").random.default_rng(1)
     for _ in range(40):

@@ -19,8 +19,8 @@ import os
 import pytest
 
 import boundcalc as bc
-from boundcalc.api import resolve
-from boundcalc.errors import InputError
+from boundcalc.app.api import resolve
+from boundcalc.core.errors import InputError
 
 PAIRS = [(e["problem"], e["privacy"]) for e in bc.list_problems()]
 EXPLORE = os.environ.get("BOUNDCALC_HYPOTHESIS") == "explore"

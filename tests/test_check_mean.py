@@ -17,7 +17,7 @@ def test_check_passes(privacy, kw):
 
 def test_check_detects_a_wrong_upper_bound(monkeypatch):
     """The verdict is not vacuous: shrink the certified upper bound tenfold and the check must fail."""
-    from boundcalc import simulate
+    from boundcalc.app import simulate
 
     orig = simulate.CheckRow.failures
 
@@ -34,7 +34,7 @@ def test_check_detects_a_wrong_upper_bound(monkeypatch):
 
 
 def test_check_detects_a_wrong_lower_bound(monkeypatch):
-    from boundcalc import simulate
+    from boundcalc.app import simulate
 
     orig = simulate.CheckRow.failures
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.methods import chi2_contraction as C
 from boundcalc.methods.ldp import privacy_level, random_channel, tv_private_expr
 

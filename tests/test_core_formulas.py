@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 from scipy import optimize, stats
 
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.methods import uniformity
 from boundcalc.problems import mean_central as mc
 
@@ -238,7 +238,7 @@ def test_solver_T_agrees_with_symbolic_optimum(k):
     # private-dominated regime, T* < r: the variance term is small, the solver and the closed form agree
     res = bc.rate("mean", "pure", k=k, n=10**6, eps=1e-3, d=1)
     up = res.upper
-    b = next(b for b in __import__("boundcalc.catalog", fromlist=["x"]).get_entry("mean", "pure").bounds(
+    b = next(b for b in __import__("boundcalc.app.catalog", fromlist=["x"]).get_entry("mean", "pure").bounds(
         {"privacy": "pure", "k": float(k), "d": 1}) if b.name == up.name)
     values = {"n": 10**6, "eps": 1e-3, "d": 1, "r": 1.0}
     t_sym = float(b.optimum[S.T].subs({S.n: values["n"], S.eps: values["eps"], S.d: 1, S.r: 1}))
@@ -298,7 +298,7 @@ def test_mean_le_cam_below_hodges_lehmann_exact_minimax(n):
     """The Le Cam pair {P_{1/2-h}, P_{1/2+h}} lies in the two-point family on {±r u}, whose exact minimax risk
     is r²/(1+√n)² (Hodges–Lehmann, verified above). A two-point lower bound cannot exceed it for any h: this
     fails if the Le Cam constant (Φ(s) with s = 2rh, factor 1/2) or the binomial TV were too large."""
-    from boundcalc.catalog import get_entry
+    from boundcalc.app.catalog import get_entry
 
     r = 1.7
     b = next(x for x in get_entry("mean", "none").bounds({"privacy": "none", "k": 2.0, "d": 1}) if x.name == "le-cam")
@@ -408,7 +408,7 @@ def _channels(nA, n, rng):
 
 
 def test_central_tv_mixture_below_exact_bayes_risk():
-    from boundcalc.catalog import get_entry
+    from boundcalc.app.catalog import get_entry
 
     rng = np.random.default_rng(41)
     k, r = 4.0, 1.0
@@ -432,7 +432,7 @@ def test_central_tv_mixture_below_exact_bayes_risk():
 @pytest.mark.parametrize("s_pack", [1.0, 0.5])
 def test_central_uniformity_line_below_exact_bayes_risk(s_pack):
     """§1.4 with N = ⌊2/s⌋+1 points on a diameter (the 'line' packing), ε-DP channels on 2-3 samples."""
-    from boundcalc.catalog import get_entry
+    from boundcalc.app.catalog import get_entry
 
     rng = np.random.default_rng(int(10 * s_pack))
     k, r = 2.0, 1.0

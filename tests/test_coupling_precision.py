@@ -86,7 +86,7 @@ def test_sphere_cap_tilted_at_reported_point_not_above_its_formula():
     bound does, and compared with the sum of the 40-digit references (d = 2: cap(t) = arcsin(t)/π)."""
     import sympy as sp
 
-    from boundcalc import symbolic as S
+    from boundcalc.core import symbolic as S
     from boundcalc.methods import sphere_cap as sc
 
     n, p, eps, delta, tau = 1e9, 5.884179536766138e-09, 1e-6, 0.1, 0.9970342386897523

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import boundcalc as bc
-from boundcalc.catalog import get_entry
+from boundcalc.app.catalog import get_entry
 from boundcalc.mechanisms import histogram as H
 from boundcalc.mechanisms import series as SER
 from boundcalc.problems import density as DEN
-from boundcalc.solver import brute_force_integer
+from boundcalc.core.solver import brute_force_integer
 
 
 def run(*args):

@@ -153,7 +153,7 @@ def test_slope_below_L_raises_the_bound_where_the_old_family_was_confined():
     give, by hand, sep = s²h²/48 = 1/3, H² <= (s²h³/48)/(2 - s²h²/16) = (1/15)/1, F = (1 - 1/15)^4."""
     by_hand = (1 / 3) * (1 - 1 / 15) ** 4  # 0.25293
     vals = {"n": 2, "L": 28.5, "d": 1, "privacy": "none"}
-    from boundcalc.bounds import get_entry
+    from boundcalc.core.bounds import get_entry
 
     b = next(x for x in get_entry("density", "none").bounds(vals) if x.name == "assouad-bumps")
     assert float(b.evaluate(vals, {"m_b": 5, "u_b": 1.0})) == pytest.approx(by_hand, rel=1e-12)

@@ -12,8 +12,8 @@ from scipy import stats
 from scipy.special import gammaln
 
 import boundcalc as bc
-from boundcalc import symbolic as S
-from boundcalc.catalog import get_entry
+from boundcalc.core import symbolic as S
+from boundcalc.app.catalog import get_entry
 from boundcalc.mechanisms import discrete as DM
 from boundcalc.mechanisms import histogram as H
 from boundcalc.methods import hellinger_contraction as HC

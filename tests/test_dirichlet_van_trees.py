@@ -10,12 +10,12 @@ import pytest
 import sympy as sp
 from scipy import stats
 
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.mechanisms import discrete as DM
 from boundcalc.methods import dirichlet_van_trees as DVT
 from boundcalc.methods.ldp import privacy_level, random_channel
 from boundcalc.problems import multinomial as MN
-from boundcalc.solver import optimise
+from boundcalc.core.solver import optimise
 
 
 def fisher_trace(Q, p):

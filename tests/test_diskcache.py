@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from boundcalc import diskcache
+from boundcalc.cache import diskcache
 
 
 def _fresh(fn_name, tmp_path, monkeypatch):

@@ -1,9 +1,9 @@
-"""boundcalc.distributions gives bit for bit what scipy.stats gives (it only avoids importing scipy.stats)."""
+"""boundcalc.core.distributions gives bit for bit what scipy.stats gives (it only avoids importing scipy.stats)."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from boundcalc.distributions import binom_pmf, norm_cdf
+from boundcalc.core.distributions import binom_pmf, norm_cdf
 
 
 @pytest.mark.parametrize("seed", range(5))

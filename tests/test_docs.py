@@ -36,7 +36,7 @@ def test_every_cited_docs_page_exists():
 
 
 def test_every_problem_has_a_page_listed_in_the_index():
-    from boundcalc.catalog import problems
+    from boundcalc.app.catalog import problems
 
     index = (DOCS / "README.md").read_text(encoding="utf-8")
     for name in problems():

@@ -42,7 +42,7 @@ def test_installed_copy_reads_its_package_data(build_lib, tmp_path):
     shutil.copytree(build_lib, site)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(PYTHONPATH=str(site), BOUNDCALC_CACHE_DIR=str(tmp_path / "cache"))
-    code = "import boundcalc.docpages as d, sys; sys.stdout.write(str(d.docs_root()))"
+    code = "import boundcalc.app.docpages as d, sys; sys.stdout.write(str(d.docs_root()))"
     r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith(str(site)), r.stdout + r.stderr
     page = (ROOT / "docs" / "problems" / "mean.md").read_text(encoding="utf-8")
@@ -59,7 +59,7 @@ def test_installed_copy_reads_its_package_data(build_lib, tmp_path):
 @pytest.mark.parametrize("name", ["problems/mean", "docs/problems/mean.md", "mean", "mean.md",
                                   "methods/le-cam", "docs/methods/le-cam.md", "le-cam", "README"])
 def test_page_names(name):
-    from boundcalc.docpages import read_page
+    from boundcalc.app.docpages import read_page
 
     text = read_page(name)
     assert text.startswith("# ")
@@ -69,7 +69,7 @@ def test_every_cited_page_can_be_printed():
     """Every docs/... page named in the package's sources opens with `boundcalc docs`."""
     import re
 
-    from boundcalc.docpages import page_name
+    from boundcalc.app.docpages import page_name
 
     cite = re.compile(r"docs/(?:problems|methods)/[a-z0-9-]+\.md")
     cited = {m for p in (ROOT / "boundcalc").rglob("*.py") for m in cite.findall(p.read_text(encoding="utf-8"))}

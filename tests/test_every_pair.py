@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 
 import boundcalc as bc
-from boundcalc.errors import InputError
+from boundcalc.core.errors import InputError
 
 from cases import CASES, PAIRS, ids  # tests/cases.py: the parameter table
 

@@ -10,10 +10,10 @@ import pytest
 import sympy as sp
 
 import boundcalc as bc
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.cli import main
-from boundcalc.errors import InputError
-from boundcalc.export import FORMATS, table, tex_text, write_atomic
+from boundcalc.core.errors import InputError
+from boundcalc.app.export import FORMATS, table, tex_text, write_atomic
 
 PARAMS = dict(k=4, n=10 ** 4, eps=0.5)
 CENTRAL = ["none", "pure", "smooth", "approx", "tv", "kl"]
@@ -186,7 +186,7 @@ def test_latex_compiles_for_every_problem(tmp_path):
     """Every registered problem's rows (labels, sources, notes with Unicode) compile."""
     _need_pdflatex()
     parts = []
-    for name in sorted(__import__("boundcalc.catalog", fromlist=["x"]).problems()):
+    for name in sorted(__import__("boundcalc.app.catalog", fromlist=["x"]).problems()):
         parts.append(table(name).to_latex())
     (tmp_path / "all.tex").write_text("\n\\clearpage\n".join(parts))
     _compile(tmp_path, "all.tex")

@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import api, exprcodec, solver
-from boundcalc import symbolic as S
+from boundcalc.app import api
+from boundcalc.cache import exprcodec
+from boundcalc.core import solver
+from boundcalc.core import symbolic as S
 
 from cases import PAIRS  # tests/cases.py: every (problem, privacy) pair
 
@@ -105,7 +107,7 @@ def test_memoised_sympy_operation_returns_what_sympy_returns(tmp_path, monkeypat
     first = S.Min(1, x / (1 + x), sp.sqrt(x))
     assert exprcodec.identical(first, expr)
     S.Min.cache_clear()  # memory gone: the next call reads what was kept (the store's copy)
-    from boundcalc import diskcache
+    from boundcalc.cache import diskcache
 
     diskcache._flush()
     second = S.Min(1, x / (1 + x), sp.sqrt(x))
@@ -133,7 +135,9 @@ def test_solver_memo_gives_the_computed_solution(tmp_path, monkeypatch):
 
 _DUMP = r"""
 import json, sys
-from boundcalc import api, bounds, catalog, diskcache
+from boundcalc.app import api, catalog
+from boundcalc.core import bounds
+from boundcalc.cache import diskcache
 import sympy as sp
 catalog.load_all()
 out = {}

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from scipy import optimize, sparse, special
 
 import boundcalc as bc
-from boundcalc import solver
-from boundcalc.gauss_calibration import sigma_analytic_scalar
+from boundcalc.core import solver
+from boundcalc.core.gauss_calibration import sigma_analytic_scalar
 from boundcalc.methods import fingerprinting as fp
 from boundcalc.problems import mean_central
 

@@ -3,7 +3,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from boundcalc.gauss_calibration import log_delta, sigma_analytic, sigma_analytic_scalar
+from boundcalc.core.gauss_calibration import log_delta, sigma_analytic, sigma_analytic_scalar
 
 
 def exact_sigma(eps, dl, dps=60):

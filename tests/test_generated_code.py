@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import api
-from boundcalc import symbolic as S
+from boundcalc.app import api
+from boundcalc.core import symbolic as S
 
 from cases import PAIRS  # tests/cases.py: every (problem, privacy) pair
 

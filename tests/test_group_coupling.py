@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 from scipy.optimize import linprog
 
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.methods import group_coupling as gc
 
 

@@ -344,7 +344,7 @@ def test_sparse_family_reaching_theta_one_stays_below_exact_bayes_risk():
     scheme (randomized response at level ε/2 on each bit, Bayes estimator), computed by enumeration."""
     from math import comb, exp
 
-    from boundcalc import api
+    from boundcalc.app import api
 
     for eps in (0.5, 1.0, 2.0):
         for n in (1, 2, 3, 5):

@@ -52,7 +52,7 @@ def test_help_names_every_privacy_model(cmd):
 
 
 def test_problem_commands_name_every_problem_and_defaults():
-    from boundcalc.catalog import problems
+    from boundcalc.app.catalog import problems
 
     for cmd in ("rate", "check", "plan", "table", "plot"):
         text = " ".join(_help(cmd).split())
@@ -98,7 +98,7 @@ def test_failed_condition_says_what_is_required():
 
 
 def _entries():
-    from boundcalc.catalog import param_specs, problems
+    from boundcalc.app.catalog import param_specs, problems
 
     for name, info in sorted(problems().items()):
         for priv, entry in info.entries.items():
@@ -172,7 +172,8 @@ def test_version_option_and_json_version():
 
 def test_failed_check_has_its_own_exit_code(monkeypatch, capsys):
     """A check that ran and failed exits 3, distinct from an internal error (1) and bad input (2)."""
-    from boundcalc import cli, simulate
+    from boundcalc import cli
+    from boundcalc.app import simulate
 
     real = simulate.check
 

@@ -14,8 +14,6 @@ import pytest
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "boundcalc"
 
-from boundcalc import MOVED  # old module name -> the folder it moved to (the old name still imports it)
-
 #: folder (or module at the package root) -> layer; lower numbers are lower layers
 LAYERS = {
     "cache": 0, "core": 1, "privacy_relations": 2, "methods": 3, "mechanisms": 3, "problems": 4,
@@ -39,10 +37,8 @@ def _unit(path: pathlib.Path) -> str:
 
 def _rank(dotted: str) -> tuple:
     """(layer of the folder, layer inside it) of a module named ``boundcalc.<folder>.<module>`` or
-    ``boundcalc.<module>`` (an old name of a moved module counts as the module)."""
+    ``boundcalc.<module>``."""
     parts = dotted.split(".")[1:]
-    if parts and parts[0] in MOVED:
-        parts = [MOVED[parts[0]]] + parts
     unit = parts[0] if parts else "__init__"
     inner = WITHIN.get(unit, {}).get(parts[1], 0) if len(parts) > 1 else 0
     return LAYERS.get(unit, -1), inner
@@ -76,12 +72,12 @@ def _imported_modules(path: pathlib.Path) -> set[str]:
 
 
 def _imported_units(path: pathlib.Path) -> set[str]:
-    """The folders / root modules a module imports (old names counted as the folder they moved to)."""
+    """The folders / root modules a module imports."""
     out = set()
     for m in _imported_modules(path):
         parts = m.split(".")[1:]
         if parts:
-            out.add(MOVED.get(parts[0], parts[0]))
+            out.add(parts[0])
     return out - {"", "__version__"}
 
 
@@ -111,21 +107,33 @@ def test_mathematics_never_imports_the_application(path):
     assert not bad, f"{path.relative_to(PKG)} imports {bad}"
 
 
-def test_old_module_names_are_the_moved_modules(monkeypatch):
-    """``boundcalc.<old>`` and ``boundcalc.<folder>.<old>`` are one module object for every moved module (so
-    monkeypatching through either name works), no file is left at an old path, and the real name is kept."""
+def test_modules_import_by_their_folder_path_only():
+    """No module sits at the package root besides the top layer, and the flat names of the modules in folders do
+    not import (there is no alias table nor import hook: ``boundcalc.core.symbolic``, not ``boundcalc.symbolic``)."""
     import importlib
+    import boundcalc
 
-    for old, folder in MOVED.items():
-        assert not (PKG / f"{old}.py").exists() and (PKG / folder / f"{old}.py").is_file(), old
-        a = importlib.import_module(f"boundcalc.{old}")
-        b = importlib.import_module(f"boundcalc.{folder}.{old}")
-        assert a is b and b.__name__ == b.__spec__.name == f"boundcalc.{folder}.{old}", old
-    import boundcalc.core.symbolic as new
-    import boundcalc.symbolic as old
+    roots = {p.stem for p in PKG.glob("*.py")}
+    assert roots == {"__init__", "__main__", "cli", "clihelp", "plotting"}, roots
+    assert not hasattr(boundcalc, "MOVED")
+    for folder in ("cache", "core", "privacy_relations", "render", "app"):
+        for path in sorted((PKG / folder).glob("[!_]*.py")):
+            with pytest.raises(ModuleNotFoundError):
+                importlib.import_module(f"boundcalc.{path.stem}")
 
-    monkeypatch.setattr("boundcalc.symbolic.LAMBDIFY_CACHE_SIZE", 7)
-    assert new.LAMBDIFY_CACHE_SIZE == 7 and old is new
+
+def test_dir_lists_the_lazy_api():
+    import boundcalc
+
+    assert set(boundcalc.__all__) <= set(dir(boundcalc)) and "__version__" in dir(boundcalc)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
+def test_every_import_names_a_layer(path):
+    """Every package import goes through a folder or a top module (a flat name such as ``from .. import symbolic``
+    in a folder, or ``boundcalc.bounds``, would not import)."""
+    stray = _imported_units(path) - set(LAYERS) - {"__version__"}
+    assert not stray, f"{path.relative_to(PKG)} imports {stray}, which is not a folder or a top module"
 
 
 def test_registry_imports_no_problem():
@@ -135,7 +143,7 @@ def test_registry_imports_no_problem():
 def test_the_scan_sees_imports_inside_functions(tmp_path):
     """The scanner itself: an import hidden in a function body is found (else the tests above could not fail)."""
     fake = PKG / "problems" / "_layering_probe_do_not_ship.py"
-    fake.write_text("def f():\n    from ..api import rate\n    return rate\n", encoding="utf-8")
+    fake.write_text("def f():\n    from ..app.api import rate\n    return rate\n", encoding="utf-8")
     try:
         assert "app" in _imported_units(fake)
     finally:

@@ -416,7 +416,7 @@ def test_minimiser_privunit_above_simulated_excess(d, n, eps):
     noise scale s = M/(m√n): the certified bound stays above every 99% CI low, and is within a factor 3 of
     the worst simulated excess (the analysis is not vacuous; about 2.7 at d = 3, 2 at d = 10)."""
     from boundcalc.mechanisms import privunit as PU
-    from boundcalc.simulate import risk_interval
+    from boundcalc.app.simulate import risk_interval
 
     ub, _ = _pu_bounds(n, d, eps)
     bound = ub["minimiser-privunit"]
@@ -444,7 +444,7 @@ def test_sgd_privunit_above_simulated_excess(d, n, eps):
     two-point and spread instances: the certified rG/√n stays above the 99% CI low."""
     from boundcalc.mechanisms import privunit as PU
     from boundcalc.problems import linear as LIN
-    from boundcalc.simulate import risk_interval
+    from boundcalc.app.simulate import risk_interval
 
     ub, _ = _pu_bounds(n, d, eps)
     G = math.sqrt(PU.privunit_factor_value(d, eps))

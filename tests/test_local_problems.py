@@ -185,7 +185,7 @@ def test_sparse_bernoulli_fisher_constant_and_box_condition():
 
 
 def test_sparse_bernoulli_validation():
-    from boundcalc.errors import InputError
+    from boundcalc.core.errors import InputError
 
     with pytest.raises(InputError, match="--s"):
         bc.rate("sparse-bernoulli", "local", s=30, d=20)

@@ -180,7 +180,7 @@ def test_moved_cap_below_exact_risk(n, eps, d):
 def test_moved_cap_mean_by_monte_carlo(d):
     """θ_v = r(β + E[<U,e>; <U,e> >= c]) v for the moved-cap family, by simulation."""
     import sympy as sp
-    from boundcalc.bounds import Bound
+    from boundcalc.core.bounds import Bound
     rng = np.random.default_rng(3 + d)
     u = rng.standard_normal((400_000, d)); u /= np.linalg.norm(u, axis=1, keepdims=True)
     v = np.zeros(d); v[0] = 1.0

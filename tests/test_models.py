@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc.errors import InputError
-from boundcalc.models import MODELS, get_point_model
+from boundcalc.core.errors import InputError
+from boundcalc.core.models import MODELS, get_point_model
 
 # Textbook Fisher information, written independently of models.py (numeric functions of θ and the
 # extra parameters).

@@ -53,7 +53,7 @@ def test_the_scanner_finds_planted_text():
                "the paper's formulas (11)-(12) were not recovered\nsee THEOREMS.md §2\n"
                "speed_rate_session3_no_cache.txt\nmeasured in Session 4\nat the end of the session\n")
     assert len(text_hits(planted, "x")) == 7
-    assert text_hits("a Bound records its derivation; boundcalc.catalog discovers problems", "x") == []
+    assert text_hits("a Bound records its derivation; boundcalc.app.catalog discovers problems", "x") == []
     assert name_hits([Path("speed_rate_session3_no_cache.txt"), Path("tightness_previous_session.txt"),
                       Path("speed_rate_2026-11-24_no_cache.txt")]) == [
         "speed_rate_session3_no_cache.txt", "tightness_previous_session.txt"]

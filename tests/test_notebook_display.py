@@ -6,9 +6,9 @@ import re
 import xml.etree.ElementTree as ET
 
 import boundcalc as bc
-from boundcalc.latex import tex_math
-from boundcalc.export import table
-from boundcalc.result import format_number
+from boundcalc.core.latex import tex_math
+from boundcalc.app.export import table
+from boundcalc.render.result import format_number
 
 
 def _cells(html):

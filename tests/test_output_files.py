@@ -14,8 +14,8 @@ import threading
 import pytest
 
 from boundcalc.cli import main
-from boundcalc.errors import InputError
-from boundcalc.fileio import write_atomic
+from boundcalc.core.errors import InputError
+from boundcalc.render.fileio import write_atomic
 
 
 def name_max(directory):

@@ -4,9 +4,9 @@ import json
 import pytest
 
 import boundcalc as bc
-from boundcalc import bounds as registry
+from boundcalc.core import bounds as registry
 from boundcalc.cli import main
-from boundcalc.errors import InputError
+from boundcalc.core.errors import InputError
 
 
 def _lower(problem, privacy, **p):
@@ -177,11 +177,11 @@ def test_bad_input_cli_exit_2(capsys):
 @pytest.fixture
 def order_only_problem():
     """A registered problem whose upper bound is order only (unspecified constant)."""
-    from boundcalc import symbolic as S
-    from boundcalc.params import N, R
+    from boundcalc.core import symbolic as S
+    from boundcalc.core.params import N, R
 
     name = "_test_order_only"
-    __import__("boundcalc.catalog", fromlist=["x"]).problems()
+    __import__("boundcalc.app.catalog", fromlist=["x"]).problems()
     registry.register_problem(name, "test problem")
     up = registry.Bound("upper", "order", "order-only mechanism", S.r ** 2 / S.n, "test", "none",
                         certified=False)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import boundcalc as bc
-from boundcalc.planning import RELIABLE_RATIO
+from boundcalc.app.planning import RELIABLE_RATIO
 
 ROOT = Path(__file__).resolve().parents[1]
 

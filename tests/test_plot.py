@@ -6,7 +6,7 @@ import pytest
 
 import boundcalc as bc
 from boundcalc.cli import main
-from boundcalc.errors import InputError
+from boundcalc.core.errors import InputError
 
 try:
     import matplotlib

@@ -14,9 +14,9 @@ from scipy import integrate, stats
 
 import boundcalc as bc
 from boundcalc.mechanisms import subsample_aggregate as sa
-from boundcalc.models import get_point_model
+from boundcalc.core.models import get_point_model
 from boundcalc.problems import point
-from boundcalc.solver import brute_force_integer
+from boundcalc.core.solver import brute_force_integer
 
 MODELS = ["bernoulli", "poisson", "exponential", "normal-mean", "normal-var"]
 # (θ, a, b): default spaces and heavily clipped ones
@@ -217,7 +217,7 @@ def test_optimal_blocks_matches_brute_force(model, n):
     assert math.isclose(ex.value, float(fn(np.array([ks]))[0]), rel_tol=1e-9)
     # the certified local bound: its solver optimum vs exhaustive search of the same expression
     up = next(u for u in res.uppers if u.name == "smith-laplace")
-    from boundcalc.api import resolve
+    from boundcalc.app.api import resolve
     e, vals = resolve("point", "pure", {"model": model, "n": n})
     v = e.with_derived(vals)
     bound = next(bd for bd in e.bounds(v) if bd.name == "smith-laplace")
@@ -366,7 +366,7 @@ def test_none_entry_benchmark():
 
 
 def test_bad_inputs():
-    from boundcalc.errors import InputError
+    from boundcalc.core.errors import InputError
 
     with pytest.raises(InputError, match="model"):
         bc.rate("point", privacy="pure", model="cauchy")
@@ -451,7 +451,7 @@ def test_bounds_monotone_in_n_and_eps(model, logn, logeps, priv):
 def test_local_certified_bound_dominates_exact_mse_on_the_neighbourhood(model):
     """The registered certified upper bound (sup over N) is >= the exact MSE at every θ' in N
     (a grid including the end points), for several block counts, including heavy clipping."""
-    from boundcalc.api import resolve
+    from boundcalc.app.api import resolve
 
     m = get_point_model(model)
     a, b = point.theta_space(model)

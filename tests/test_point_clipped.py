@@ -192,7 +192,7 @@ def test_fast_and_raw_simulation_give_the_same_risk(model):
 @pytest.mark.parametrize("model", ["exponential", "poisson", "normal-mean", "normal-var", "bernoulli"])
 @pytest.mark.parametrize("privacy", ["pure", "approx"])
 def test_check_simulates_clip_stat_against_its_certified_bound(model, privacy):
-    from boundcalc.simulate import check
+    from boundcalc.app.simulate import check
 
     ns = ["1000", "10000"]
     r = check("point", privacy, reps=200, seed=3, ns=ns, model=model)
@@ -225,7 +225,7 @@ def test_check_simulates_clip_stat_against_its_certified_bound(model, privacy):
 def test_check_flags_an_instance_above_its_own_upper_bound():
     """The per-instance upper bound is enforced: a row whose other-mechanism instance exceeds its own bound fails,
     even when the row's bound is larger."""
-    from boundcalc.simulate import CheckRow, InstanceRisk
+    from boundcalc.app.simulate import CheckRow, InstanceRisk
 
     ok = InstanceRisk("theta=1", 1.0, 0.9, 1.1)
     other = InstanceRisk("theta=1", 1.0, 0.9, 1.1, upper=0.5, mechanism="clip-stat-laplace")

@@ -7,7 +7,7 @@ import sympy as sp
 from scipy import integrate, stats
 
 import boundcalc as bc
-from boundcalc import symbolic
+from boundcalc.core import symbolic
 from boundcalc.problems import point
 
 LOW = sp.Symbol("low", positive=True)

@@ -8,9 +8,9 @@ import pytest
 import sympy as sp
 
 import boundcalc as bc
-from boundcalc import bounds as registry
-from boundcalc import catalog  # noqa: F401  (installs discovery)
-from boundcalc.bounds import Bound, Method, Problem, TwoPointFamily, register_method
+from boundcalc.core import bounds as registry
+from boundcalc.app import catalog  # noqa: F401  (installs discovery)
+from boundcalc.core.bounds import Bound, Method, Problem, TwoPointFamily, register_method
 from boundcalc.methods import method_bounds
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.mechanisms import discrete as DM
 
 

@@ -5,7 +5,8 @@ import math
 import pytest
 
 import boundcalc as bc
-from boundcalc import api, symbolic
+from boundcalc.app import api
+from boundcalc.core import symbolic
 
 PAIRS = [("mean", "approx", {"k": 4, "n": 3000}), ("support", "pure", {}), ("multinomial", "local", {"d": 7}),
          ("point", "pure", {"n": 500})]

@@ -1,4 +1,4 @@
-"""Relations between privacy definitions (boundcalc.relations), checked three ways:
+"""Relations between privacy definitions (boundcalc.privacy_relations.relations), checked three ways:
 
 1. the values the issue asks for, computed independently from math.e;
 2. each relation's sympy expression against its paper form (symbolic identity) and against its
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import finite_channels as ch  # tests/finite_channels.py: finite channels for brute-force tests
-from boundcalc import relations as rel
-from boundcalc.errors import InputError
+from boundcalc.privacy_relations import relations as rel
+from boundcalc.core.errors import InputError
 
 E = math.e
 TOL = 1e-9

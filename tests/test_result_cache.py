@@ -1,4 +1,4 @@
-"""Whole ``rate`` results kept by request (boundcalc.result_cache) and the console script's quick exit.
+"""Whole ``rate`` results kept by request (boundcalc.app.result_cache) and the console script's quick exit.
 
 What must hold: a kept result reads back identical, field by field, to what a process with no cache at all
 computes; only successful requests are kept; a request is keyed exactly (type and repr of every parameter);
@@ -16,7 +16,8 @@ import sys
 import pytest
 
 import boundcalc as bc
-from boundcalc import api, diskcache, exprcodec, result_cache
+from boundcalc.app import api, result_cache
+from boundcalc.cache import diskcache, exprcodec
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -88,8 +89,8 @@ def test_a_damaged_entry_is_recomputed(tmp_path, monkeypatch):
     key = result_cache.request_key("rate", "mean", "pure", {"n": 4321})
     for damage in ({key: ["A", "os:system", [["s", "true"]]]},  # a class outside sympy and boundcalc
                    {key: ["d", [["x", ["i", "1"]]]]},  # reads back as something else than a result
-                   {key: ["R", "boundcalc.result:RateResult", []]},  # missing fields
-                   {key: json.dumps(["R", "boundcalc.result:RateResult", []])},  # the same, as the text kept
+                   {key: ["R", "boundcalc.render.result:RateResult", []]},  # missing fields
+                   {key: json.dumps(["R", "boundcalc.render.result:RateResult", []])},  # the same, as the text kept
                    {key: "[not json"}):  # text that is not JSON
         path.write_text(json.dumps(damage))
         api.clear_rate_cache()

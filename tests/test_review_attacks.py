@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import minimize
 
 import boundcalc as bc
-from boundcalc import symbolic as S
+from boundcalc.core import symbolic as S
 from boundcalc.methods import posterior_assouad as PA
 from boundcalc.methods.chi2_contraction import chi2_factor_float
 from boundcalc.problems import multinomial as MN

@@ -1,4 +1,4 @@
-"""The grid search of :func:`boundcalc.solver.optimise` against the plain version it replaced, bit for bit.
+"""The grid search of :func:`boundcalc.core.solver.optimise` against the plain version it replaced, bit for bit.
 
 ``optimise`` builds its axes with a lean copy of numpy's ``linspace``/``geomspace`` steps, evaluates the grid
 through :meth:`Bound.grid_function` (what does not depend on the free parameters looked up once per search) and

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from boundcalc import symbolic as S
-from boundcalc.bounds import Bound
+from boundcalc.core import symbolic as S
+from boundcalc.core.bounds import Bound
 from boundcalc.methods import sphere_cap as sc
 
 

@@ -7,7 +7,7 @@ import pytest
 from scipy import optimize
 
 import boundcalc as bc
-from boundcalc import symbolic
+from boundcalc.core import symbolic
 from boundcalc.methods import threshold_bayes as T
 
 

@@ -1,6 +1,6 @@
 """Discovery of the problems: an explicit table of which module defines which problem.
 
-The registry (:mod:`boundcalc.bounds`) is passive: it stores what problem modules register and
+The registry (:mod:`boundcalc.core.bounds`) is passive: it stores what problem modules register and
 imports no problem. This module, in the application layer, knows the problem modules by name (the
 table below, no source scanning) and imports them on demand: :func:`get_entry` imports only the
 modules of the problem asked for (fast start-up of ``boundcalc rate``), :func:`problems` imports all.

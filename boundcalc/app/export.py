@@ -1,7 +1,7 @@
 """Tables of rates and certified bounds: text, LaTeX (booktabs), Markdown, CSV and JSON.
 
-:func:`table` computes the rows (rendering: :mod:`boundcalc.table_result`). It builds one row per privacy model of a problem (or per problem, for several problems)
-at the given parameters, each row computed by :func:`boundcalc.api.rate` (the same path as
+:func:`table` computes the rows (rendering: :mod:`boundcalc.render.table_result`). It builds one row per privacy model of a problem (or per problem, for several problems)
+at the given parameters, each row computed by :func:`boundcalc.app.api.rate` (the same path as
 ``boundcalc rate``): the minimax rate (order only; upper and lower-bound rates where they differ),
 the best certified lower and upper values, their ratio, and the method and mechanism behind them.
 ``boundcalc table --problem mean`` is Barber & Duchi's Table 1 (mean estimation under every privacy
@@ -10,7 +10,7 @@ model), with certified numbers beside the rates.
 The LaTeX output is a ``table`` float with a booktabs ``tabular``, math in ``$...$``, and a caption
 naming the sources; it needs ``\\usepackage{booktabs}`` and ``\\usepackage{amsmath}`` and is pure
 ASCII (Unicode in labels and sources is translated to LaTeX commands), so it compiles with pdflatex.
-:mod:`boundcalc.latex` translates text and expressions to LaTeX; :func:`boundcalc.fileio.write_atomic`
+:mod:`boundcalc.core.latex` translates text and expressions to LaTeX; :func:`boundcalc.render.fileio.write_atomic`
 writes a file through a temporary file and ``os.replace``.
 """
 from __future__ import annotations

@@ -20,8 +20,8 @@ The same holds for the level: the minimax risk is non-increasing in ε (an ε-pr
 ε'-private for every ε' ≥ ε; likewise for the tv/kl level α); the level is continuous, so it is
 bracketed to a relative width of :data:`EPS_RTOL` and both ends of the bracket are reported.
 
-Every number comes from the same path as ``boundcalc rate``: :func:`boundcalc.api.resolve`, the
-registry entry's bounds and :func:`boundcalc.api.evaluate_bound` (the solver), at each candidate n
+Every number comes from the same path as ``boundcalc rate``: :func:`boundcalc.app.api.resolve`, the
+registry entry's bounds and :func:`boundcalc.app.api.evaluate_bound` (the solver), at each candidate n
 or ε; nothing here re-implements a formula. The search in n steers by the solver's float64 optima and
 certifies (high precision, rounded outward: :mod:`boundcalc.core.certify`) only the points an answer rests on,
 n and n - 1; were certification to move a value across the target there, the search is run again on
@@ -386,7 +386,7 @@ def _search_float(ev: _Evaluator, side, target, lo, hi):
     return lo, hi
 
 
-# the results (PlanRow, PlanResult) and their rendering: boundcalc.plan_result
+# the results (PlanRow, PlanResult) and their rendering: boundcalc.render.plan_result
 
 
 # ---------------------------------------------------------------------- the entry point

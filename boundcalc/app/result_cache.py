@@ -2,12 +2,12 @@
 
 A ``rate`` result is a pure function of the request (problem, privacy model, the parameters exactly as given)
 and of the code that computes it: boundcalc's source, Python, numpy, scipy, sympy and mpmath. The store is a
-sharded :class:`boundcalc.diskcache.JsonStore` whose file names carry the fingerprint of all of these, so an
+sharded :class:`boundcalc.cache.diskcache.JsonStore` whose file names carry the fingerprint of all of these, so an
 entry is read only by the very code that wrote it; a changed line anywhere in the package starts afresh.
 
 - **What is stored.** Only successful results (a request that fails validation raises before anything is
-  written), in the exact, eval-free form of :mod:`boundcalc.exprcodec`: expressions node by node, floats bit
-  for bit, every field of every :class:`~boundcalc.result.BoundValue`, kept as one JSON text (a string value of
+  written), in the exact, eval-free form of :mod:`boundcalc.cache.exprcodec`: expressions node by node, floats bit
+  for bit, every field of every :class:`~boundcalc.render.result.BoundValue`, kept as one JSON text (a string value of
   the store). A result is written only if it reads back identical, so a process that reads it prints byte for
   byte what computing would print.
 - **The key** is the request before validation: the problem and privacy names and each parameter with its
@@ -19,7 +19,7 @@ entry is read only by the very code that wrote it; a changed line anywhere in th
   answer needs (the expressions are sympy objects).
 
 In one process, results are also kept as objects (:data:`MEMORY_SIZE` of them, least recently used dropped
-first); :func:`boundcalc.api.rate` hands out copies, so a caller cannot alter a kept result.
+first); :func:`boundcalc.app.api.rate` hands out copies, so a caller cannot alter a kept result.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A lossless, eval-free JSON form of sympy expressions, for the caches of :mod:`boundcalc.diskcache`.
+"""A lossless, eval-free JSON form of sympy expressions, for the caches of :mod:`boundcalc.cache.diskcache`.
 
 Building a bound's expression runs sympy's simplification (``Min``/``Max`` compare their arguments pairwise,
 ``simplify``, symbolic integrals of the point models): that is most of a fresh process's time. The results of
@@ -12,7 +12,7 @@ An expression is written as nested JSON lists, one node per sympy object:
   (e.g. ``conds="none"``), ``["b", true]`` a bool, ``["n"]`` None,
   ``["d", [[key, value], ...]]`` a dict with string keys (in order), ``["l", [...]]`` a Python list;
 - ``["R", "module:qualname", [[field, value], ...]]`` a dataclass instance of a boundcalc class (a result
-  record such as :class:`boundcalc.result.BoundValue`), rebuilt by calling the class with its fields;
+  record such as :class:`boundcalc.render.result.BoundValue`), rebuilt by calling the class with its fields;
 - ``["I", "12"]`` Integer, ``["Q", "1", "3"]`` Rational, ``["F", sign, mantissa, exponent, bits, precision]``
   Float (its exact mpmath tuple), ``["C", "Pi"]`` a named singleton (π, e, ∞, nan, true, ...);
 - ``["S", name, {assumption: value}]`` Symbol with the assumptions it was created with;

@@ -9,7 +9,7 @@ user reads is the expression that is evaluated.
 A problem module (``boundcalc/problems/*.py``) defines one :class:`Problem` subclass (its parameters,
 rate terms, bounds per privacy model and simulation check) and registers it with
 :func:`register_problem_class`; the registry keeps the per-(problem, privacy) view of it, an
-:class:`Entry`, which is what the application layer uses. The registry is passive (it imports no problem module): :mod:`boundcalc.catalog` discovers the
+:class:`Entry`, which is what the application layer uses. The registry is passive (it imports no problem module): :mod:`boundcalc.app.catalog` discovers the
 problem modules and installs its loader here, and the CLI and the API reach problems through it.
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Condition:
 class Bound:
     """One lower or upper bound on the minimax risk.
 
-    ``expr`` is in the symbols of :mod:`boundcalc.symbolic` (parameters) and the free parameters'
+    ``expr`` is in the symbols of :mod:`boundcalc.core.symbolic` (parameters) and the free parameters'
     symbols. ``optimum`` optionally maps free symbols to a symbolic optimum (a valid choice of the
     free parameters in closed form, used for fast vectorised evaluation).
     ``derivation`` is the short chain of named steps that proves the constants.
@@ -222,7 +222,7 @@ def _symbol_values(values: dict, free: dict | None) -> dict:
 class CheckSpec:
     """How a problem is simulated.
 
-    ``instances(trial)`` (``trial``: a :class:`boundcalc.simulate.Trial`): a generator yielding, for
+    ``instances(trial)`` (``trial``: a :class:`boundcalc.app.simulate.Trial`): a generator yielding, for
     one sample size, one ``(name, errors, description)`` or ``(name, errors, description, predicted)``
     per hard instance. ``errors``: the losses of the ``trial.reps`` runs of the mechanism, or a float
     (the exact risk), or the tuple ``trial.interval(errors)``; ``predicted``: the exact risk, where
@@ -256,7 +256,7 @@ class Entry:
     ``derived(values)``: values of auxiliary symbols (e.g. the implied TV level), or None.
     ``lower_rate(values)``: the rate of the lower bound when it differs from the upper rate.
     ``report(values, result)``: extra notes about one result (e.g. efficiency, limiting term), or None.
-    ``check``: the simulation, a :class:`CheckSpec` run by :func:`boundcalc.simulate.run_check` (or a
+    ``check``: the simulation, a :class:`CheckSpec` run by :func:`boundcalc.app.simulate.run_check` (or a
     lazy ``"module:name"`` path to one), or None.
     """
 
@@ -320,8 +320,8 @@ class Problem:
     Bayes estimator for the prior Beta(√n/2, √n/2), so that is the minimax risk (Hodges & Lehmann 1950).
 
     >>> import sympy as sp
-    >>> from boundcalc.bounds import Bound, Problem
-    >>> from boundcalc.symbolic import n
+    >>> from boundcalc.core.bounds import Bound, Problem
+    >>> from boundcalc.core.symbolic import n
     >>> class BernoulliMean(Problem):
     ...     name, title, privacies = "bernoulli-mean", "Bernoulli mean, loss (θ̂-θ)²", ("none",)
     ...     sources = "Hodges & Lehmann (1950)"
@@ -508,7 +508,7 @@ class ProblemInfo:
 
 _PROBLEMS: dict[str, ProblemInfo] = {}
 _ALIASES: dict[str, str] = {}
-# discovery lives in the application layer (boundcalc.catalog), which installs these two hooks; the
+# discovery lives in the application layer (boundcalc.app.catalog), which installs these two hooks; the
 # registry itself imports no problem module
 _LOAD_FOR = None
 _LOAD_ALL = None
@@ -553,7 +553,7 @@ def lookup_problem(name) -> ProblemInfo | None:
 
 
 def problems() -> dict[str, ProblemInfo]:
-    """Every problem (all of them once :mod:`boundcalc.catalog` is imported)."""
+    """Every problem (all of them once :mod:`boundcalc.app.catalog` is imported)."""
     if _LOAD_ALL is not None:
         _LOAD_ALL()
     return registered()

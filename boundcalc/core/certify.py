@@ -7,7 +7,7 @@ below it) are rounding in well-conditioned arithmetic (a few units in the last p
 ill-conditioned arithmetic (``1 - p`` with ``p`` close to 1, a sum of terms of opposite sign), which can cost
 every digit. So, at the free parameters the solver chose, each certified bound is evaluated again with mpmath
 at :data:`HP_DIGITS` significant digits and once more at :data:`CONFIRM_DIGITS` (the same expression, through
-lambdify's mpmath printer, :func:`boundcalc.symbolic.mpmath_lambdify`), and:
+lambdify's mpmath printer, :func:`boundcalc.core.symbolic.mpmath_lambdify`), and:
 
 - the two high-precision values must agree to :data:`CONFIRM_RTOL` (else the high-precision value itself is not
   trusted and the bound is listed as not certified, with the reason);
@@ -20,7 +20,7 @@ lambdify's mpmath printer, :func:`boundcalc.symbolic.mpmath_lambdify`), and:
 
 Special functions of this package whose mpmath implementation is itself a float64 computation (exact binomial
 sums, calibrations found by root finding, tabulated envelopes; every name outside
-:data:`boundcalc.symbolic.HIGH_PRECISION`) keep their float64 value on the high-precision path: the arithmetic
+:data:`boundcalc.core.symbolic.HIGH_PRECISION`) keep their float64 value on the high-precision path: the arithmetic
 around them is checked, their own accuracy rests on their implementation, and the record names them
 (``float64_parts``). Method and measured effect: docs/engineering/certified-floating-point.md.
 """

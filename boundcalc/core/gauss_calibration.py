@@ -163,7 +163,7 @@ def _solve(eps: np.ndarray, dl: np.ndarray) -> np.ndarray:
     return np.where(out > 1e300, np.inf, out)
 
 
-@persistent  # memoised in memory and on disk (boundcalc.diskcache): one solve per (ε, δ) ever
+@persistent  # memoised in memory and on disk (boundcalc.cache.diskcache): one solve per (ε, δ) ever
 def _scalar(eps: float, dl: float) -> float:
     return float(_solve(np.array([eps]), np.array([dl]))[0])
 

@@ -2,7 +2,7 @@
 
 One CLI flag ``--eps`` carries the level of the chosen model (ε for pure/smooth/approx/local, α for
 tv/kl; ``--alpha`` is an alias). ``--delta`` belongs to ``approx`` only.
-Relations between models (e.g. the TV level implied by (ε,δ)-DP) live in :mod:`boundcalc.relations`.
+Relations between models (e.g. the TV level implied by (ε,δ)-DP) live in :mod:`boundcalc.privacy_relations.relations`.
 """
 from __future__ import annotations
 

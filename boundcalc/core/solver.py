@@ -173,8 +173,8 @@ def solve(bound: Bound, values: dict) -> Solution:
     for a bound with free parameters); memoised on disk.
 
     The memo key is the bound's identity (sha256 of its side and expression, in the exact form of
-    :mod:`boundcalc.exprcodec`), the values of the expression's parameters and the search range of each free
-    parameter, all as exact float bits; its file carries the package fingerprint (:mod:`boundcalc.diskcache`).
+    :mod:`boundcalc.cache.exprcodec`), the values of the expression's parameters and the search range of each free
+    parameter, all as exact float bits; its file carries the package fingerprint (:mod:`boundcalc.cache.diskcache`).
     The result depends on nothing else, so a memoised solution is the one this function computes.
     """
     key = _solve_key(bound, values)

@@ -40,8 +40,8 @@ _MEMO_LIMIT = 20_000
 
 
 class _ExpressionMemo:
-    """Expressions by text key, in memory and in one disk-cache file (:class:`boundcalc.diskcache.JsonStore`),
-    stored in the eval-free form of :mod:`boundcalc.exprcodec` and only if they read back identical."""
+    """Expressions by text key, in memory and in one disk-cache file (:class:`boundcalc.cache.diskcache.JsonStore`),
+    stored in the eval-free form of :mod:`boundcalc.cache.exprcodec` and only if they read back identical."""
 
     def __init__(self, file_name: str):
         self.file_name = file_name
@@ -88,7 +88,7 @@ def _disk_memo(op, name: str):
     A bound's expression is built by the same Python code in every process; the expensive steps are a few
     sympy operations (pairwise comparisons in ``Min``/``Max``, ``simplify``, symbolic integrals), whose result
     depends only on their arguments. Their arguments and results are stored in the eval-free form of
-    :mod:`boundcalc.exprcodec`, in a file keyed by the package fingerprint (:mod:`boundcalc.diskcache`), and
+    :mod:`boundcalc.cache.exprcodec`, in a file keyed by the package fingerprint (:mod:`boundcalc.cache.diskcache`), and
     a result is stored only if it reads back identical; so a cached result is the very expression sympy
     returned, and sympy stays the one source of every formula. Arguments that the format cannot represent are
     simply computed.
@@ -138,7 +138,7 @@ def thunk_value(fn):
     on disk like :func:`cached_expression`.
 
     The key is where the function is defined (module, qualified name, first line), a digest of its code, and the
-    exact form (:mod:`boundcalc.exprcodec`) of every value it closes over and of its defaults; its globals are
+    exact form (:mod:`boundcalc.cache.exprcodec`) of every value it closes over and of its defaults; its globals are
     the module's constants, covered by the package fingerprint. So two calls share a key only if they run the
     same code on the same values. A closure over anything the format cannot represent is simply called.
     """
@@ -269,7 +269,7 @@ def _binom_tv_complement_exact(nn, q1, q2):
 
 
 def gauss_sigma_analytic_scalar(e: float, dl: float) -> float:
-    """Smallest σ with δ(σ) <= dl for sensitivity 1, rounded up (memoised; see :mod:`boundcalc.gauss_calibration`)."""
+    """Smallest σ with δ(σ) <= dl for sensitivity 1, rounded up (memoised; see :mod:`boundcalc.core.gauss_calibration`)."""
     from .gauss_calibration import sigma_analytic_scalar
 
     return sigma_analytic_scalar(e, dl)
@@ -346,7 +346,7 @@ def _numpy_lambdify(args, expr):
     """The generated function, from the disk cache of generated code when this very expression was compiled
     before (in any process of the same package version), else from ``sympy.lambdify``.
 
-    The cache maps the expression (and argument symbols), in the form of :mod:`boundcalc.exprcodec`, to the
+    The cache maps the expression (and argument symbols), in the form of :mod:`boundcalc.cache.exprcodec`, to the
     source text ``lambdify`` printed for it; the source is compiled again in a namespace of the same objects
     (numpy, math, our implementations), and kept only if every global name it uses is bound to the very same
     object there as in ``lambdify``'s own namespace. So the function is the one ``lambdify`` would build.
@@ -368,7 +368,7 @@ def _numpy_lambdify(args, expr):
 
 
 def expression_key(args, expr) -> str | None:
-    """The exact text identity of (argument symbols, expression) in the form of :mod:`boundcalc.exprcodec`,
+    """The exact text identity of (argument symbols, expression) in the form of :mod:`boundcalc.cache.exprcodec`,
     or None when the expression has a part that form does not represent."""
     from ..cache import exprcodec
 
@@ -451,7 +451,7 @@ def _compile_generated(source: str, namespace: dict | None = None):
 
 #: names of the special functions whose mpmath implementation (in :data:`MPMATH_IMPL`) computes at mpmath's
 #: working precision; every other function of this package is evaluated in float64 even on the mpmath path
-#: (its accuracy rests on its own implementation, and :mod:`boundcalc.certify` says so)
+#: (its accuracy rests on its own implementation, and :mod:`boundcalc.core.certify` says so)
 HIGH_PRECISION = {"BinomSF", "LogSphereCap"}
 
 _MP_LAMBDIFIED: dict = {}

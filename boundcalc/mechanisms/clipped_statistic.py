@@ -367,7 +367,7 @@ def risk_function(model_name: str):
 
 def _named(cls):
     """Make a per-model Function class an attribute of this module under its own name, so that the cache
-    format (:mod:`boundcalc.exprcodec`) can name it (see the module's ``__getattr__``)."""
+    format (:mod:`boundcalc.cache.exprcodec`) can name it (see the module's ``__getattr__``)."""
     globals()[cls.__name__] = cls
     return cls
 

@@ -133,7 +133,7 @@ def threshold_closed_form(m, eps, b):
     return math.exp(log_val) if log_val < 709.0 else math.inf
 
 
-@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)
+@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.cache.diskcache)
 def threshold_worst_risk(m: int, eps: float, b: float):
     """Certified ``sup_{|θ| <= b} E(θ̂_λ - θ)²`` of the threshold scheme with exactly m reports and σ = 1 (scale by
     σ² for σ != 1, b = B/σ), for the shrunk estimate ``θ̂_λ = λ Φ^{-1}(clip(p̂))``. Returns (value, λ, θ*).

@@ -30,7 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from .local_scalar import coth_half
 from .sampling import L2SphereConst, LinfSamplingC, l2_sampling, linf_sampling
 

@@ -425,7 +425,7 @@ _FISHER_FN: dict = {}
 
 
 def fisher(model, theta, extra=None):
-    """I(θ) from the sympy derivation in :mod:`boundcalc.models` (lambdified once per model)."""
+    """I(θ) from the sympy derivation in :mod:`boundcalc.core.models` (lambdified once per model)."""
     m = get_point_model(model)
     key = (m.name, tuple(sorted((extra or {}).items())))
     if key not in _FISHER_FN:
@@ -644,7 +644,7 @@ def block_functions(model_name: str):
 
 def _named(cls):
     """Make a per-model Function class an attribute of this module under its own name, so that the cache
-    format (:mod:`boundcalc.exprcodec`) can name it (see the module's ``__getattr__`` for a process that has
+    format (:mod:`boundcalc.cache.exprcodec`) can name it (see the module's ``__getattr__`` for a process that has
     not built it yet)."""
     globals()[cls.__name__] = cls
     return cls

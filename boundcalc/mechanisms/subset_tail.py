@@ -71,7 +71,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import symbolic as S
+from ..core import symbolic as S
 from ..cache.diskcache import persistent
 
 #: relative widening of every computed binomial partial moment (a difference of exactly computed tails)

@@ -1,7 +1,7 @@
 """Reusable lower-bound machinery (Le Cam, Fano, Assouad, uniformity of mass, contractions, van Trees).
 
-Lemmas that apply to a whole family shape are :class:`boundcalc.bounds.Method` objects: a problem lists its
-families (e.g. :class:`boundcalc.bounds.TwoPointFamily`) and :func:`method_bounds` returns what every
+Lemmas that apply to a whole family shape are :class:`boundcalc.core.bounds.Method` objects: a problem lists its
+families (e.g. :class:`boundcalc.core.bounds.TwoPointFamily`) and :func:`method_bounds` returns what every
 registered method derives from them. Adding such a lemma is one module (registering its Method) plus one
 line in :data:`METHOD_MODULES`, plus its tests.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-#: the modules that register :class:`boundcalc.bounds.Method` objects (imported on first use)
+#: the modules that register :class:`boundcalc.core.bounds.Method` objects (imported on first use)
 METHOD_MODULES = ("boundcalc.methods.le_cam_methods", "boundcalc.methods.hellinger_assouad")
 
 

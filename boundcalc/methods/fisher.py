@@ -28,7 +28,7 @@ Fisher information, the others on exact channels of the built-in models):
 
 The model calculus (score, Fisher information, cumulant generating function of the score and the
 tail parameters) is done by sympy from the log-density of the built-in models
-(:mod:`boundcalc.models`: bernoulli, poisson, exponential, normal-mean) and of the categorical
+(:mod:`boundcalc.core.models`: bernoulli, poisson, exponential, normal-mean) and of the categorical
 model defined here (vector parameter). No user string is ever parsed.
 """
 from __future__ import annotations
@@ -300,7 +300,7 @@ def gauss_threshold_info_scalar(eps: float) -> float:
     return best * best * (1 + 1e-9)
 
 
-@persistent  # one search per ε ever, memoised in memory and on disk (boundcalc.diskcache): a rate call needs
+@persistent  # one search per ε ever, memoised in memory and on disk (boundcalc.cache.diskcache): a rate call needs
 def _gauss_threshold_info_at(eps: float) -> float:  # one ε, and the search imports scipy.optimize (0.1 s)
     return gauss_threshold_info_scalar(eps)
 

@@ -1,7 +1,7 @@
 """Hellinger–Bhattacharyya form of Assouad's lemma, without privacy and under ε-local privacy with
 sequential interaction (derivation: docs/methods/hellinger-assouad.md).
 
-Setting (:class:`boundcalc.bounds.HypercubeFamily`): hypotheses P_v, v ∈ {±1}^m; every estimate θ̂ gives
+Setting (:class:`boundcalc.core.bounds.HypercubeFamily`): hypotheses P_v, v ∈ {±1}^m; every estimate θ̂ gives
 numbers u_j with ``loss(θ̂, θ_v) >= w Σ_j φ(u_j - a v_j)``, φ(x) = x² or |x|. One observation: H²(P_v, P_v') <= H²₁
 and TV(P_v, P_v') <= τ whenever v, v' differ in one coordinate. The statistician sees the transcript
 Z = Z_{1:n} of a protocol: without privacy Z = X_{1:n}; under ε-LDP user i releases Z_i through a channel

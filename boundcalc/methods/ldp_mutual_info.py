@@ -163,7 +163,7 @@ def erased_info_value(p: float, eps: float) -> float:
     return _erased_info_exact(_p_grid_up(p), float(eps))
 
 
-@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)
+@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.cache.diskcache)
 def _erased_info_exact(p: float, eps: float) -> float:
     from scipy import optimize
 
@@ -261,7 +261,7 @@ def erased_info_sharp_value(p: float, eps: float) -> float:
     return _erased_info_sharp_exact(_p_grid_up(p), float(eps))
 
 
-@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.diskcache)
+@persistent  # a certified numeric table: memoised in memory and on disk (boundcalc.cache.diskcache)
 def _erased_info_sharp_exact(p: float, eps: float) -> float:
     return erased_info_sharp_certified(p, eps) * (1 + 1e-9) + 1e-300
 

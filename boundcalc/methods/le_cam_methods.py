@@ -1,5 +1,5 @@
-"""Le Cam's two-point method as :class:`boundcalc.bounds.Method` objects: written once, applied to every
-problem that lists a :class:`boundcalc.bounds.TwoPointFamily` (derivation: docs/methods/le-cam.md,
+"""Le Cam's two-point method as :class:`boundcalc.core.bounds.Method` objects: written once, applied to every
+problem that lists a :class:`boundcalc.core.bounds.TwoPointFamily` (derivation: docs/methods/le-cam.md,
 docs/methods/ldp-contraction.md, docs/methods/chi2-contraction.md).
 
 For two hypotheses whose estimates are 2s apart, any estimator pays at least Φ(s) on one of them unless the

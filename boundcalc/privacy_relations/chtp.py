@@ -1,6 +1,6 @@
 """Conditional hypothesis testing privacy (CHTP, Barber & Duchi Theorem 1) in derived forms:
 :func:`chtp_from_dp` (the CHTP level implied by (ε,δ)-DP) and :func:`dp_from_chtp` (the converse).
-Split from :mod:`boundcalc.relations`, which re-exports these names and uses them in ``convert``.
+Split from :mod:`boundcalc.privacy_relations.relations`, which re-exports these names and uses them in ``convert``.
 """
 from __future__ import annotations
 

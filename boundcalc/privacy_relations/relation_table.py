@@ -1,7 +1,7 @@
 """The relations between privacy definitions as data (Barber–Duchi Section 2; docs/methods/relations.md):
 one :class:`Relation` record per implication, with its sympy expression (built on first use), its
 numerically stable numpy form, source, derivation, status and tightness, plus the level variables of each
-model and the texts of the implications that do not hold. :mod:`boundcalc.relations` searches the graph
+model and the texts of the implications that do not hold. :mod:`boundcalc.privacy_relations.relations` searches the graph
 these records form and renders conversions; this module holds no search.
 """
 from __future__ import annotations

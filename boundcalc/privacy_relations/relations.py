@@ -2,7 +2,7 @@
 
 This module is the one place where one privacy guarantee is translated into another: the graph
 search, the numeric helpers and :func:`convert` with its rendering. Each implication is a
-:class:`Relation` record (the data live in :mod:`boundcalc.relation_table`): a sympy expression (in ε, δ, α, m), a numerically stable
+:class:`Relation` record (the data live in :mod:`boundcalc.privacy_relations.relation_table`): a sympy expression (in ε, δ, α, m), a numerically stable
 numpy implementation of the same formula (tested equal to the lambdified expression), its source,
 a short derivation, its status ("paper" or "derived") and whether it is tight.
 
@@ -16,7 +16,7 @@ privacy) is the same search with target ``tv``: one source of truth.
 The testing view (Barber–Duchi Prop. 1 and Le Cam): the minimal sum of type I and type II errors of
 any test between neighbouring samples is ``1 − TV``, so it is the node ``testing`` of the graph
 (:func:`testing_error_bound`), and :func:`type2_lower_bound` gives the whole trade-off curve.
-Conditional hypothesis testing privacy (Theorem 1) lives in :mod:`boundcalc.chtp` (re-exported here).
+Conditional hypothesis testing privacy (Theorem 1) lives in :mod:`boundcalc.privacy_relations.chtp` (re-exported here).
 
 Every relation is checked by brute force on thousands of random finite channels in
 ``tests/test_relations.py`` (exact ε, δ(ε), TV, KL and test errors from ``tests/finite_channels.py``).
@@ -575,7 +575,7 @@ def _chtp_view(src, level, dlt):
 
 
 def __getattr__(name):
-    """The CHTP expressions of :mod:`boundcalc.chtp`, re-exported (built there on first use)."""
+    """The CHTP expressions of :mod:`boundcalc.privacy_relations.chtp`, re-exported (built there on first use)."""
     if name.startswith("CHTP_"):
         from . import chtp
 

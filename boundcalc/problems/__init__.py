@@ -1,6 +1,6 @@
-"""Problem modules: each registers its (problem, privacy) entries with :mod:`boundcalc.bounds`.
+"""Problem modules: each registers its (problem, privacy) entries with :mod:`boundcalc.core.bounds`.
 
-Which module defines which problem is listed in :data:`boundcalc.catalog.PROBLEM_MODULES`; the
+Which module defines which problem is listed in :data:`boundcalc.app.catalog.PROBLEM_MODULES`; the
 catalog imports them on demand.
 """
 

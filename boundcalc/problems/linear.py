@@ -57,13 +57,13 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..mechanisms import privunit as PU
 from ..mechanisms import sgd
 from ..methods import ldp, le_cam
 from ..methods import posterior_assouad as PA
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE = "Duchi, Jordan & Wainwright (FOCS 2013), Props 2-3 and Lemma 1"
 D_LIN = ParamSpec("d", "int", 1, "dimension", low=1, high=1e5)

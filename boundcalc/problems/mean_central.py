@@ -8,7 +8,7 @@ Family 𝒫_k = {P on ℝ^d : E||X||₂^k <= r^k}, k in [2, ∞] (k = ∞: ||X||
 Upper bounds: the projection estimator θ̂ = (1/n) Σ π_T(X_i) + W (π_T projects onto the ℓ2 ball of
 radius T; ℓ2 sensitivity 2T/n) with each noise of docs/problems/mean.md, T tuned by the solver.
 Lower bounds: Hodges–Lehmann and Le Cam (non-private), the TV-privacy mixture (§1.2, transferred to
-pure/smooth/approx/kl through :func:`boundcalc.relations.tv_level`), and uniformity of mass (§1.4)
+pure/smooth/approx/kl through :func:`boundcalc.privacy_relations.relations.tv_level`), and uniformity of mass (§1.4)
 over several packings of the unit ball; under (ε,δ)-DP also the fingerprinting bound
 (:mod:`boundcalc.methods.fingerprinting`), which grows like d.
 """

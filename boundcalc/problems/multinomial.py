@@ -43,16 +43,16 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..errors import InputError
+from ..core import symbolic as S
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
+from ..core.errors import InputError
 from ..mechanisms import discrete as DM
 from ..mechanisms import subset_tail as ST
 from ..methods import fisher as F
 from ..methods import ldp
 from ..methods import van_trees as VT
 from ..methods import dirichlet_van_trees as DVT
-from ..params import N, ParamSpec
+from ..core.params import N, ParamSpec
 
 SOURCE = ("Duchi, Jordan & Wainwright (NeurIPS 2013); Barnes, Chen & Özgür (2020), Cor 2; Ye & Barg (2018); "
           "Kairouz, Bonawitz & Ramage (2016)")
@@ -351,7 +351,7 @@ def sub_alphabet_cap(values: dict, c: float) -> float:
 
 def _hb_family(loss: str):
     """The pair family p(2j-1) = (1+δv_j)/(2m), p(2j) = (1-δv_j)/(2m), j <= m <= ⌊d/2⌋, other symbols 0."""
-    from ..bounds import HypercubeFamily
+    from ..core.bounds import HypercubeFamily
 
     dl = DELTA_HB
     m = M_HB if loss == "l2sq" else D_HALF

@@ -2,7 +2,7 @@
 
 A. Smith, *Efficient, Differentially Private Point Estimators* (arXiv 0809.4794).
 
-Family: a built-in model ``p_θ`` of :mod:`boundcalc.models` (``--model``), θ in the interval
+Family: a built-in model ``p_θ`` of :mod:`boundcalc.core.models` (``--model``), θ in the interval
 Θ = [a, b] of diameter Λ (``--lam``; the model fixes where Θ sits), Fisher information I(θ) derived
 by sympy from the log-density. Loss (θ̂ - θ)².
 
@@ -120,7 +120,7 @@ def _model_subs(m):
 
 
 def fisher_expr(model_name: str) -> sp.Expr:
-    """I(θ) in the problem's symbols (from the sympy derivation in :mod:`boundcalc.models`)."""
+    """I(θ) in the problem's symbols (from the sympy derivation in :mod:`boundcalc.core.models`)."""
     m = get_point_model(model_name)
     return m.fisher_information().subs(_model_subs(m))
 

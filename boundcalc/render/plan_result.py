@@ -1,6 +1,6 @@
-"""The answer of :func:`boundcalc.planning.plan`: one :class:`PlanRow` per target (or level), gathered
+"""The answer of :func:`boundcalc.app.planning.plan`: one :class:`PlanRow` per target (or level), gathered
 in a :class:`PlanResult`, and how it is shown (text, JSON dict, HTML/LaTeX in notebooks). Solving lives
-in :mod:`boundcalc.planning`; this module only holds and renders what it found."""
+in :mod:`boundcalc.app.planning`; this module only holds and renders what it found."""
 from __future__ import annotations
 
 import math

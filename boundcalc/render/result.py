@@ -59,7 +59,7 @@ class BoundValue:
     failed_conditions: list = field(default_factory=list)
     reason: str | None = None  # why the value is None
     note: str | None = None  # why an uncertified bound is not certified (Bound.extra["why_not_certified"])
-    verified: dict | None = None  # how a certified value was checked in high precision (boundcalc.certify)
+    verified: dict | None = None  # how a certified value was checked in high precision (boundcalc.core.certify)
     above_no_data: float | None = None  # the no-data risk, when this certified upper bound is above it
 
     @property

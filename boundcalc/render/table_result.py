@@ -1,6 +1,6 @@
-"""The result of :func:`boundcalc.export.table` and how it is shown: a :class:`Table` of :class:`TableRow` s
+"""The result of :func:`boundcalc.app.export.table` and how it is shown: a :class:`Table` of :class:`TableRow` s
 rendered as text, LaTeX (booktabs), Markdown, CSV and JSON. Computing the rows lives in
-:mod:`boundcalc.export`; this module only holds and renders them (LaTeX through :mod:`boundcalc.latex`).
+:mod:`boundcalc.app.export`; this module only holds and renders them (LaTeX through :mod:`boundcalc.core.latex`).
 """
 from __future__ import annotations
 
@@ -337,7 +337,7 @@ def _same(a, b) -> bool:
     if a is None:
         return True
     try:
-        return a == b or symbolic.simplify(a - b) == 0  # memoised on disk (boundcalc.symbolic)
+        return a == b or symbolic.simplify(a - b) == 0  # memoised on disk (boundcalc.core.symbolic)
     except Exception:  # sympy may fail to simplify exotic functions: treat them as different
         return False
 
