@@ -19,7 +19,7 @@ import io
 import sympy as sp
 
 from ..core.latex import tex_math
-from .result import format_number
+from .numbers import format_number, same_expression
 
 #: inline style of a numeric cell: never wrapped, aligned on the right
 _NUM_STYLE = "white-space: nowrap; text-align: right"
@@ -193,7 +193,6 @@ def _table_rows(tbl):
 
 
 def table_html(tbl) -> str:
-    from .table_result import _same
 
     head = (["problem"] if tbl.multi_problem else []) + [
         "privacy", "level", "rate (order)", "lower-bound rate", "certified lower", "certified upper", "ratio",
@@ -201,7 +200,7 @@ def table_html(tbl) -> str:
     rows = []
     for r in tbl.rows:
         nowrap = "white-space: nowrap"
-        lower_rate = "same" if _same(r.rate_lower_expr, r.rate_expr) else _Cell(_math(r.rate_lower_expr), nowrap)
+        lower_rate = "same" if same_expression(r.rate_lower_expr, r.rate_expr) else _Cell(_math(r.rate_lower_expr), nowrap)
         rows.append(([r.problem] if tbl.multi_problem else []) + [
             r.privacy, _Cell(_esc(r.level_text()), nowrap), _Cell(_math(r.rate_expr), nowrap), lower_rate,
             _num_cell(r.lower) if r.lower is not None else _Cell("<i>unavailable</i>"),

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .result import finite_or_none
-from .result import format_number as _fmt
+from .notebook import plan_html, plan_latex
+from .numbers import finite_or_none
+from .numbers import format_number as _fmt
 
 
 @dataclass
@@ -124,11 +125,9 @@ class PlanResult:
         return out
 
     def _repr_html_(self) -> str:
-        from .notebook import plan_html
         return plan_html(self)
 
     def _repr_latex_(self) -> str:
-        from .notebook import plan_latex
         return plan_latex(self)
 
     def to_text(self) -> str:

@@ -8,28 +8,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-
-def finite_or_none(x):
-    """JSON-safe number: a finite float, or None (never NaN/inf in output)."""
-    if x is None:
-        return None
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
-def format_number(x, digits=4):
-    if x is None:
-        return "n/a"
-    if isinstance(x, int):
-        return str(x)
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e5:
-        return f"{x:.{digits}g}"
-    return f"{x:.{digits - 1}e}"
+from .notebook import rate_html, rate_latex
+from .numbers import finite_or_none, format_number  # noqa: F401  (re-exported: callers import them from here)
 
 
 def best_bound(side: str, evaluated):
@@ -174,11 +154,9 @@ class RateResult:
         return head + "\n".join(rows) + "\n"
 
     def _repr_html_(self) -> str:
-        from .notebook import rate_html
         return rate_html(self)
 
     def _repr_latex_(self) -> str:
-        from .notebook import rate_latex
         return rate_latex(self)
 
     def explain(self) -> str:

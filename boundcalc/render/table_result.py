@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .. import __version__
-from ..core import symbolic
 from ..core.errors import InputError
 from ..core.latex import tex_math, tex_number, tex_text
 from ..core.privacy import MODELS
-from .result import finite_or_none, format_number
+from .notebook import table_html, table_latex
+from .numbers import finite_or_none, format_number, same_expression as _same
 
 FORMATS = ("text", "latex", "markdown", "csv", "json")
 SHORT = {k: m.short for k, m in MODELS.items()}  # from the one privacy-model table
@@ -139,11 +139,9 @@ class Table:
         return ", ".join(parts)
 
     def _repr_html_(self) -> str:
-        from .notebook import table_html
         return table_html(self)
 
     def _repr_latex_(self) -> str:
-        from .notebook import table_latex
         return table_latex(self)
 
     # ------------------------------------------------------------------ formats
@@ -331,15 +329,6 @@ def compact(expr) -> str:
     for name, sym in (("epsilon", "ε"), ("delta", "δ"), ("alpha", "α")):
         s = s.replace(name, sym)
     return s
-
-
-def _same(a, b) -> bool:
-    if a is None:
-        return True
-    try:
-        return a == b or symbolic.simplify(a - b) == 0  # memoised on disk (boundcalc.core.symbolic)
-    except Exception:  # sympy may fail to simplify exotic functions: treat them as different
-        return False
 
 
 def _split_sources(s):
