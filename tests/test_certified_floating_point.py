@@ -69,7 +69,7 @@ def independent_value(b, values):
     # functions of this package: its own lambdified mpmath code, at a precision boundcalc does not use
     from boundcalc.core.bounds import Bound
 
-    bound = Bound(b.side, b.name, b.label, b.expr, "", "")
+    bound = Bound(side=b.side, name=b.name, label=b.label, expr=b.expr, source="", derivation="")
     return certify.high_precision_value(bound, {k: entry_point[k] for k in (s.name for s in b.expr.free_symbols)},
                                         80)
 
@@ -141,7 +141,7 @@ def test_a_float_value_that_lost_its_digits_is_not_certified():
     from boundcalc.core.bounds import Bound
 
     x = sp.Symbol("n", positive=True)
-    b = Bound("lower", "cancels", "test", sp.Add(sp.Add(1, 1 / x, evaluate=False), -1, evaluate=False), "", "")
+    b = Bound(side="lower", name="cancels", label="test", expr=sp.Add(sp.Add(1, 1 / x, evaluate=False), -1, evaluate=False), source="", derivation="")
     values = {"n": 1e15}
     fv = float(b.evaluate(values))
     assert fv > 1.1e-15  # the float64 value is on the unsafe side

@@ -188,7 +188,7 @@ def test_moved_cap_mean_by_monte_carlo(d):
         x = np.where((u @ -v >= c)[:, None], v[None, :], u)
         got = float(x.mean(axis=0) @ v)
         expr = sc.moved_cap_mass(sp.Integer(d), sc.c_cut) + sc.moved_cap_first_moment(sp.Integer(d), sc.c_cut)
-        want = float(Bound("lower", "x", "", expr, "", "").evaluate({}, {"c_cut": c}))
+        want = float(Bound(side="lower", name="x", label="", expr=expr, source="", derivation="").evaluate({}, {"c_cut": c}))
         assert abs(got - want) < 5e-3, (c, got, want)
 
 

@@ -183,9 +183,9 @@ def order_only_problem():
     name = "_test_order_only"
     __import__("boundcalc.app.catalog", fromlist=["x"]).problems()
     registry.register_problem(name, "test problem")
-    up = registry.Bound("upper", "order", "order-only mechanism", S.r ** 2 / S.n, "test", "none",
+    up = registry.Bound(side="upper", name="order", label="order-only mechanism", expr=S.r ** 2 / S.n, source="test", derivation="none",
                         certified=False)
-    lo = registry.Bound("lower", "lc", "certified lower", S.r ** 2 / (4 * S.n), "test", "exact")
+    lo = registry.Bound(side="lower", name="lc", label="certified lower", expr=S.r ** 2 / (4 * S.n), source="test", derivation="exact")
     registry.register(registry.Entry(name, "pure", (N, R), lambda v: [("stat", S.r ** 2 / S.n)],
                                      lambda v: [up, lo]))
     yield name

@@ -130,7 +130,7 @@ def test_a_new_method_reaches_every_problem_with_that_family_shape():
         name, shape, privacies = "probe", TwoPointFamily, ("local", "none")
 
         def bounds(self, family, privacy):
-            return [Bound("lower", "probe-" + family.name, "probe", sp.Integer(0), "test", "test")]
+            return [Bound(side="lower", name="probe-" + family.name, label="probe", expr=sp.Integer(0), source="test", derivation="test")]
 
     def names(problem, privacy, **kw):
         return {b.name for b in registry.get_entry(problem, privacy).bounds({"privacy": privacy, **kw})}

@@ -44,7 +44,7 @@ def test_cap_monte_carlo_and_maximality(d, t):
 
 def test_log_cap_numpy_and_mpmath_agree():
     expr = sc.LogSphereCap(S.d, sc.tau)
-    b = Bound("lower", "x", "", expr, "", "")
+    b = Bound(side="lower", name="x", label="", expr=expr, source="", derivation="")
     for d, t in [(2, 0.3), (10, 0.5), (100, 0.2), (1, 0.5)]:
         a = float(b.evaluate({"d": d}, {"tau": t}))
         m = b._evaluate_mpmath({"d": d, "tau": t})

@@ -293,7 +293,7 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
         if cf is None:
             from ..core.bounds import Bound
 
-            cf = b.__dict__["_closed"] = Bound(b.side, b.name, b.label, b.closed_form(), b.source, b.derivation)
+            cf = b.__dict__["_closed"] = Bound(side=b.side, name=b.name, label=b.label, expr=b.closed_form(), source=b.source, derivation=b.derivation)
         val = cf.evaluate(v)
         val = np.asarray(val, dtype=float)
         best = val if best is None else (np.fmin(best, val) if side == "upper" else np.fmax(best, val))

@@ -54,9 +54,9 @@ class Condition:
     holds: Callable[[dict], bool]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class Bound:
-    """One lower or upper bound on the minimax risk.
+    """One lower or upper bound on the minimax risk (fields by keyword only: four of them are strings).
 
     ``expr`` is in the symbols of :mod:`boundcalc.core.symbolic` (parameters) and the free parameters'
     symbols. ``optimum`` optionally maps free symbols to a symbolic optimum (a valid choice of the
@@ -330,10 +330,10 @@ class Problem:
     ...         return [("sampling", 1 / n)]
     ...
     ...     def bounds(self, values):
-    ...         return [Bound("upper", "sample-mean", "sample mean", 1 / (4 * n), "textbook",
-    ...                       "Var(X̄) = θ(1-θ)/n <= 1/(4n)"),
-    ...                 Bound("lower", "bayes-beta", "Bayes risk", 1 / (4 * (1 + sp.sqrt(n)) ** 2),
-    ...                       "Hodges & Lehmann (1950)", "Beta(√n/2, √n/2) prior: constant Bayes risk")]
+    ...         return [Bound(side="upper", name="sample-mean", label="sample mean", expr=1 / (4 * n),
+    ...                       source="textbook", derivation="Var(X̄) = θ(1-θ)/n <= 1/(4n)"),
+    ...                 Bound(side="lower", name="bayes-beta", label="Bayes risk", expr=1 / (4 * (1 + sp.sqrt(n)) ** 2),
+    ...                       source="Hodges & Lehmann (1950)", derivation="Beta(√n/2, √n/2) prior: constant Bayes risk")]
     >>> entry = BernoulliMean().entry("none")  # register_problem_class registers this view
     >>> [(b.side, float(b.evaluate({"n": 100}))) for b in entry.bounds({"privacy": "none", "n": 100})]
     [('upper', 0.0025), ('lower', 0.002066115702479339)]

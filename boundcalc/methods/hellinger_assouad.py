@@ -120,6 +120,6 @@ class HellingerAssouad(Method):
             return []
         expr = hellinger_assouad_expr(family.loss, family.n_coords, family.weight, family.amplitude, S.n, h)
         deriv = (family.derivation + " " if family.derivation else "") + DERIVATION
-        return [Bound("lower", family.name, family.title, expr, family.source or SOURCE, deriv, free=family.free,
+        return [Bound(side="lower", name=family.name, label=family.title, expr=expr, source=family.source or SOURCE, derivation=deriv, free=family.free,
                       conditions=family.conditions, optimum=family.optimum,
                       extra=dict(family.extra or {}, method=self.name))]

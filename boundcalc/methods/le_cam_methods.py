@@ -21,7 +21,7 @@ from . import ldp
 
 
 def _bound(family: TwoPointFamily, title: str, expr) -> Bound:
-    return Bound("lower", family.name, title, expr, family.source, family.derivation, free=family.free,
+    return Bound(side="lower", name=family.name, label=title, expr=expr, source=family.source, derivation=family.derivation, free=family.free,
                  optimum=family.optimum, extra=family.extra)
 
 

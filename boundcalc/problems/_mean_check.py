@@ -34,7 +34,7 @@ def project(x: np.ndarray, T: float) -> np.ndarray:
 
 
 def _noise(bound, values, T, rng, reps, d, free=None):
-    scale = Bound("upper", "scale", "", bound.extra["scale"], "", "").evaluate(values, {**(free or {}), "T": T})
+    scale = Bound(side="upper", name="scale", label="", expr=bound.extra["scale"], source="", derivation="").evaluate(values, {**(free or {}), "T": T})
     return SAMPLERS[bound.extra["noise"]](rng, reps, d, float(scale))
 
 
@@ -78,7 +78,7 @@ def check_instances(t):
     # subsampling mechanisms (TV privacy) run on a uniformly random m-subset, itself an i.i.d. sample of
     # size m: simulate them on m draws
     if up is not None and "subsample" in bound.extra:
-        m_expr = Bound("upper", "m", "", bound.extra["subsample"], "", "")
+        m_expr = Bound(side="upper", name="m", label="", expr=bound.extra["subsample"], source="", derivation="")
         n = max(1, int(round(float(m_expr.evaluate(v, dict(up.free_parameters))))))
         if t.index == 0:
             notes.append(f"the mechanism uses a random subsample of size m = {n} of the n entries")
@@ -87,7 +87,7 @@ def check_instances(t):
     if up is not None and "sigma_shrink" in up.free_parameters:
         f = 1.0 - float(up.free_parameters["sigma_shrink"])
     elif "shrink_factor" in bound.extra:
-        f = float(Bound("upper", "f", "", bound.extra["shrink_factor"], "", "").evaluate(v))
+        f = float(Bound(side="upper", name="f", label="", expr=bound.extra["shrink_factor"], source="", derivation="").evaluate(v))
     else:
         f = 1.0
 

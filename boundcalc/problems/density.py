@@ -193,10 +193,10 @@ def two_point_linear_lower(kind: str) -> Bound:
     Derivation: :data:`TWO_POINT_LINEAR_DERIVATION`."""
     sep, tv, hel = linear_pieces()
     return Bound(
-        "lower", "two-point-linear", "two points 1 ± s(x - 1/2) (saturated regime)",
-        sep * S.Max(0, _privacy_factor(kind, tv, hel)),
-        "Le Cam two points, squared-loss form (docs/methods/density-assouad.md)",
-        TWO_POINT_LINEAR_DERIVATION,
+        side="lower", name="two-point-linear", label="two points 1 ± s(x - 1/2) (saturated regime)",
+        expr=sep * S.Max(0, _privacy_factor(kind, tv, hel)),
+        source="Le Cam two points, squared-loss form (docs/methods/density-assouad.md)",
+        derivation=TWO_POINT_LINEAR_DERIVATION,
         free=(FreeParameter(slope, lambda v: 0.0, lambda v: min(float(v["L"]), 2.0), log=False,
                             doc="slope s of the pair 1 ± s(x - 1/2)"),))
 
@@ -242,13 +242,13 @@ def assouad_lower(kind: str) -> Bound:
              "local": "Assouad, triangle-wave bumps, Hellinger contraction under ε-LDP"}[kind]
     lo, hi = _m_bump_range(kind == "local")
     return Bound(
-        "lower", "assouad-bumps", label, sep * S.Max(0, factor),
-        "Assouad's lemma (Yu 1997) with triangle-wave bumps; " + (
+        side="lower", name="assouad-bumps", label=label, expr=sep * S.Max(0, factor),
+        source="Assouad's lemma (Yu 1997) with triangle-wave bumps; " + (
             "Barber & Duchi (2014) Prop 1 with group privacy (central)" if kind == "pure" else
             "Hellinger and χ² contractions of ε-LDP channels (docs/methods/hellinger-contraction.md), Duchi, Jordan & "
             "Wainwright (2018) Thm 1 sharpened (local)"
             if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
-        ASSOUAD_DERIVATION,
+        derivation=ASSOUAD_DERIVATION,
         free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),
               FreeParameter(ub, lambda v: 0.0, lambda v: 1.0, log=False,
                             doc="slope of the bumps s = u·min(L, 4m), as the fraction u of its largest value")))
@@ -292,10 +292,10 @@ def _round_pos(x):
 @lru_cache(maxsize=None)
 def _central_bounds(private: bool) -> tuple:
     up = Bound(
-        "upper", "histogram-laplace" if private else "histogram",
-        "histogram, Laplace(2/ε) on each bin count" if private else "histogram (no privacy)",
-        central_expr(private), SOURCE_C + "; constants derived (boundcalc.mechanisms.histogram)",
-        "E∫(f̂-f)² = ∫(f-f̄)² + m(1-Σp_j²)/n" + (" + 8m²/(nε)²" if private else "")
+        side="upper", name="histogram-laplace" if private else "histogram",
+        label="histogram, Laplace(2/ε) on each bin count" if private else "histogram (no privacy)",
+        expr=central_expr(private), source=SOURCE_C + "; constants derived (boundcalc.mechanisms.histogram)",
+        derivation="E∫(f̂-f)² = ∫(f-f̄)² + m(1-Σp_j²)/n" + (" + 8m²/(nε)²" if private else "")
         + " (orthogonal terms). Bias: Efron–Stein on each bin, each coordinate contributing "
           "½L²E(U_j-U_j')² = L²h²/12, so <= dL²h²/12 (sharp: linear/sawtooth densities). Variance: "
           "Σp_j² >= 1/m." + (" Noise: replace-one changes two counts by 1 (ℓ1 sensitivity 2), Laplace(2/ε) "
@@ -307,23 +307,23 @@ def _central_bounds(private: bool) -> tuple:
                                       (L ** 2 * (S.n * S.eps) ** 2 / 96) ** (1 / (2 * S.d + 2)))
                                       if private else (L ** 2 * S.n / 6) ** (1 / (S.d + 2)))},
         extra={"kind": "central-histogram"})
-    uni = Bound("upper", "uniform", "f̂ ≡ 1 (uses no data)", H.bias_lipschitz(L, S.d, 1), "trivial",
-                "∫(f - 1)² is the bias of the one-bin histogram: <= dL²/12 (sharp constant, see the histogram "
+    uni = Bound(side="upper", name="uniform", label="f̂ ≡ 1 (uses no data)", expr=H.bias_lipschitz(L, S.d, 1), source="trivial",
+                derivation="∫(f - 1)² is the bias of the one-bin histogram: <= dL²/12 (sharp constant, see the histogram "
                 "bias); no noise is needed because the single count is n.", extra={"no_data": True})
     lo = Bound(
-        "lower", "order", "packing + uniformity of mass (order only: c_d unspecified)",
-        S.n ** (-2 / (2 + S.d)) + ((S.n * S.eps) ** (-2 / (1 + S.d)) if private else 0),
-        SOURCE_C, "Barber & Duchi Prop 5: c_d (n^{-2/(2+d)} + (nε)^{-2/(1+d)}) with an unspecified constant c_d; "
+        side="lower", name="order", label="packing + uniformity of mass (order only: c_d unspecified)",
+        expr=S.n ** (-2 / (2 + S.d)) + ((S.n * S.eps) ** (-2 / (1 + S.d)) if private else 0),
+        source=SOURCE_C, derivation="Barber & Duchi Prop 5: c_d (n^{-2/(2+d)} + (nε)^{-2/(1+d)}) with an unspecified constant c_d; "
                   "reported as a rate with constant 1.", certified=False)
     cert = (assouad_lower("pure" if private else "none"), two_point_linear_lower("pure" if private else "none"))
     cond = Condition("d = 1 (the bump family is derived for d = 1 only)", lambda v: int(v["d"]) == 1)
-    cert = tuple(Bound(c.side, c.name, c.label, c.expr, c.source, c.derivation, free=c.free, conditions=(cond,))
+    cert = tuple(Bound(side=c.side, name=c.name, label=c.label, expr=c.expr, source=c.source, derivation=c.derivation, free=c.free, conditions=(cond,))
                  for c in cert)
     shr = Bound(
-        "upper", "shrunk-histogram",
-        "histogram shrunk toward f ≡ 1" + (", Laplace(2/ε) on each bin count" if private else " (no privacy)"),
-        central_shrunk_expr(private), SOURCE_C + "; shrinkage derived (boundcalc.mechanisms.histogram)",
-        "f̂ = 1 + λ(g - 1), g the histogram above: E∫(f̂-f)² = ∫(f-f̄)² + (1-λ)²∫(f̄-1)² + λ²E∫(g-f̄)² "
+        side="upper", name="shrunk-histogram",
+        label="histogram shrunk toward f ≡ 1" + (", Laplace(2/ε) on each bin count" if private else " (no privacy)"),
+        expr=central_shrunk_expr(private), source=SOURCE_C + "; shrinkage derived (boundcalc.mechanisms.histogram)",
+        derivation="f̂ = 1 + λ(g - 1), g the histogram above: E∫(f̂-f)² = ∫(f-f̄)² + (1-λ)²∫(f̄-1)² + λ²E∫(g-f̄)² "
         "(orthogonal terms). ∫(f-f̄)² <= A = dL²h²/12 and ∫(f-f̄)² + ∫(f̄-1)² = ∫(f-1)² <= dL²/12, so the bias "
         "part is <= A + (1-λ)²B, B = dL²(1-h²)/12; with V = (m-1)/n" + (" + 8m²/(nε)²" if private else "")
         + " and λ = B/(B+V): A + BV/(B+V). Never above the uniform estimator's dL²/12 nor the unshrunk bound; "
@@ -483,18 +483,18 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
     for name, label, expr, why, free, cnd in cands:
         if mech not in ("all", name) and private:
             continue
-        out.append(Bound("upper", name, label, expr, src, why, free=free, conditions=cnd,
+        out.append(Bound(side="upper", name=name, label=label, expr=expr, source=src, derivation=why, free=free, conditions=cnd,
                          optimum=optima[name], extra={"kind": name, "family": fam, "no_data": name == "uniform"}))
     lb = assouad_lower("local" if private else "none")
     beta1 = () if fam == "lipschitz" else (Condition("beta = 1 (the bumps are L-Lipschitz: in S_1(L), not S_β)",
                                                      lambda v: float(v["beta"]) == 1.0),)
-    out.append(Bound(lb.side, lb.name, lb.label, lb.expr, lb.source, lb.derivation, free=lb.free, conditions=beta1))
+    out.append(Bound(side=lb.side, name=lb.name, label=lb.label, expr=lb.expr, source=lb.source, derivation=lb.derivation, free=lb.free, conditions=beta1))
     lb = two_point_linear_lower("local" if private else "none")
-    out.append(Bound(lb.side, lb.name, lb.label, lb.expr, lb.source, lb.derivation, free=lb.free, conditions=beta1))
+    out.append(Bound(side=lb.side, name=lb.name, label=lb.label, expr=lb.expr, source=lb.source, derivation=lb.derivation, free=lb.free, conditions=beta1))
     out.append(Bound(
-        "lower", "order", "local Fano / Assouad (order only)",
-        S.n ** (-2 * beta / (2 * beta + 1)) + ((S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2)) if private else 0),
-        SOURCE_L, "DJW: c_β (n ε²)^{-2β/(2β+2)} with an unspecified constant; reported as a rate with constant 1.",
+        side="lower", name="order", label="local Fano / Assouad (order only)",
+        expr=S.n ** (-2 * beta / (2 * beta + 1)) + ((S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2)) if private else 0),
+        source=SOURCE_L, derivation="DJW: c_β (n ε²)^{-2β/(2β+2)} with an unspecified constant; reported as a rate with constant 1.",
         certified=False))
     return tuple(out)
 

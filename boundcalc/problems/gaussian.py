@@ -123,8 +123,8 @@ def _threshold_bounds(d1: bool):
              "(w_k(p) <= w_k at the mode clipped to the cell, (g_k - θ)² <= its max at the cell ends); the best "
              "candidate (or the closed form) is used.")
     if d1:
-        return [Bound("upper", "threshold-rr", "threshold at 0 + randomized response, inverse-Φ estimate",
-                      sigma ** 2 * LS.ThresholdRisk(n, e, Bs / sigma), src, how + " m = n, ε' = ε." + exact,
+        return [Bound(side="upper", name="threshold-rr", label="threshold at 0 + randomized response, inverse-Φ estimate",
+                      expr=sigma ** 2 * LS.ThresholdRisk(n, e, Bs / sigma), source=src, derivation=how + " m = n, ε' = ε." + exact,
                       extra={"mechanism": "threshold-rr", "curve": False})]
     k = SM.k_sub
     m = sp.floor(n * k / d)
@@ -132,18 +132,18 @@ def _threshold_bounds(d1: bool):
     def expr():
         return sp.Piecewise((d * LS.threshold_risk_bound(m, e / k, sigma, Bs), n * k >= d), (4 * d * Bs ** 2, True))
 
-    return [Bound("upper", "threshold-rr-split", "threshold + randomized response, k coordinates per user at ε/k",
-                  expr, src,
-                  how + " User i reports coordinates ik, ..., ik+k-1 (mod d), each at level ε' = ε/k (composition), so "
+    return [Bound(side="upper", name="threshold-rr-split", label="threshold + randomized response, k coordinates per user at ε/k",
+                  expr=expr, source=src,
+                  derivation=how + " User i reports coordinates ik, ..., ik+k-1 (mod d), each at level ε' = ε/k (composition), so "
                   "every coordinate gets m >= floor(nk/d) reports; sum over the d coordinates (4dB² if some "
                   "coordinate may get none: θ̂ stays in the box).",
                   free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),),
                   optimum={k: lambda: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))},
                   extra={"mechanism": "threshold-rr-split"}),
-            Bound("upper", "threshold-rr-split-exact", "threshold + randomized response, k coordinates per user, "
+            Bound(side="upper", name="threshold-rr-split-exact", label="threshold + randomized response, k coordinates per user, "
                   "exact certified risk per coordinate",
-                  d * sigma ** 2 * LS.ThresholdRisk(m, e / k, Bs / sigma), src,
-                  how + " Same split (k <= ε + 2 here, to bound the cost); per coordinate the certified value of the "
+                  expr=d * sigma ** 2 * LS.ThresholdRisk(m, e / k, Bs / sigma), source=src,
+                  derivation=how + " Same split (k <= ε + 2 here, to bound the cost); per coordinate the certified value of the "
                   "scheme with m = floor(nk/d) available reports." + exact,
                   free=(FreeParameter(k, lambda v: 1, lambda v: max(1, min(v["d"], math.ceil(v["eps"]) + 2)),
                                       integer=True, doc="coordinates per user"),),
@@ -176,9 +176,9 @@ def _two_stage_bound(d1: bool):
     if not d1:
         free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),)
     return Bound(
-        "upper", "two-stage-threshold", "two stages: clip + one-bit to localise, then threshold + randomized response at "
-        "the estimate", expr, SOURCE + "; docs/problems/gaussian.md (two-stage scheme derived here)",
-        "Users i < ⌊αn⌋ (stage 1) release clip(X_j, ±(B+τ)) by the one-bit mechanism at ε' = ε/k (k coordinates per "
+        side="upper", name="two-stage-threshold", label="two stages: clip + one-bit to localise, then threshold + randomized response at "
+        "the estimate", expr=expr, source=SOURCE + "; docs/problems/gaussian.md (two-stage scheme derived here)",
+        derivation="Users i < ⌊αn⌋ (stage 1) release clip(X_j, ±(B+τ)) by the one-bit mechanism at ε' = ε/k (k coordinates per "
         "user, as in the split scheme): each coordinate gets m1 >= ⌊⌊αn⌋k/d⌋ reports, bias <= σψ(τ/σ), reports in "
         "±(B+τ)coth(ε'/2), so (Hoeffding) P(|θ̂1_j - θ_j| > σw) <= δ = 2exp(-m1 (σw - σψ(τ/σ))²/(2(B+τ)²coth²(ε'/2))). "
         "c_j = θ̂1_j projected on [-B, B] (closer to θ_j). Stage 2 (the other users, m2 >= ⌊(n-⌊αn⌋)k/d⌋ reports): "
@@ -202,8 +202,8 @@ def _bounds(d1: bool, private: bool) -> tuple:
                                        doc="coordinates released"),)
                 opt[SM.k_sub] = lambda: S.Max(1, S.Min(d, sp.floor(e / 2) + 1))
             out.append(Bound(
-                "upper", name, title, expr, SOURCE + "; docs/problems/gaussian.md (upper bound derived here)",
-                "Clip each coordinate to [-L, L], L = B + τ; unbiased ε-LDP view of the clipped vector (mechanisms."
+                side="upper", name=name, label=title, expr=expr, source=SOURCE + "; docs/problems/gaussian.md (upper bound derived here)",
+                derivation="Clip each coordinate to [-L, L], L = B + τ; unbiased ε-LDP view of the clipped vector (mechanisms."
                 "sampling / local_scalar). Bias per coordinate <= σψ(τ/σ), ψ(t) = φ(t) - t(1-Φ(t)) (ψ decreasing, "
                 "|θ_j| <= B); MSE <= dσ²ψ(τ/σ)² + E‖Z‖²/n.",
                 free=free, optimum=opt, extra={"mechanism": name}))
@@ -211,25 +211,25 @@ def _bounds(d1: bool, private: bool) -> tuple:
         out.append(_two_stage_bound(d1))
         T1 = F.trace_bound(e, trace_IX=d / sigma ** 2, I0=1 / sigma ** 2, subgaussian=1 / sigma ** 2)
     else:
-        out.append(Bound("upper", "sample-mean", "sample mean (no privacy)", d * sigma ** 2 / n, "textbook",
-                         "E‖X̄ - θ‖² = dσ²/n.", extra={"mechanism": "sample-mean"}))
+        out.append(Bound(side="upper", name="sample-mean", label="sample mean (no privacy)", expr=d * sigma ** 2 / n, source="textbook",
+                         derivation="E‖X̄ - θ‖² = dσ²/n.", extra={"mechanism": "sample-mean"}))
         T1 = d / sigma ** 2
-    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", d * Bs ** 2, "trivial",
-                     "‖θ‖² <= dB² on the box.", extra={"mechanism": "zero", "no_data": True}))
+    out.append(Bound(side="upper", name="zero", label="the estimator θ̂ = 0 (no data)", expr=d * Bs ** 2, source="trivial",
+                     derivation="‖θ‖² <= dB² on the box.", extra={"mechanism": "zero", "no_data": True}))
     out.append(Bound(
-        "lower", "van-trees", "van Trees, cos² prior on the box [-B, B]^d",
-        VT.van_trees(d, n, T1, VT.box_prior_information(Bs, d)),
-        F.SOURCE_BCO + " Cor 1; docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
-        "Score (X-θ)/σ²: λ_max(I_X) = 1/σ², Tr I_X = d/σ², ⟨u,S⟩ ~ N(0, 1/σ²) is sub-Gaussian with proxy 1/σ² "
+        side="lower", name="van-trees", label="van Trees, cos² prior on the box [-B, B]^d",
+        expr=VT.van_trees(d, n, T1, VT.box_prior_information(Bs, d)),
+        source=F.SOURCE_BCO + " Cor 1; docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
+        derivation="Score (X-θ)/σ²: λ_max(I_X) = 1/σ², Tr I_X = d/σ², ⟨u,S⟩ ~ N(0, 1/σ²) is sub-Gaussian with proxy 1/σ² "
         "(tail parameters derived by sympy in methods.fisher). Tr I_Z <= min{d, sinh²(ε/2), 2ε}/σ²; van Trees with "
         "J = dπ²/B²: σ²d²/(n min{d, sinh²(ε/2), 2ε} + σ²dπ²/B²).",
         extra={"instance": "box"}))
     if private:
         out.append(Bound(
-            "lower", "van-trees-threshold", "van Trees, cos² prior on the box, threshold Fisher bound",
-            lambda: VT.van_trees(d, n, S.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
-            F.SOURCE_BCO + " (Lemma 1); docs/methods/fisher-score-tails.md, docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
-            "Tr I_Z = E_z‖E[S r_z]‖², r_z ∈ [a, ae^ε], E r_z = 1; σ⟨u,S⟩ ~ N(0,1) for every unit u, and E[G r] "
+            side="lower", name="van-trees-threshold", label="van Trees, cos² prior on the box, threshold Fisher bound",
+            expr=lambda: VT.van_trees(d, n, S.Min(d, F.GaussThresholdInfo(e)) / sigma ** 2, VT.box_prior_information(Bs, d)),
+            source=F.SOURCE_BCO + " (Lemma 1); docs/methods/fisher-score-tails.md, docs/methods/van-trees.md, docs/problems/gaussian.md (derived)",
+            derivation="Tr I_Z = E_z‖E[S r_z]‖², r_z ∈ [a, ae^ε], E r_z = 1; σ⟨u,S⟩ ~ N(0,1) for every unit u, and E[G r] "
             "over such r is largest for a threshold r (rearrangement): ‖E[S|z]‖ <= V_ε/σ, V_ε = sup_t "
             "(e^ε-1)φ(t)/(1+(e^ε-1)(1-Φ(t))). Tr I_Z <= min{d, V_ε²}/σ²; van Trees with J = dπ²/B²: "
             "σ²d²/(n min{d, V_ε²} + σ²dπ²/B²).",

@@ -109,8 +109,8 @@ def _bounds(geometry: str, private: bool) -> tuple:
                "⟨±r e_j, Z⟩ ∈ [-rG, rG], Hoeffding's lemma per step gives regret <= log(2d)/η + ηn(2rG)²/8 = "
                "rG√(2n log(2d)); E excess <= regret/n. " + ("G = B = M coth(ε/2) C_d(ε): ℓ∞ sampling with radius M "
                                                           "is unbiased, ε-LDP, ||Z||_∞ = B." if private else "G = M."))
-    out.append(Bound("upper", name, label, _upper_expr(geometry, private),
-                     SOURCE + "; constants derived (boundcalc.mechanisms.sgd)", why,
+    out.append(Bound(side="upper", name=name, label=label, expr=_upper_expr(geometry, private),
+                     source=SOURCE + "; constants derived (boundcalc.mechanisms.sgd)", derivation=why,
                      extra={"geometry": geometry}))
     if private and geometry == "l2":
         # PrivUnit samples a cap of the sphere S^{d-1}: defined for d >= 2 only (at d = 1 its moments are not finite)
@@ -118,19 +118,19 @@ def _bounds(geometry: str, private: bool) -> tuple:
                             lambda v: bool(np.all(np.asarray(v["d"]) >= 2))),)
         G_pu = sp.sqrt(PU.second_moment(Msym, S.eps, S.d))
         out.append(Bound(
-            "upper", "sgd-privunit", "projected SGD on PrivUnit-privatised gradients", sgd.sgd_bound(S.r, G_pu, S.n),
-            SOURCE + "; PrivUnit (Bhowmick et al. 2018); constants derived (boundcalc.mechanisms.sgd)",
-            "The projected-SGD analysis of sgd-l2-sampling (E excess <= rG/√n for unbiased Z_t independent of θ_t "
+            side="upper", name="sgd-privunit", label="projected SGD on PrivUnit-privatised gradients", expr=sgd.sgd_bound(S.r, G_pu, S.n),
+            source=SOURCE + "; PrivUnit (Bhowmick et al. 2018); constants derived (boundcalc.mechanisms.sgd)",
+            derivation="The projected-SGD analysis of sgd-l2-sampling (E excess <= rG/√n for unbiased Z_t independent of θ_t "
             "with ‖Z_t‖₂ <= G) with G = M/m: PrivUnit (mechanisms/privunit.py) with radius M is unbiased, ε-LDP "
             "(d >= 2), ‖Z‖₂ = M/m exactly, m = E⟨V,u⟩ from incomplete beta functions at the best grid cap threshold.",
             conditions=d_ge_2, extra={"geometry": geometry, "curve": False}))
         out.append(Bound(
-            "upper", "minimiser-privunit", "minimiser of the averaged PrivUnit-privatised loss over the ℓ2 ball",
-            sgd.ball_minimiser_bound(S.r, Msym, PU.second_moment(Msym, S.eps, S.d),
+            side="upper", name="minimiser-privunit", label="minimiser of the averaged PrivUnit-privatised loss over the ℓ2 ball",
+            expr=sgd.ball_minimiser_bound(S.r, Msym, PU.second_moment(Msym, S.eps, S.d),
                                      PU.axis_second_moment(Msym, S.eps, S.d),
                                      PU.axis_second_moment(Msym, S.eps, S.d, "min"), S.n),
-            SOURCE + "; PrivUnit (Bhowmick et al. 2018); constant derived and computed numerically (boundcalc)",
-            "θ̂ = -r Z̄/‖Z̄‖ = argmin_Θ ⟨θ, Z̄⟩, Z_i PrivUnit views (radius M, d >= 2) of x_i: unbiased, ‖Z‖ = M/m, "
+            source=SOURCE + "; PrivUnit (Bhowmick et al. 2018); constant derived and computed numerically (boundcalc)",
+            derivation="θ̂ = -r Z̄/‖Z̄‖ = argmin_Θ ⟨θ, Z̄⟩, Z_i PrivUnit views (radius M, d >= 2) of x_i: unbiased, ‖Z‖ = M/m, "
             "(M/m)² w_min <= E⟨Z,e⟩² <= (M/m)² w_max for unit e (mechanisms/privunit.py). With μ = ρe, Z̄ = μ + W, "
             "x = ρ + W_1, y = ‖W_⊥‖²: excess = rρ(1 - x/√(x²+y)) <= rρ(1 - tρ/√(t²ρ²+y)) when x >= tρ (concave "
             "increasing in y: Jensen with E y <= s²(ρ) = (M²/m² - max{ρ², M²w_min/m²})/n), <= rρ when "
@@ -141,8 +141,8 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "by monotone cell envelopes), t and (κ, b, g) tuned per cell; the cells and (κ, b, g) are fixed in units of "
             "M/(m√n) and tuned once per (d, ε), so the bound is non-increasing in n (docs/problems/linear.md).",
             conditions=d_ge_2, extra={"geometry": geometry, "curve": False}))
-    out.append(Bound("upper", "zero", "θ̂ = 0 (uses no data)", S.r * Msym, "trivial",
-                     "excess = r||μ||_* <= rM.", extra={"no_data": True}))
+    out.append(Bound(side="upper", name="zero", label="θ̂ = 0 (uses no data)", expr=S.r * Msym, source="trivial",
+                     derivation="excess = r||μ||_* <= rM.", extra={"no_data": True}))
     # lower bounds
     tv_prod = ldp.binomial_tv_bound(S.n, (1 - dlt) / 2, (1 + dlt) / 2)
     sep = S.r * Msym * dlt
@@ -154,19 +154,19 @@ def _bounds(geometry: str, private: bool) -> tuple:
         lc = le_cam.two_point(sep, tv_prod)
         lc_why = "exact binomial TV of the sign counts"
     out.append(Bound(
-        "lower", "le-cam", "Le Cam two points x = ±M e_1 (d-free)", lc,
-        SOURCE + "; constant derived (boundcalc)",
-        "X = ±M e_1 with P(+) = (1±δ)/2: excess_± = δM(r ± θ̂_1) >= rδM 1{±θ̂_1 >= 0} (|θ̂_1| <= r), so "
+        side="lower", name="le-cam", label="Le Cam two points x = ±M e_1 (d-free)", expr=lc,
+        source=SOURCE + "; constant derived (boundcalc)",
+        derivation="X = ±M e_1 with P(+) = (1±δ)/2: excess_± = δM(r ± θ̂_1) >= rδM 1{±θ̂_1 >= 0} (|θ̂_1| <= r), so "
         "max E excess >= rδM(1 - TV(M_+^n, M_-^n))/2, TV(P_+,P_-) = δ; " + lc_why + ".",
         free=(d_free,),
         optimum={dlt: S.Min(1, 1 / (sp.sqrt(2 * S.n) * S.expm1(S.eps))) if private else S.Min(1, 1 / sp.sqrt(S.n))}))
     if private and geometry == "l2":
         s_half = dlt * Msym * S.r / (4 * S.d ** sp.Rational(3, 2))
         out.append(Bound(
-            "lower", "assouad", "private Assouad, X = ±M e_J (hypercube of means)",
-            ldp.private_assouad_expr(s_half, S.d, S.n, S.eps, dlt / S.d),
-            SOURCE + "; constant derived (boundcalc)",
-            "v ∈ {±1}^d, X = M s e_J, J uniform, P(s=+|J=j) = (1+δv_j)/2, μ_v = (δM/d)v; excess >= "
+            side="lower", name="assouad", label="private Assouad, X = ±M e_J (hypercube of means)",
+            expr=ldp.private_assouad_expr(s_half, S.d, S.n, S.eps, dlt / S.d),
+            source=SOURCE + "; constant derived (boundcalc)",
+            derivation="v ∈ {±1}^d, X = M s e_J, J uniform, P(s=+|J=j) = (1+δv_j)/2, μ_v = (δM/d)v; excess >= "
             "(δMr/(2d^{3/2})) #{j : θ̂_j v_j >= 0} (⟨θ̂,v⟩ >= -√|D| r, √d - √k >= (d-k)/(2√d)); a flip of v_j "
             "moves P_v by TV δ/d; private Assouad: >= (δMr/(4√d))(1 - TVbound(δ/d)).",
             free=(d_free,), optimum={dlt: S.Min(1, S.d / (sp.sqrt(2 * S.n) * S.expm1(S.eps)))}))
@@ -179,12 +179,12 @@ def _bounds(geometry: str, private: bool) -> tuple:
         if A == A_ACT:
             pa_free += (FreeParameter(A_ACT, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a"),)
         out.append(Bound(
-            "lower", "posterior-assouad" if A == A_ACT else "posterior-le-cam",
-            ("posterior-mean Assouad, X = ±M e_J, J uniform on a <= d coordinates" if A == A_ACT
+            side="lower", name="posterior-assouad" if A == A_ACT else "posterior-le-cam",
+            label=("posterior-mean Assouad, X = ±M e_J, J uniform on a <= d coordinates" if A == A_ACT
              else "posterior-mean two-point bound, X = ±M e_1 (d-free)"),
-            S.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
-            SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
-            "v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
+            expr=S.Max(0, dlt * Msym * S.r / sp.sqrt(A) * (1 - sp.sqrt(k_sign))),
+            source=SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+            derivation="v uniform on {±1}^a, X = M σ e_J, J uniform on a <= d coordinates, P(σ=+|J=j) = (1+δv_j)/2: μ_v = (δM/a)v, "
             "min_Θ⟨θ,μ_v⟩ = -rδM/√a (ℓ2 ball; for a = 1 the ℓ1 ball gives the same). Bayes excess = (δM/a)"
             "(r√a + E⟨θ̂, E[v|Z]⟩) >= (δMr/a)(√a - E‖E[v|Z]‖₂) >= (δMr/√a)(1 - √k) with E[(E[v_j|Z])²] <= "
             "k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε(δ/a)², 2δ artanh(δ)/a} (a flip of v_j moves P_v by TV δ/a and "
@@ -195,10 +195,10 @@ def _bounds(geometry: str, private: bool) -> tuple:
         k_dense = _sign_information_hb(PA.sign_information(PA.kl_bound_expr(S.n, S.eps, dlt, PA.sign_kl(dlt))), True, 1)
         budget = 2 * S.n * PA.mi_per_report(S.eps) / S.d
         out.append(Bound(
-            "lower", "posterior-budget", "posterior-mean bound, dense data X = (M/√d)ξ, information budget",
-            S.Max(0, dlt * Msym * S.r * (1 - sp.sqrt(S.Min(k_dense, budget)))),
-            SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
-            "v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) = (1+δ)/2 (‖X‖₂ = M): μ_v = (δM/√d)v, "
+            side="lower", name="posterior-budget", label="posterior-mean bound, dense data X = (M/√d)ξ, information budget",
+            expr=S.Max(0, dlt * Msym * S.r * (1 - sp.sqrt(S.Min(k_dense, budget)))),
+            source=SOURCE + "; constant derived (boundcalc, docs/methods/posterior-assouad.md)",
+            derivation="v uniform on {±1}^d, X = (M/√d)ξ with independent ξ_j, P(ξ_j = v_j) = (1+δ)/2 (‖X‖₂ = M): μ_v = (δM/√d)v, "
             "‖μ_v‖ = δM. Bayes excess >= (δMr/√d)(√d - E‖E[v|Z]‖₂) >= δMr(1 - sqrt(Σ_j E[(E[v_j|Z])²]/d)), and "
             "Σ_j E[(E[v_j|Z])²] <= min{d k, 2nε tanh(ε/2)}: k = min{1, 2(1 - e^{-K/2})}, K = n min{c_ε δ², 2δ artanh δ} "
             "per coordinate (a flip changes one ξ_j: TV δ), and the information budget 2 Σ_j I(v_j; Z) <= 2 I(V; Z) "
@@ -209,10 +209,10 @@ def _bounds(geometry: str, private: bool) -> tuple:
     if private and geometry == "l1":
         fano_mi = S.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
         out.append(Bound(
-            "lower", "fano-kl", "private Fano over the 2d signed coordinates, MI also capped by the data KL",
-            dlt * Msym * S.r / 2 * S.Max(0, 1 - (fano_mi + sp.log(2)) / sp.log(2 * S.d)),
-            SOURCE + "; constant derived (boundcalc)",
-            "The 'fano' construction (v ∈ {±e_j}, X ∈ {±M}^d, P(X_i = M) = (1 + δv_i)/2, loss δMr/2 on an error) "
+            side="lower", name="fano-kl", label="private Fano over the 2d signed coordinates, MI also capped by the data KL",
+            expr=dlt * Msym * S.r / 2 * S.Max(0, 1 - (fano_mi + sp.log(2)) / sp.log(2 * S.d)),
+            source=SOURCE + "; constant derived (boundcalc)",
+            derivation="The 'fano' construction (v ∈ {±e_j}, X ∈ {±M}^d, P(X_i = M) = (1 + δv_i)/2, loss δMr/2 on an error) "
             "with I(Z_{1:n};V) <= n min{c_ε max TV², max KL(P_v‖P_v')}: the chain rule of KL bounds each step by "
             "the χ²–TV contraction (c_ε = 2(e^ε-1)²/(e^ε+1), max TV <= δ) or, by data processing, by the data KL; "
             "max KL = KL(Bern((1+δ)/2)‖Bern((1-δ)/2)) = δ log((1+δ)/(1-δ)) (v = ±e_j; for v, v' on different "
@@ -220,18 +220,18 @@ def _bounds(geometry: str, private: bool) -> tuple:
             free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)))
     if private and geometry == "l1":
         out.append(Bound(
-            "lower", "fano", "private Fano over the 2d signed coordinates (x ∈ {±M}^d)",
-            ldp.private_fano_expr(dlt * Msym * S.r / 2, S.n, S.eps, dlt, sp.log(2 * S.d)),
-            SOURCE + "; constant derived (boundcalc)",
-            "v ∈ {±e_j}: X ∈ {±M}^d with independent coordinates, P(X_i = M) = (1 + δv_i)/2, μ_v = δMv, "
+            side="lower", name="fano", label="private Fano over the 2d signed coordinates (x ∈ {±M}^d)",
+            expr=ldp.private_fano_expr(dlt * Msym * S.r / 2, S.n, S.eps, dlt, sp.log(2 * S.d)),
+            source=SOURCE + "; constant derived (boundcalc)",
+            derivation="v ∈ {±e_j}: X ∈ {±M}^d with independent coordinates, P(X_i = M) = (1 + δv_i)/2, μ_v = δMv, "
             "excess_v = δM(r + ⟨θ̂, v⟩); since ||θ̂||₁ <= r at most one v has excess_v < δMr/2, so the test "
             "'that v' errs only when excess_V >= δMr/2: max E excess >= (δMr/2) P(error) and Fano with the private "
             "mutual-information bound I(Z_{1:n};V) <= n(e^ε-1)² max TV(P_v,P_v')², max TV <= δ (two coordinates "
             "change by δ/2 each), log|V| = log(2d) (boundcalc.methods.ldp item 3'). Order rM√(log(2d)/(nε²)): "
             "the √d of the rate needs the variational bound (certified only for non-interactive channels).",
             free=(d_free,), optimum={dlt: S.Min(1, sp.sqrt(sp.log(2 * S.d) / (4 * S.n)) / S.expm1(S.eps))}))
-    out.append(Bound("lower", "order", "order only (DJW Props 2-3, constant unspecified)", _rate_expr(geometry, private),
-                     SOURCE, "DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
+    out.append(Bound(side="lower", name="order", label="order only (DJW Props 2-3, constant unspecified)", expr=_rate_expr(geometry, private),
+                     source=SOURCE, derivation="DJW Props 2-3: the rate with an unspecified constant (reported with constant 1).",
                      certified=False))
     return tuple(out)
 

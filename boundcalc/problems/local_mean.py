@@ -146,16 +146,16 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),)
             opt[SM.k_sub] = _kstar()
         out.append(Bound(
-            "upper", name, title, expr, SOURCE + "; docs/problems/mean.md (derived)",
-            "MSE = ‖bias‖² + Var(Z̄) <= ‖bias‖² + E‖Z‖²/n (unbiased views of the projected data, "
+            side="upper", name=name, label=title, expr=expr, source=SOURCE + "; docs/problems/mean.md (derived)",
+            derivation="MSE = ‖bias‖² + Var(Z̄) <= ‖bias‖² + E‖Z‖²/n (unbiased views of the projected data, "
             "independent users). Bias of the projection: E(‖X‖-T)_+ <= c_k r^k/T^{k-1} (mean_central.bias_constant; "
             "k = ∞: (r-T)_+), per coordinate for ℓ∞. " + why,
             free=free, optimum=opt, extra={"mechanism": name}))
     if d1:
         out.append(_levels_upper(k))
     trivial = S.r ** 2 * (S.d if (ball == "linf" and not d1) else 1)
-    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", trivial, "trivial",
-                     "‖E X‖² <= (E‖X‖₂)² <= r² (ℓ2 family; Jensen and the moment bound) or d r² (ℓ∞ family: "
+    out.append(Bound(side="upper", name="zero", label="the estimator θ̂ = 0 (no data)", expr=trivial, source="trivial",
+                     derivation="‖E X‖² <= (E‖X‖₂)² <= r² (ℓ2 family; Jensen and the moment bound) or d r² (ℓ∞ family: "
                      "‖EX‖₂² <= d ‖EX‖_∞² <= d r²).", extra={"mechanism": "zero", "no_data": True}))
     return out
 
@@ -175,9 +175,9 @@ def _levels_upper(k: float) -> Bound:
     # a valid closed-form choice: m = 1, T from the T² part of the second moment
     c1 = (3 / (S.expm1(S.eps) + 3)) * sp.Rational(2, 3) / LS.levels_keep_probability(S.eps, 1) ** 2 / S.n
     return Bound(
-        "upper", "levels-rr", "truncation at T + rounding to 2m+1 levels + (2m+1)-ary randomized response",
-        expr, SOURCE + "; docs/problems/mean.md (derived)",
-        "MSE = bias² + Var(Ẑ̄) <= bias² + E Ẑ²/n. Bias of truncation: sup |E X - E[X]_T| = c_k r^k/T^{k-1} "
+        side="upper", name="levels-rr", label="truncation at T + rounding to 2m+1 levels + (2m+1)-ary randomized response",
+        expr=expr, source=SOURCE + "; docs/problems/mean.md (derived)",
+        derivation="MSE = bias² + Var(Ẑ̄) <= bias² + E Ẑ²/n. Bias of truncation: sup |E X - E[X]_T| = c_k r^k/T^{k-1} "
         "(k = ∞: (r-T)_+). Y = unbiased rounding of [X]_T to the grid jT/m, |j| <= m: E Y² <= "
         "min{min(r²,T²) + min(hr, h²/4), T min(r,T)}, h = T/m (chord bounds of the interpolated x²; "
         "Lyapunov, k >= 2). Z = (2m+1)-RR of Y (keep with probability λ = (e^ε-1)/(e^ε+2m), else a uniform "
@@ -211,10 +211,10 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
     n, e, r = S.n, S.eps, S.r
     eta = ETA
     out = [Bound(
-        "lower", "van-trees-binary", "van Trees, X = ±r, exact binary private Fisher information",
-        lambda: r ** 2 / (n * binary_fisher_sup(e, eta) + sp.pi ** 2 / eta ** 2),
-        "Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
-        "P(X = ±r) = (1±u)/2, u ∈ [-η, η] with the cos² prior (J = π²/η²), mean r u, |X| = r (every k). "
+        side="lower", name="van-trees-binary", label="van Trees, X = ±r, exact binary private Fisher information",
+        expr=lambda: r ** 2 / (n * binary_fisher_sup(e, eta) + sp.pi ** 2 / eta ** 2),
+        source="Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+        derivation="P(X = ±r) = (1±u)/2, u ∈ [-η, η] with the cos² prior (J = π²/η²), mean r u, |X| = r (every k). "
         "For any ε-LDP channel the information about u is at most sup_{|u|<=η} τ²/(1-τ²u²) = τ²/(1-τ²η²), "
         "τ = tanh(ε/2) (convexity: binary randomized response is the worst channel; binary_fisher_sup); "
         "chain rule over sequentially interactive users: n times it. van Trees: E(û-u)² >= 1/(nI + π²/η²), "
@@ -231,10 +231,10 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
             return r ** 2 * p ** (2 * a) / (n * info + sp.pi ** 2 / eta ** 2)
 
         out.append(Bound(
-            "lower", "van-trees-mixture", "van Trees, X ∈ {0, ±r p^(-1/k)}, first-absolute-moment Fisher bound",
-            mixture_expr,
-            "Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
-            "P(X = ±R) = p(1±u)/2, P(X = 0) = 1-p, R = r p^{-1/k}: E|X|^k = r^k, mean R p u = r p^{(k-1)/k} u; "
+            side="lower", name="van-trees-mixture", label="van Trees, X ∈ {0, ±r p^(-1/k)}, first-absolute-moment Fisher bound",
+            expr=mixture_expr,
+            source="Barnes, Chen & Özgür (van Trees under LDP); docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+            derivation="P(X = ±R) = p(1±u)/2, P(X = 0) = 1-p, R = r p^{-1/k}: E|X|^k = r^k, mean R p u = r p^{(k-1)/k} u; "
             "u ∈ [-η, η], cos² prior (J = π²/η²). Score in u: ±1/(1±u) on ±R, 0 at 0, so E|S| = p and "
             "Var S = p/(1-u²). Any ε-LDP channel: I_Z <= C_ε (E|S|)² = C_ε p², C_ε = (e^ε-1)²/(2(e^ε+1)) "
             "(the two-point limit of the χ²–TV contraction), and I_Z <= min{1, sinh²(ε/2)} Var S "
@@ -263,10 +263,10 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
         return MI.erased_vertex_bound(c2, p, n, e, dd)
 
     return Bound(
-        "lower", "bayes-vertices", "Bayes risk on erased hypercube vertices, private mutual information",
-        vertex_expr,
-        "docs/methods/ldp-mutual-info.md, docs/problems/mean.md (derived)",
-        f"V uniform on {{±1}}^d; each user holds X = cV with probability p, else 0 (independently), "
+        side="lower", name="bayes-vertices", label="Bayes risk on erased hypercube vertices, private mutual information",
+        expr=vertex_expr,
+        source="docs/methods/ldp-mutual-info.md, docs/problems/mean.md (derived)",
+        derivation=f"V uniform on {{±1}}^d; each user holds X = cV with probability p, else 0 (independently), "
         f"‖X‖ = {far} (c = that/√d for the ℓ2 family, c = that for ℓ∞): E‖X‖^k = r^k; mean θ = c p V. "
         "Per user, I(V; Z_i | past) <= p κ_ε with κ_ε = y-1-log y, y = ε/(1-e^{-ε}) (erasure indicator "
         "revealed; an ε-LDP release carries at most κ_ε nats about its input: two-point extremal likelihood "
@@ -290,10 +290,10 @@ def _cube_van_trees(ball: str) -> Bound:
         return scale * d ** 2 / (n * trace + d * sp.pi ** 2 / eta ** 2)
 
     return Bound(
-        "lower", "van-trees-cube", "van Trees, hypercube family with independent signs, cos² box prior",
-        cube_expr,
-        F.SOURCE_BCO + "; docs/problems/mean.md, docs/methods/van-trees.md (derived)",
-        f"X = c x, c = {cdesc}, x_j = ±1 independent with P(x_j = 1) = (1+u_j)/2, u ∈ [-η,η]^d with the "
+        side="lower", name="van-trees-cube", label="van Trees, hypercube family with independent signs, cos² box prior",
+        expr=cube_expr,
+        source=F.SOURCE_BCO + "; docs/problems/mean.md, docs/methods/van-trees.md (derived)",
+        derivation=f"X = c x, c = {cdesc}, x_j = ±1 independent with P(x_j = 1) = (1+u_j)/2, u ∈ [-η,η]^d with the "
         "product cos² prior (J = dπ²/η²); mean c u. Score S_j = x_j/(1+u_j x_j): I_X = diag(1/(1-u_j²)), "
         "λ_max <= 1/(1-η²); each S_j has range 2/(1-u_j²) (Hoeffding proxy 1/(1-η²)² for ⟨v,S⟩, ‖v‖ = 1). "
         "For any ε-LDP channel, at each u: Tr I_Z <= sinh²(ε/2) max_j 1/(1-u_j²) (Barnes–Chen–Özgür variance "
@@ -343,10 +343,10 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             return r ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d))
 
         out.append(Bound(
-            "lower", "van-trees", "van Trees, cube family X_j = ±r independent, box prior",
-            cube_family_expr,
-            F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
-            "X_j = ±r independent with P(X_j = r) = (1+θ_j)/2, θ ∈ [-w,w]^d (w < 1 free), ‖X‖_∞ = r, mean rθ. "
+            side="lower", name="van-trees", label="van Trees, cube family X_j = ±r independent, box prior",
+            expr=cube_family_expr,
+            source=F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
+            derivation="X_j = ±r independent with P(X_j = r) = (1+θ_j)/2, θ ∈ [-w,w]^d (w < 1 free), ‖X‖_∞ = r, mean rθ. "
             "I_X = diag(1/(1-θ_j²)) <= 1/(1-w²) = I_0, Tr I_X <= d I_0; each score coordinate is centred with "
             "range 2/(1-θ_j²) <= 2 I_0, independent coordinates: sub-Gaussian proxy I_0² (Hoeffding) for ⟨u,S⟩. "
             "Tr I_Z <= min{d I_0, I_0 sinh²(ε/2), 2 I_0² ε} (methods.fisher); van Trees with the cos² box prior, "
@@ -359,10 +359,10 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             return r ** 2 / d ** 2 * VT.van_trees(d, n, T1, VT.box_prior_information(w, d))
 
         out.append(Bound(
-            "lower", "van-trees", "van Trees, family on ±r e_j, box prior",
-            axes_family_expr,
-            F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
-            "P(X = ±r e_j) = (1±θ_j)/(2d), θ ∈ [-w,w]^d (w < 1 free), ‖X‖ = r (both norms), mean (r/d)θ. "
+            side="lower", name="van-trees", label="van Trees, family on ±r e_j, box prior",
+            expr=axes_family_expr,
+            source=F.SOURCE_BCO + "; docs/methods/van-trees.md (derived)",
+            derivation="P(X = ±r e_j) = (1±θ_j)/(2d), θ ∈ [-w,w]^d (w < 1 free), ‖X‖ = r (both norms), mean (r/d)θ. "
             "I_X = diag(1/(d(1-θ_j²))): I_0 = 1/(d(1-w²)), Tr I_X <= 1/(1-w²); ⟨u,S⟩ takes the values "
             "u_j/(1+θ_j), -u_j/(1-θ_j), all in [-1/(1-w), 1/(1-w)] (Hoeffding proxy 1/(1-w)²). "
             "Tr I_Z <= min{1/(1-w²), sinh²(ε/2)/(d(1-w²)), 2ε/(1-w)²}; van Trees with J = dπ²/w² "
@@ -374,11 +374,11 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     if ball == "l2" and not d1:
         m, dl = M_ACTIVE, DELTA_GAP
         out.append(Bound(
-            "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m active axes",
-            lambda: ldp.private_assouad_expr(r ** 2 * dl ** 2 / m ** 2, m, n, e, dl / m,
+            side="lower", name="assouad", label="private Assouad (coordinate-wise private Le Cam), m active axes",
+            expr=lambda: ldp.private_assouad_expr(r ** 2 * dl ** 2 / m ** 2, m, n, e, dl / m,
                                              ldp.hellinger_tv_product(n, dl ** 2 / (1 + sp.sqrt(1 - dl ** 2)) / m)),
-            ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
-            "P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. Per coordinate, the "
+            source=ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
+            derivation="P_v(X = ±r e_j) = (1 ± δ v_j)/(2m) for j <= m, v ∈ {±1}^m: ‖X‖ = r, mean (rδ/m) v. Per coordinate, the "
             "two-point bound for the squared loss itself, averaged over each j-flip pair: (1/2)[E_{M+j}(θ̂_j-μ₊)² + "
             "E_{M-j}(θ̂_j-μ₋)²] >= ((μ₊-μ₋)²/4)(1 - TV(M_{+j}, M_{-j})) = s(1 - TV), s = (rδ/m)². Flipping v_j changes P_v by TV δ/m; by convexity of TV over the "
             "mixtures M_{±j} and the private Le Cam bound (methods.ldp), TV(M_{+j}, M_{-j}) <= "

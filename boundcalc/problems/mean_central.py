@@ -216,8 +216,8 @@ SMOOTH_METRIC = ("Smooth privacy: this mechanism is ε-private for the metric ρ
 
 
 def _trivial_upper():
-    return Bound("upper", "zero", "trivial estimator θ̂ = 0", S.r ** 2, SOURCE,
-                 "risk ||θ||² <= (E||X||^k)^{2/k} <= r² (Jensen), whatever the privacy model (θ̂ = 0 uses no data).",
+    return Bound(side="upper", name="zero", label="trivial estimator θ̂ = 0", expr=S.r ** 2, source=SOURCE,
+                 derivation="risk ||θ||² <= (E||X||^k)^{2/k} <= r² (Jensen), whatever the privacy model (θ̂ = 0 uses no data).",
                  extra={"shrink_factor": sp.Integer(0), "no_data": True})
 
 
@@ -241,9 +241,9 @@ def _subsample_tv_upper(k: float) -> Bound:
             + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
     lo, hi = _t_range(k)
     return Bound(
-        "upper", "subsample-gauss-tv", "random subsample of size m + projected mean + Gaussian noise (TV)", expr,
-        "derived: docs/methods/central-mean.md (subsampling, Balle, Barthe & Gaboardi 2018 for the coupling idea)",
-        "Uniformly random m-subset S of the sample (m a free parameter); TV(M(D), M(D')) <= P(i ∈ S) α' = (m/n) α' "
+        side="upper", name="subsample-gauss-tv", label="random subsample of size m + projected mean + Gaussian noise (TV)", expr=expr,
+        source="derived: docs/methods/central-mean.md (subsampling, Balle, Barthe & Gaboardi 2018 for the coupling idea)",
+        derivation="Uniformly random m-subset S of the sample (m a free parameter); TV(M(D), M(D')) <= P(i ∈ S) α' = (m/n) α' "
         "<= α with α' = min{1, αn/m} (same S for both neighbours, convexity of TV). On the subsample, which is "
         "an i.i.d. sample of size m: (1-σ)(projected mean + W), W Gaussian with exact TV calibration at level α' "
         "(σ_W = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m; α' = 1: no noise). MSE <= ((1-σ)B_k(T) + σr)² + "
@@ -266,10 +266,10 @@ def _subsample_shrunk_tv_upper() -> Bound:
     """
     m0 = sp.floor(S.alpha * S.n)
     return Bound(
-        "upper", "subsample-shrunk-tv", "shrunk mean of a random subsample of size ⌊αn⌋ (TV)",
-        S.r ** 2 / (1 + sp.sqrt(m0)) ** 2,
-        "derived: docs/methods/central-mean.md (subsampling); Hodges & Lehmann (1950) for the shrunk mean",
-        "m0 = ⌊αn⌋ entries chosen uniformly at random: for neighbours differing in entry i, TV(M(D), M(D')) <= "
+        side="upper", name="subsample-shrunk-tv", label="shrunk mean of a random subsample of size ⌊αn⌋ (TV)",
+        expr=S.r ** 2 / (1 + sp.sqrt(m0)) ** 2,
+        source="derived: docs/methods/central-mean.md (subsampling); Hodges & Lehmann (1950) for the shrunk mean",
+        derivation="m0 = ⌊αn⌋ entries chosen uniformly at random: for neighbours differing in entry i, TV(M(D), M(D')) <= "
         "P(i ∈ S) = m0/n <= α. The shrunk mean cX̄ (c = √m0/(1+√m0)) of an i.i.d. sample of size m0 has risk "
         "E||X||²/(1+√m0)² <= r²/(1+√m0)².",
         conditions=(Condition("alpha * n >= 1 (the subsample holds at least one entry)",
@@ -279,11 +279,11 @@ def _subsample_shrunk_tv_upper() -> Bound:
 
 def _upper_bounds(privacy: str, k: float) -> list[Bound]:
     if privacy == "none":
-        return [Bound("upper", "sample-mean", "sample mean (no privacy)", S.r ** 2 / S.n, SOURCE,
-                      "Var(X̄) = Var(X)/n <= E||X||²/n <= (E||X||^k)^{2/k}/n <= r²/n (Jensen)."),
-                Bound("upper", "shrunk-mean", "shrunk sample mean (exact minimax)",
-                      S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, "Hodges & Lehmann (1950); derivation in the text",
-                      "θ̂ = cX̄, c = √n/(1+√n), in any dimension d: E||θ̂ - θ||² = c² (E||X||² - ||θ||²)/n + "
+        return [Bound(side="upper", name="sample-mean", label="sample mean (no privacy)", expr=S.r ** 2 / S.n, source=SOURCE,
+                      derivation="Var(X̄) = Var(X)/n <= E||X||²/n <= (E||X||^k)^{2/k}/n <= r²/n (Jensen)."),
+                Bound(side="upper", name="shrunk-mean", label="shrunk sample mean (exact minimax)",
+                      expr=S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, source="Hodges & Lehmann (1950); derivation in the text",
+                      derivation="θ̂ = cX̄, c = √n/(1+√n), in any dimension d: E||θ̂ - θ||² = c² (E||X||² - ||θ||²)/n + "
                       "(1-c)² ||θ||² and c²/n = (1-c)² = 1/(1+√n)², so the risk is E||X||²/(1+√n)² <= r²/(1+√n)². "
                       "This equals the Hodges–Lehmann lower bound: it is the exact minimax risk for every d and k.",
                       extra={"shrink_factor": sp.sqrt(S.n) / (1 + sp.sqrt(S.n))}),
@@ -295,8 +295,8 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
             continue
         expr = upper_expr(k, c)
         out.append(Bound(
-            "upper", name, title, expr, SOURCE + "; docs/methods/central-mean.md (derived)",
-            "MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
+            side="upper", name=name, label=title, expr=expr, source=SOURCE + "; docs/methods/central-mean.md (derived)",
+            derivation="MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
             "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
             "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
             + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
@@ -323,19 +323,19 @@ def _exponent(k):
 
 def _nonprivate_lowers(k):
     hl = Bound(
-        "lower", "hodges-lehmann", "exact minimax risk of the two-point family on {±r u}",
-        S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, "Hodges & Lehmann (1950); sub-family of 𝒫_k",
-        "The laws P_q = (1-q)δ_{-ru} + q δ_{ru} (||u|| = 1) lie in 𝒫_k (E||X||^k = r^k) and have mean "
+        side="lower", name="hodges-lehmann", label="exact minimax risk of the two-point family on {±r u}",
+        expr=S.r ** 2 / (1 + sp.sqrt(S.n)) ** 2, source="Hodges & Lehmann (1950); sub-family of 𝒫_k",
+        derivation="The laws P_q = (1-q)δ_{-ru} + q δ_{ru} (||u|| = 1) lie in 𝒫_k (E||X||^k = r^k) and have mean "
         "r(2q-1)u. The count of +ru draws is Bin(n, q), so estimating the mean is estimating 2q-1 scaled by "
         "r: the binomial proportion's exact minimax squared-error risk 1/(4(1+√n)²) (Hodges–Lehmann: "
         "(X + √n/2)/(n + √n) has that constant risk and is Bayes for the Beta(√n/2, √n/2) prior, tested "
         "exactly) times (2r)² gives r²/(1+√n)². Minimax over 𝒫_k is at least that.")
     lc = Bound(
-        "lower", "le-cam", "Le Cam two points, exact binomial TV",
-        lambda: le_cam.two_point((2 * S.r * S.h) ** 2, ldp.binomial_tv_bound(S.n, sp.Rational(1, 2) - S.h,
+        side="lower", name="le-cam", label="Le Cam two points, exact binomial TV",
+        expr=lambda: le_cam.two_point((2 * S.r * S.h) ** 2, ldp.binomial_tv_bound(S.n, sp.Rational(1, 2) - S.h,
                                                                              sp.Rational(1, 2) + S.h)),
-        SOURCE + " (non-private part); docs/methods/le-cam.md",
-        "P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
+        source=SOURCE + " (non-private part); docs/methods/le-cam.md",
+        derivation="P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
         "count of +ru draws is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed "
         "exactly.",
         free=(FreeParameter(S.h, lambda v: 1e-4 / math.sqrt(v["n"]), lambda v: 0.5 - 1e-9,
@@ -352,9 +352,9 @@ def _tv_lower(privacy, k):
     via = {"tv": "α_TV = α", "kl": "α_TV = sqrt(α/2) (Pinsker)", "pure": "α_TV = tanh(ε/2)",
            "smooth": "smooth ⇒ pure DP, α_TV = tanh(ε/2)", "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
     return Bound(
-        "lower", "tv-mixture", f"Le Cam + TV contraction ({via})", expr,
-        "Barber & Duchi Prop 2 (TV privacy), constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
-        "P_0 = δ_0, P_1 = (1-p)δ_0 + p δ_{r p^{-1/k} u} ∈ 𝒫_k; TV(P_0,P_1) = p, TV(P_0^n,P_1^n) = 1-(1-p)^n; "
+        side="lower", name="tv-mixture", label=f"Le Cam + TV contraction ({via})", expr=expr,
+        source="Barber & Duchi Prop 2 (TV privacy), constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
+        derivation="P_0 = δ_0, P_1 = (1-p)δ_0 + p δ_{r p^{-1/k} u} ∈ 𝒫_k; TV(P_0,P_1) = p, TV(P_0^n,P_1^n) = 1-(1-p)^n; "
         "means differ by r p^{(k-1)/k} = 2s. Two-point bound with TV(M_0,M_1) <= min{n α_TV p, 1-(1-p)^n} "
         "(central TV contraction). The privacy model implies α_TV-TV privacy: " + via + ".",
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
@@ -368,9 +368,9 @@ def _tv_lower_symmetric(privacy, k):
         return le_cam.two_point((S.r * S.p ** a) ** 2, le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
 
     return Bound(
-        "lower", "tv-mixture-sym", "Le Cam ± mixtures + TV contraction", expr,
-        "Barber & Duchi Prop 2 (TV privacy) with a symmetric pair; docs/methods/central-mean.md",
-        "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k: means ±ρu, ρ = r p^{(k-1)/k} (separation 2ρ, so s = ρ); "
+        side="lower", name="tv-mixture-sym", label="Le Cam ± mixtures + TV contraction", expr=expr,
+        source="Barber & Duchi Prop 2 (TV privacy) with a symmetric pair; docs/methods/central-mean.md",
+        derivation="P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k: means ±ρu, ρ = r p^{(k-1)/k} (separation 2ρ, so s = ρ); "
         "TV(P_+, P_-) = p; the entry-wise maximal coupling differs in Bin(n, p) entries, so "
         "TV(P_+^n, P_-^n) <= 1-(1-p)^n, and by the central TV contraction TV(M_+, M_-) <= min{n α_TV p, 1-(1-p)^n}. "
         "Risk >= ρ²(1 - TV(M_+, M_-))/2.",
@@ -407,9 +407,9 @@ def _uniformity_lowers(privacy, k, d):
         if s_param is not None:
             free.append(s_param)
         out.append(Bound(
-            "lower", f"uniformity-{pname}", f"uniformity of mass, packing: {pname}", expr,
-            "Barber & Duchi Lemma 2 / Thm 3 / Prop 4; explicit form derived (docs/methods/uniformity-of-mass.md)",
-            "Mixtures (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k with means r p^{(k-1)/k} v, v in a packing of the unit "
+            side="lower", name=f"uniformity-{pname}", label=f"uniformity of mass, packing: {pname}", expr=expr,
+            source="Barber & Duchi Lemma 2 / Thm 3 / Prop 4; explicit form derived (docs/methods/uniformity-of-mass.md)",
+            derivation="Mixtures (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k with means r p^{(k-1)/k} v, v in a packing of the unit "
             f"ball ({what}); separation ρ* = r p^{{(k-1)/k}}·dist; risk >= (ρ*/2)² × the §1.4 failure probability "
             "(see boundcalc.methods.uniformity)." + (" Smooth DP implies pure DP." if privacy == "smooth" else ""),
             free=tuple(free)))
@@ -423,21 +423,21 @@ def _coupling_lowers(privacy, k):
     rho = S.r * S.p ** a
     smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
     two = Bound(
-        "lower", "two-point-coupling", "two-point mixture ±, group-privacy coupling",
-        lambda: rho ** 2 / 2 * S.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
+        side="lower", name="two-point-coupling", label="two-point mixture ±, group-privacy coupling",
+        expr=lambda: rho ** 2 / 2 * S.Max(group_coupling.testing_bound(S.n, S.p, S.eps, delta),
                               group_coupling.testing_bound_jensen(S.n, S.p, S.eps, delta)),
-        "Barber & Duchi (2014) two-point mixtures; coupling bound derived in docs/methods/group-coupling.md",
-        "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k, means ±ρu with ρ = r p^{(k-1)/k}, TV(P_+, P_-) = p. "
+        source="Barber & Duchi (2014) two-point mixtures; coupling bound derived in docs/methods/group-coupling.md",
+        derivation="P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k, means ±ρu with ρ = r p^{(k-1)/k}, TV(P_+, P_-) = p. "
         "The test 'nearer mean' errs only if ||θ̂ - θ_true|| >= ρ, so max risk >= (ρ²/2)(type I + type II), "
         "and by group privacy over the maximal coupling (H ~ Bin(n, p) differing entries) type I + type II >= "
         "max{(1 + c)(1 - p(1-e^{-ε}))^n - c, 2(1+2c)/(1 + e^{εnp}) - 2c}, c = δ/(e^ε-1)." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
     cap = Bound(
-        "lower", "sphere-cap", "continuous packing of the sphere (cap areas), point-mass coupling",
-        lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.failure_probability(S.n, S.p, S.eps, S.d, sphere_cap.tau,
+        side="lower", name="sphere-cap", label="continuous packing of the sphere (cap areas), point-mass coupling",
+        expr=lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.failure_probability(S.n, S.p, S.eps, S.d, sphere_cap.tau,
                                                                              delta),
-        "derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
-        "P_v = (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k, v uniform on the unit sphere, mean ρv, ρ = r p^{(k-1)/k}. "
+        source="derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
+        derivation="P_v = (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k, v uniform on the unit sphere, mean ρv, ρ = r p^{(k-1)/k}. "
         "Group privacy against the fixed sample 0^n: P_v(A) <= G P_0(A) + δ(G-1)/(e^ε-1), G = (1+p(e^ε-1))^n. "
         "By Fubini the average over v of P_0(||θ̂ - ρv|| < ρτ) is at most the largest normalised area of "
         "{v: ||v - c|| < τ}, the cap cap(τ) = I_{τ²}((d-1)/2, 1/2)/2. Risk >= (ρτ)²(1 - G cap(τ) - δ(G-1)/(e^ε-1))."
@@ -445,20 +445,20 @@ def _coupling_lowers(privacy, k):
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="relative success radius τ")))
     layers = Bound(
-        "lower", "sphere-cap-layers", "continuous packing of the sphere, layer-cake sum over radii",
-        lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
-        "derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
-        "The sphere-cap family and coupling; instead of one success radius ρτ, E||θ̂ - θ_V||² = "
+        side="lower", name="sphere-cap-layers", label="continuous packing of the sphere, layer-cake sum over radii",
+        expr=lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
+        source="derived: docs/methods/sphere-cap-packing.md (group privacy, Dwork & Roth 2014)",
+        derivation="The sphere-cap family and coupling; instead of one success radius ρτ, E||θ̂ - θ_V||² = "
         "ρ² ∫ P(||θ̂ - θ_V|| >= ρ√u) du >= (ρτ)² (1/K) Σ_{i<=K} (1 - G cap(τ√(i/K)) - δ(G-1)/(e^ε-1))_+ "
         f"(K = {sphere_cap.LAYERS}; each probability is bounded as in sphere-cap at radius τ√(i/K))." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
               FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
     layers_min = Bound(
-        "lower", "sphere-cap-tilted", "continuous packing of the sphere, layer-cake, truncated coupling",
-        lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau,
+        side="lower", name="sphere-cap-tilted", label="continuous packing of the sphere, layer-cake, truncated coupling",
+        expr=lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau,
                                                                              delta),
-        "derived: docs/methods/sphere-cap-packing.md and docs/methods/group-coupling.md (truncated coupling)",
-        "The sphere-cap family and layer-cake sum, with the group-privacy coupling kept inside a probability: "
+        source="derived: docs/methods/sphere-cap-packing.md and docs/methods/group-coupling.md (truncated coupling)",
+        derivation="The sphere-cap family and layer-cake sum, with the group-privacy coupling kept inside a probability: "
         "P_v(A) <= f(P_0(A)), f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}, H ~ Bin(n, p); f is concave and "
         "non-decreasing, so the average over v of P_v(A_v) is at most f(cap(τ)) (Jensen). Risk >= "
         f"(ρτ)² (1/K) Σ_{{i<=K}} (1 - f(cap(τ√(i/K)))) (K = {sphere_cap.LAYERS}). Never below sphere-cap-layers "
@@ -477,11 +477,11 @@ def _fingerprint_lower(k):
     if finite:
         free.append(FreeParameter(S.p, *_p_range(), doc="weight q of the non-zero observations"))
     return Bound(
-        "lower", "fingerprinting", "fingerprinting (score attack), Beta(a, a) product prior on the cube",
-        lambda: fingerprinting.risk_lower(S.n, S.d, S.r, S.eps, S.delta, fingerprinting.a_beta, q, _exponent(k)),
-        "derived: docs/methods/fingerprinting.md (Bun, Ullman & Vadhan 2014; Steinke & Ullman 2015, 2017; "
+        side="lower", name="fingerprinting", label="fingerprinting (score attack), Beta(a, a) product prior on the cube",
+        expr=lambda: fingerprinting.risk_lower(S.n, S.d, S.r, S.eps, S.delta, fingerprinting.a_beta, q, _exponent(k)),
+        source="derived: docs/methods/fingerprinting.md (Bun, Ullman & Vadhan 2014; Steinke & Ullman 2015, 2017; "
         "Kamath, Li, Singhal & Ullman 2019; Cai, Wang & Zhang 2021)",
-        "Observations X = (r q^{-1/k}/√d) z, z = 0 with probability 1-q, else z ∈ {±1}^d with independent "
+        derivation="Observations X = (r q^{-1/k}/√d) z, z = 0 with probability 1-q, else z ∈ {±1}^d with independent "
         "coordinates of means p_j (||X|| = r q^{-1/k}, E||X||^k = r^k; k = ∞: q = 1), p_j i.i.d. Beta(a, a) on "
         "[-1, 1] (E p_j² = 1/(2a+1)); M = clipped rescaled estimate of p, α² = E||M - p||², "
         "A_i = 1{z_i≠0}<M - p, z_i - p>. (1) Score identity: E Σ_i A_i = Σ_j E[(1-p_j²) ∂_j E(M_j|p)]. "
@@ -502,11 +502,11 @@ def _base_cap_lower(privacy):
     rho = S.r * (beta + sphere_cap.moved_cap_first_moment(S.d, c))
     smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
     return Bound(
-        "lower", "sphere-cap-moved", "sphere-cap packing, reference uniform on the sphere, far cap moved to r v",
-        (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_threshold(S.n, beta, S.eps, S.d, sphere_cap.tau,
+        side="lower", name="sphere-cap-moved", label="sphere-cap packing, reference uniform on the sphere, far cap moved to r v",
+        expr=(rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_threshold(S.n, beta, S.eps, S.d, sphere_cap.tau,
                                                                            delta),
-        "derived: docs/methods/sphere-cap-packing.md (moved-cap family, threshold coupling)",
-        "Reference B = uniform law on the sphere of radius r. P_v = law of T_v(X), X ~ B, where T_v moves every "
+        source="derived: docs/methods/sphere-cap-packing.md (moved-cap family, threshold coupling)",
+        derivation="Reference B = uniform law on the sphere of radius r. P_v = law of T_v(X), X ~ B, where T_v moves every "
         "point of the cap C_v = {x: <x, -v> >= c r} to r v (||T_v(X)|| = r, so P_v is in every 𝒫_k). The cap has "
         "mass β = P(<U, e> >= c) and the mean is θ_v = r (β + E[<U,e>; <U,e> >= c]) v = ρ v: each moved point "
         "travels from the far side, which gains up to the diameter 2r per changed entry. Sample D_v = T_v(B-sample) "
@@ -531,10 +531,10 @@ def _cap_hl_lower(privacy):
                                                                         delta)
     smooth = " Smooth DP implies pure DP." if privacy == "smooth" else ""
     return Bound(
-        "lower", "cap-plus-hl", "Hodges–Lehmann along e_1 plus sphere-cap packing in e_1^⊥ (sum of the two)",
-        hl + cap,
-        "derived: docs/methods/sphere-cap-packing.md (orthogonal sum); Hodges & Lehmann (1950)",
-        "Family: with probability 1-p a base draw ±r e_1 (P(+) = q), with probability p the point r v, v a unit "
+        side="lower", name="cap-plus-hl", label="Hodges–Lehmann along e_1 plus sphere-cap packing in e_1^⊥ (sum of the two)",
+        expr=hl + cap,
+        source="derived: docs/methods/sphere-cap-packing.md (orthogonal sum); Hodges & Lehmann (1950)",
+        derivation="Family: with probability 1-p a base draw ±r e_1 (P(+) = q), with probability p the point r v, v a unit "
         "vector orthogonal to e_1 (||X|| = r, so the law is in every 𝒫_k). Mean ((1-p) r (2q-1), p r v): the loss "
         "splits into the e_1 error L_1 and the error L_2 in e_1^⊥. Put q ~ Beta(a, a), a = sqrt(n(1-p))/2, and v "
         "uniform on the unit sphere of e_1^⊥; max risk >= E L_1 + E L_2. (1) Even knowing v and which entries are "

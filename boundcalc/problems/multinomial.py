@@ -121,23 +121,23 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
                                       doc="subset size"),)
                 opt = {DM.ssub: lambda: S.Max(1, S.Min(d - 1, sp.ceiling(d / (sp.exp(e) + 1))))}
             out.append(Bound(
-                "upper", mech, DM.TITLES[mech], expr, SOURCE + "; docs/problems/multinomial.md (derived)",
-                "Unbiased linear estimator; exact risk = constant - ‖θ‖²/n (mechanisms.discrete, sympy identity and "
+                side="upper", name=mech, label=DM.TITLES[mech], expr=expr, source=SOURCE + "; docs/problems/multinomial.md (derived)",
+                derivation="Unbiased linear estimator; exact risk = constant - ‖θ‖²/n (mechanisms.discrete, sympy identity and "
                 "finite-channel computation in tests), maximal at the uniform θ. Projection onto the simplex can "
                 "only reduce the ℓ2 error." + ("" if loss == "l2sq" else
                                                " ℓ1: E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²) (Cauchy–Schwarz, Jensen)."),
                 free=free, optimum=opt, extra={"mechanism": mech}))
     else:
         risk = (1 - 1 / d) / n
-        out.append(Bound("upper", "empirical", "empirical frequencies (no privacy)",
-                         risk if loss == "l2sq" else sp.sqrt(d * risk), "textbook",
-                         "E‖θ̂-θ‖² = (1 - ‖θ‖²)/n <= (1 - 1/d)/n; ℓ1 by Cauchy–Schwarz.",
+        out.append(Bound(side="upper", name="empirical", label="empirical frequencies (no privacy)",
+                         expr=risk if loss == "l2sq" else sp.sqrt(d * risk), source="textbook",
+                         derivation="E‖θ̂-θ‖² = (1 - ‖θ‖²)/n <= (1 - 1/d)/n; ℓ1 by Cauchy–Schwarz.",
                          extra={"mechanism": "empirical"}))
     if private:
         out.extend(_projected_subset_bounds(loss))
     triv = (1 - 1 / d) if loss == "l2sq" else 2 * (1 - 1 / d)
-    out.append(Bound("upper", "uniform", "the uniform estimator (no data)", triv, "trivial",
-                     "‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
+    out.append(Bound(side="upper", name="uniform", label="the uniform estimator (no data)", expr=triv, source="trivial",
+                     derivation="‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
                      extra={"mechanism": "uniform", "no_data": True}))
     return out
 
@@ -156,19 +156,19 @@ def _projected_subset_bounds(loss: str) -> list[Bound]:
     out = []
     if loss == "l2sq":
         out.append(Bound(
-            "upper", "subset-projected", "subset selection projected onto the simplex (exact binomial tails)",
-            lambda: ST.SubsetProjectedMax(n, e, d), src,
-            common + "Exact identity ‖p̂ - p‖² = ⟨w, p̂ - p⟩ - Σ_j p_j (τ - y_j)₊ (w = y - p, from p̂_j - y_j = "
+            side="upper", name="subset-projected", label="subset selection projected onto the simplex (exact binomial tails)",
+            expr=lambda: ST.SubsetProjectedMax(n, e, d), source=src,
+            derivation=common + "Exact identity ‖p̂ - p‖² = ⟨w, p̂ - p⟩ - Σ_j p_j (τ - y_j)₊ (w = y - p, from p̂_j - y_j = "
             "-min(y_j, τ)); ⟨w, p̂⟩ <= max_j w_j <= t + Σ_j (w_j - t)₊ and (τ - y_j)₊ >= (-y_j)₊, so "
             "E‖p̂ - p‖² <= t + Σ_j g_t(p_j), g_t(x) = E(N/n - π(x) - Dt)₊/D - x E(q* - N/n)₊/D.",
             conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
             extra={"mechanism": "subset-projected", "curve": False}))  # certified per point (cells): not for curves
     out.append(Bound(
-        "upper", "subset-projected-threshold",
-        "subset selection projected onto the simplex (threshold route, exact binomial tails)",
-        (lambda: ST.SubsetProjectedThreshold(n, e, d)) if loss == "l2sq" else
-        (lambda: ST.SubsetProjectedThresholdL1(n, e, d)), src,
-        common + "For μ >= 0, on {τ >= μ} the projection of (y - μ)₊ is p̂ and Π_Δ is 1-Lipschitz: "
+        side="upper", name="subset-projected-threshold",
+        label="subset selection projected onto the simplex (threshold route, exact binomial tails)",
+        expr=(lambda: ST.SubsetProjectedThreshold(n, e, d)) if loss == "l2sq" else
+        (lambda: ST.SubsetProjectedThresholdL1(n, e, d)), source=src,
+        derivation=common + "For μ >= 0, on {τ >= μ} the projection of (y - μ)₊ is p̂ and Π_Δ is 1-Lipschitz: "
         "‖p̂ - p‖ <= ‖(y - μ)₊ - p‖; ℓ1: ‖p̂ - p‖₁ = 2Σ_j (w_j - τ)₊ <= 2Σ_j (w_j - μ)₊ there. Elsewhere the loss is "
         "at most 2. P(τ < μ) = P(Σ_j (y_j - μ)₊ < 1) <= e^λ Π_j E e^{-λ(y_j - μ)₊} by negative association "
         "(conditional Bernoulli reports, strongly Rayleigh: Borcea, Brändén & Liggett 2009; multinomial input "
@@ -188,10 +188,10 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             return 2 / d ** 2 * VT.van_trees(m, n, T1, VT.box_prior_information(w, m))
 
         out.append(Bound(
-            "lower", "van-trees", "van Trees, paired family, box prior",
-            paired_expr,
-            F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
-            "Paired family p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d, m = ⌊d/2⌋ pairs, θ ∈ [-w,w]^m. "
+            side="lower", name="van-trees", label="van Trees, paired family, box prior",
+            expr=paired_expr,
+            source=F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
+            derivation="Paired family p(2j-1) = (1+θ_j)/d, p(2j) = (1-θ_j)/d, m = ⌊d/2⌋ pairs, θ ∈ [-w,w]^m. "
             "I_X = diag((2/d)/(1-θ_j²)) <= I_0 = (2/d)/(1-w²), Tr I_X <= m I_0, ⟨u,S⟩ ∈ [-1/(1-w), 1/(1-w)] "
             "(Hoeffding proxy 1/(1-w)²). Tr I_Z <= min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} (methods.fisher). "
             "van Trees with the cos² box prior (J = mπ²/w²) and ‖p̂-p‖² >= (2/d²)‖θ̂-θ‖² (θ̂_j = (d/2)(p̂_{2j-1}-p̂_{2j})).",
@@ -208,10 +208,10 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             return 2 / (2 * q) ** 2 * VT.van_trees(q, n, T1q, VT.box_prior_information(w, q))
 
         out.append(Bound(
-            "lower", "van-trees-sub", "van Trees, paired family on 2q of the d symbols, box prior",
-            sub_expr,
-            F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
-            "The paired family on the first 2q <= d symbols: p(2j-1) = (1+θ_j)/(2q), p(2j) = (1-θ_j)/(2q), "
+            side="lower", name="van-trees-sub", label="van Trees, paired family on 2q of the d symbols, box prior",
+            expr=sub_expr,
+            source=F.SOURCE_BCO + " (Cor 2); docs/problems/multinomial.md (derived)",
+            derivation="The paired family on the first 2q <= d symbols: p(2j-1) = (1+θ_j)/(2q), p(2j) = (1-θ_j)/(2q), "
             "j <= q, other symbols 0, θ ∈ [-w,w]^q. It is a sub-family of the d-simplex (the symbols outside "
             "have probability 0, so the channel's rows for them never matter). I_X = diag((1/q)/(1-θ_j²)) <= "
             "I_0 = (1/q)/(1-w²); the one-sample private trace bound and the cos² box prior (J = qπ²/w²) as in "
@@ -224,10 +224,10 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
     if loss == "l2sq":
         k, a, et = K_ACTIVE, ALPHA_DIR, ETA_DIR
         out.append(Bound(
-            "lower", "van-trees-dirichlet", "van Trees on the full simplex of k symbols, Dirichlet prior",
-            lambda: DVT.dirichlet_van_trees(n, e, k, a, (1 - et) / k, private=private),
-            F.SOURCE_BCO + "; Gill & Levit (1995); docs/methods/ldp-trace.md, docs/problems/multinomial.md (derived)",
-            "Family: every p on the face of the first k <= d symbols (a sub-family for every d), orthonormal "
+            side="lower", name="van-trees-dirichlet", label="van Trees on the full simplex of k symbols, Dirichlet prior",
+            expr=lambda: DVT.dirichlet_van_trees(n, e, k, a, (1 - et) / k, private=private),
+            source=F.SOURCE_BCO + "; Gill & Levit (1995); docs/methods/ldp-trace.md, docs/problems/multinomial.md (derived)",
+            derivation="Family: every p on the face of the first k <= d symbols (a sub-family for every d), orthonormal "
             "tangent coordinates; projecting p̂ onto the face's affine hull only lowers the loss. Prior "
             "Dirichlet(α) (α >= 3 an integer): J = (k-1)(kα-1)(kα-2)/(α-2). One sample, any ε-LDP channel: "
             "tr I_Z(p) <= sinh²(ε/2)/τ + (e^ε-1)²·#{x: p_x < τ} (trace lemma: tr I_Z = Σ_z c_z Σ_x (r_zx - r̄_z)², "
@@ -241,9 +241,9 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             extra={"instance": "dirichlet"}))
     if private:
         out.append(Bound(
-            "lower", "point-mass-bayes", "Bayes risk of d mixtures with point masses (saturated regime)",
-            point_mass_bayes(loss), ldp.SOURCE_DJW + "; docs/problems/multinomial.md (derived)",
-            "θ_j = (1-γ)u + γe_j, j uniform. Posterior π(Z) of j: the Bayes ℓ2² risk is γ²(1 - E‖π‖²) "
+            side="lower", name="point-mass-bayes", label="Bayes risk of d mixtures with point masses (saturated regime)",
+            expr=point_mass_bayes(loss), source=ldp.SOURCE_DJW + "; docs/problems/multinomial.md (derived)",
+            derivation="θ_j = (1-γ)u + γe_j, j uniform. Posterior π(Z) of j: the Bayes ℓ2² risk is γ²(1 - E‖π‖²) "
             "(ℓ1: >= γ(1 - E‖π‖²), weighted medians per coordinate). E‖π‖² = (1/d²)Σ_j(1 + χ²(M_j‖M̄)) <= "
             "1/d + ((d-1)/d²)((1+c)^n - 1): convexity of χ² in its second argument, tensorisation of 1 + χ² "
             "along a sequential protocol, and the χ²–TV contraction c = 2(e^ε-1)²γ²/(e^ε+1) (or the "
@@ -264,9 +264,9 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             return ldp.private_assouad_expr(dl / mp, mp, n, e, dl / mp, prod)
 
         out.append(Bound(
-            "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), m' active pairs",
-            expr, ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
-            "p_v(2j-1) = (1+δv_j)/(2m'), p_v(2j) = (1-δv_j)/(2m') for j <= m' (other symbols 0), v ∈ {±1}^{m'}. "
+            side="lower", name="assouad", label="private Assouad (coordinate-wise private Le Cam), m' active pairs",
+            expr=expr, source=ldp.SOURCE_DJW + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
+            derivation="p_v(2j-1) = (1+δv_j)/(2m'), p_v(2j) = (1-δv_j)/(2m') for j <= m' (other symbols 0), v ∈ {±1}^{m'}. "
             "With u_j = p̂_{2j-1} - p̂_{2j} and μ_v = δv_j/m': Δ²_{2j-1} + Δ²_{2j} >= (u_j - μ_v)²/2 and "
             "|Δ_{2j-1}| + |Δ_{2j}| >= |u_j - μ_v|; averaging over each j-flip pair, the two-point bound for the loss "
             "itself gives ((δ/m')²/2)(1 - TV_j) per pair (ℓ2²) and (δ/m')(1 - TV_j) (ℓ1). "

@@ -247,10 +247,10 @@ def _clip_stat_bound(model_name: str) -> Bound:
     expr = fn(S.n, S.eps, LO, HI, SIG, ALPHA_CLIP, BETA_CLIP)
     stat = {"exponential": "X", "poisson": "X", "normal-mean": "X", "normal-var": "(X-μ0)²"}[model_name]
     return Bound(
-        "upper", "clip-stat-laplace",
-        f"clipped statistic clip({stat}, l, u) averaged + Laplace, inverted through its mean (ours)",
-        expr, "boundcalc (ours, derived); docs/methods/clipped-statistic.md",
-        CLIP_STAT_DERIVATION,
+        side="upper", name="clip-stat-laplace",
+        label=f"clipped statistic clip({stat}, l, u) averaged + Laplace, inverted through its mean (ours)",
+        expr=expr, source="boundcalc (ours, derived); docs/methods/clipped-statistic.md",
+        derivation=CLIP_STAT_DERIVATION,
         free=(FreeParameter(ALPHA_CLIP, lambda v: -4.0, lambda v: 3.0, log=False,
                             doc="lower clipping end l = c + α s"),
               FreeParameter(BETA_CLIP, lambda v: 1e-3, lambda v: 15.0, doc="clipping width (u - l)/s")),
@@ -270,10 +270,10 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
     out = []
     for nname, ntitle, noise, why in noise_terms(privacy):
         out.append(Bound(
-            "upper", f"smith-{nname}",
-            f"subsample-and-aggregate, {est.formula}, clipped to Θ, + {ntitle} (local worst case)",
-            bbar ** 2 + vbar / BLOCKS + noise, SOURCE + "; docs/methods/subsample-and-aggregate.md (derived)",
-            "Blocks: r = n - k⌊n/k⌋ of ⌊n/k⌋+1 points, the rest of ⌊n/k⌋. MSE = (mean β_j)² + Σ Var Z_j/k² "
+            side="upper", name=f"smith-{nname}",
+            label=f"subsample-and-aggregate, {est.formula}, clipped to Θ, + {ntitle} (local worst case)",
+            expr=bbar ** 2 + vbar / BLOCKS + noise, source=SOURCE + "; docs/methods/subsample-and-aggregate.md (derived)",
+            derivation="Blocks: r = n - k⌊n/k⌋ of ⌊n/k⌋+1 points, the rest of ⌊n/k⌋. MSE = (mean β_j)² + Σ Var Z_j/k² "
             "+ noise (exact, independent blocks). |β_j| <= B_j = max(A_j, C_j) (A = E(a-Y)_+, C = E(Y-b)_+ "
             "have opposite signs in β = A - C), B_j <= V_j/(4m) by (u-c)_+ <= u²/(4c), and "
             "Var Z_j <= E(Z_j-θ)² <= V_j (clipping onto Θ ∋ θ contracts). Over θ' in N = [θ_lo, θ_hi]: "
@@ -281,10 +281,10 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
             "over N (exact finite-t variance of the unbiased block estimator). " + why,
             free=(_blocks_free(),), extra={"model": m.name, "noise": nname}))
         out.append(Bound(
-            "upper", f"smith-exact-{nname}",
-            f"exact pointwise MSE at θ of the same estimator ({ntitle}); not a bound on the local risk",
-            exact_data + noise, SOURCE + "; docs/methods/subsample-and-aggregate.md (derived)",
-            "Exact identity MSE(θ) = (mean β_j)² + Σ Var Z_j/k² + noise with the clipped block moments in "
+            side="upper", name=f"smith-exact-{nname}",
+            label=f"exact pointwise MSE at θ of the same estimator ({ntitle}); not a bound on the local risk",
+            expr=exact_data + noise, source=SOURCE + "; docs/methods/subsample-and-aggregate.md (derived)",
+            derivation="Exact identity MSE(θ) = (mean β_j)² + Σ Var Z_j/k² + noise with the clipped block moments in "
             "closed form (regularised incomplete beta/gamma, normal cdf; see "
             "boundcalc.mechanisms.subsample_aggregate). Pointwise at θ only, so certified: false as a bound "
             "on the local minimax risk; checked against simulation.",
@@ -297,11 +297,11 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
         a2, b2 = S.Max(A_, LO - Z_CLIP * sd), S.Min(B_, HI + Z_CLIP * sd)
         bbar2 = bias_cls(S.n, BLOCKS, LO, HI, a2, b2, SIG)
         out.append(Bound(
-            "upper", "local-clip-laplace",
-            f"subsample-and-aggregate, {est.formula}, clipped to N ± {Z_CLIP} block s.d., + Laplace",
-            bbar2 ** 2 + vbar / BLOCKS + 2 * (b2 - a2) ** 2 / (BLOCKS * S.eps) ** 2,
-            SOURCE + "; clipping interval narrowed (ours, derived)",
-            "As smith-laplace, with the clipping interval [a', b'] = [max(a, θ_lo - zσ_t), min(b, θ_hi + zσ_t)], "
+            side="upper", name="local-clip-laplace",
+            label=f"subsample-and-aggregate, {est.formula}, clipped to N ± {Z_CLIP} block s.d., + Laplace",
+            expr=bbar2 ** 2 + vbar / BLOCKS + 2 * (b2 - a2) ** 2 / (BLOCKS * S.eps) ** 2,
+            source=SOURCE + "; clipping interval narrowed (ours, derived)",
+            derivation="As smith-laplace, with the clipping interval [a', b'] = [max(a, θ_lo - zσ_t), min(b, θ_hi + zσ_t)], "
             f"z = {Z_CLIP}, σ_t² = max_N V(θ', t) at the smaller block size t = ⌊n/k⌋: it depends only on public "
             "quantities (N, n, k, the model), so averaging the k clipped block estimates has sensitivity "
             "(b' - a')/k and Laplace((b'-a')/(kε)) is ε-DP (hence (ε,δ)-DP), noise variance 2(b'-a')²/(kε)². "
@@ -310,22 +310,22 @@ def _upper_bounds(model_name: str, privacy: str) -> list:
             free=(_blocks_free(),), extra={"model": m.name, "noise": "laplace-local-clip"}))
     mid = (A_ + B_) / 2
     out.append(Bound(
-        "upper", "constant", "constant estimator: the midpoint of Θ (ignores the data; ε-DP for every ε)",
-        S.Max((LO - mid) ** 2, (HI - mid) ** 2), SOURCE + " (trivial bound)",
-        "θ̂ ≡ (a+b)/2 does not look at the data, so it satisfies every privacy definition; its squared "
+        side="upper", name="constant", label="constant estimator: the midpoint of Θ (ignores the data; ε-DP for every ε)",
+        expr=S.Max((LO - mid) ** 2, (HI - mid) ** 2), source=SOURCE + " (trivial bound)",
+        derivation="θ̂ ≡ (a+b)/2 does not look at the data, so it satisfies every privacy definition; its squared "
         "error at θ' is (θ' - (a+b)/2)², a convex function of θ', maximised over N at an end point. "
         "It caps the other bounds when ε is tiny.", extra={"no_data": True}))
     out.append(Bound(
-        "upper", "constant-neighbourhood", "constant estimator: the midpoint of N (ignores the data)",
-        ((HI - LO) / 2) ** 2, "trivial bound for the local minimax risk over N",
-        "N = [θ_lo, θ_hi] is part of the question (public), so θ̂ ≡ (θ_lo + θ_hi)/2 is an estimator that "
+        side="upper", name="constant-neighbourhood", label="constant estimator: the midpoint of N (ignores the data)",
+        expr=((HI - LO) / 2) ** 2, source="trivial bound for the local minimax risk over N",
+        derivation="N = [θ_lo, θ_hi] is part of the question (public), so θ̂ ≡ (θ_lo + θ_hi)/2 is an estimator that "
         "satisfies every privacy definition; its squared error at θ' ∈ N is at most ((θ_hi - θ_lo)/2)². "
         "It caps every other upper bound (the trivial estimator's risk).", extra={"no_data": True}))
     if privacy == "none":
         out.append(Bound(
-            "upper", "mle", f"full-sample unbiased MLE ({est.formula} with t = n), clipped to Θ",
-            variance_max_expr(m.name, S.n), SOURCE + " (non-private benchmark)",
-            "The full-sample estimator is unbiased with exact variance V(θ', n); clipping onto Θ ∋ θ' "
+            side="upper", name="mle", label=f"full-sample unbiased MLE ({est.formula} with t = n), clipped to Θ",
+            expr=variance_max_expr(m.name, S.n), source=SOURCE + " (non-private benchmark)",
+            derivation="The full-sample estimator is unbiased with exact variance V(θ', n); clipping onto Θ ∋ θ' "
             "contracts the error, so sup_{θ'∈N} MSE <= max_{θ'∈N} V(θ', n).",
             conditions=(Condition(f"n >= {est.min_block}", lambda v: np.all(np.asarray(v["n"]) >= est.min_block)),)))
     return out
@@ -372,11 +372,11 @@ def _threshold_lower(model_name: str) -> Bound:
     width = 2 * W
     kappa = 2 * S.eps * S.n * tv_slope_bound(model_name, CEN - W)
     return Bound(
-        "lower", "threshold-bayes", "threshold Bayes bound (uniform prior on a sub-interval, coupled DP tests)",
-        threshold_bayes.bayes_sq(width, kappa),
-        "Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the maximal coupling; layer-cake "
+        side="lower", name="threshold-bayes", label="threshold Bayes bound (uniform prior on a sub-interval, coupled DP tests)",
+        expr=threshold_bayes.bayes_sq(width, kappa),
+        source="Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the maximal coupling; layer-cake "
         "threshold decomposition (docs/methods/threshold-bayes.md)",
-        THRESHOLD_LOWER_DERIVATION,
+        derivation=THRESHOLD_LOWER_DERIVATION,
         free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
                             doc="half-width of the prior's support"),),
@@ -411,9 +411,9 @@ def _van_trees_chord(model_name: str) -> Bound:
         return 1 / (S.n * avg + sp.pi ** 2 / W ** 2)
 
     return Bound(
-        "lower", "van-trees-chord", "van Trees, cos² prior anywhere in N, chord bound on the mean information",
-        chord_expr, "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
-        VAN_TREES_CHORD_DERIVATION,
+        side="lower", name="van-trees-chord", label="van Trees, cos² prior anywhere in N, chord bound on the mean information",
+        expr=chord_expr, source="Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
+        derivation=VAN_TREES_CHORD_DERIVATION,
         free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
                             lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
                             doc="half-width of the prior's support"),
@@ -433,9 +433,9 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
         return 1 / (S.n * imax + sp.pi ** 2 / W ** 2)
 
     vt = Bound(
-        "lower", "van-trees", "van Trees, cos² prior on a sub-interval of N",
-        van_trees_expr, "Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
-        "For the prior cos²(π(θ'-c)/(2w))/w on [c-w, c+w] ⊂ N (J = π²/w²): sup_{θ'} E(θ̂-θ')² >= "
+        side="lower", name="van-trees", label="van Trees, cos² prior on a sub-interval of N",
+        expr=van_trees_expr, source="Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
+        derivation="For the prior cos²(π(θ'-c)/(2w))/w on [c-w, c+w] ⊂ N (J = π²/w²): sup_{θ'} E(θ̂-θ')² >= "
         "1/(n ∫ I dμ + J) >= 1/(n max_{[c±w]} I + π²/w²); I is convex, so its max is at an end point. "
         "I(θ) derived by sympy from the log-density.",
         free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
@@ -454,9 +454,9 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
             return (DELTA_SEP / 2) ** 2 * uniformity.failure_probability(S.n, tau, S.M, S.eps, 0, delta)
 
         out.append(Bound(
-            "lower", "two-point-dp", "two points + DP coupling (uniformity of mass, N = 2)", expr,
-            "Barber & Duchi Lemma 2 / Thm 3 (docs/methods/uniformity-of-mass.md), applied to two members of the model",
-            "θ_1,2 = c ∓ Δ/2 ∈ N. With τ >= TV(P_1,P_2), P_v = (1-τ)R + τ S_v, so the coupled samples differ "
+            side="lower", name="two-point-dp", label="two points + DP coupling (uniformity of mass, N = 2)", expr=expr,
+            source="Barber & Duchi Lemma 2 / Thm 3 (docs/methods/uniformity-of-mass.md), applied to two members of the model",
+            derivation="θ_1,2 = c ∓ Δ/2 ∈ N. With τ >= TV(P_1,P_2), P_v = (1-τ)R + τ S_v, so the coupled samples differ "
             "in Bin(n,τ) entries and §1.4 with N = 2 gives average failure probability >= "
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}); the loss is >= (Δ/2)² on failure. τ = min{1, sqrt(KL/2)} "
             "(Pinsker, KL derived by sympy).",

@@ -145,10 +145,10 @@ def _bounds(private: bool) -> tuple:
     afree = FreeParameter(A, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates")
     out = []
     out.append(Bound(
-        "lower", "van-trees", "van Trees on the sub-box [m/2, m]^a (a active coordinates), m = min{s/a, 1/2}",
-        X["van-trees"],
-        SOURCE + "; I_0 with m <= 1/2 (see module docstring)",
-        "a <= d active coordinates (the others have θ_j = 0, X_j = 0 a.s.), θ ∈ [m/2, m]^a, m = min{s/a, 1/2} "
+        side="lower", name="van-trees", label="van Trees on the sub-box [m/2, m]^a (a active coordinates), m = min{s/a, 1/2}",
+        expr=X["van-trees"],
+        source=SOURCE + "; I_0 with m <= 1/2 (see module docstring)",
+        derivation="a <= d active coordinates (the others have θ_j = 0, X_j = 0 a.s.), θ ∈ [m/2, m]^a, m = min{s/a, 1/2} "
         "(Σθ <= s). I_X = diag(1/(θ_j(1-θ_j))) <= I_0 = 1/((m/2)(1-m/2)); Tr I_X <= a I_0; score coordinates are "
         "independent scaled centred Bernoullis with Kearns–Saul proxy <= KS(m)/((m/2)(1-m/2))². "
         "Tr I_Z <= min{a I_0, I_0 sinh²(ε/2), 2σ²ε} (methods.fisher); van Trees with the cos² prior of half-width "
@@ -157,10 +157,10 @@ def _bounds(private: bool) -> tuple:
     if private:
         dl = DELTA_GAP
         out.append(Bound(
-            "lower", "assouad", "private Assouad (coordinate-wise private Le Cam), a active coordinates",
-            X["assouad"],
-            SOURCE + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
-            "θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
+            side="lower", name="assouad", label="private Assouad (coordinate-wise private Le Cam), a active coordinates",
+            expr=X["assouad"],
+            source=SOURCE + "; docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
+            derivation="θ_j = (m/2)(1 + δ v_j) ∈ [0, m] on a active coordinates, m = min{s/a, 1/2}, v ∈ {±1}^a (Σθ <= s). "
             "Per coordinate, the two-point bound for the squared loss itself averaged over each j-flip pair gives "
             "((mδ)²/4)(1 - TV(M_{+j}, M_{-j})) = s_sep(1 - TV); flipping v_j changes the product law by TV mδ "
             "(one Bernoulli coordinate; the n-sample TV is the exact binomial TV); convexity of TV and the private "
@@ -168,10 +168,10 @@ def _bounds(private: bool) -> tuple:
             free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
             extra={"instance": "assouad"}))
         out.append(Bound(
-            "lower", "posterior-assouad", "posterior-mean Assouad (squared loss), a active coordinates",
-            X["posterior-assouad"],
-            SOURCE + "; docs/methods/posterior-assouad.md (derived)",
-            "θ_j = (m/2)(1 + δ v_j) on a active coordinates, m = min{s/a, 1/2}, v uniform on {±1}^a (Σθ <= s). "
+            side="lower", name="posterior-assouad", label="posterior-mean Assouad (squared loss), a active coordinates",
+            expr=X["posterior-assouad"],
+            source=SOURCE + "; docs/methods/posterior-assouad.md (derived)",
+            derivation="θ_j = (m/2)(1 + δ v_j) on a active coordinates, m = min{s/a, 1/2}, v uniform on {±1}^a (Σθ <= s). "
             "Bayes risk >= Σ_j E Var(θ_j|Z) = a (mδ/2)² (1 - E[(E[v_j|Z])²]) and E[(E[v_j|Z])²] <= min{1, 2(1 - "
             "e^{-K/2})}, K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (χ² >= KL, cancellation-free; a flip of v_j changes one "
             "Bernoulli coordinate: TV mδ; χ²–TV contraction or data processing; methods.posterior_assouad).",
@@ -180,19 +180,19 @@ def _bounds(private: bool) -> tuple:
             extra={"instance": "assouad"}))
         k = SM.k_sub
         out.append(Bound(
-            "upper", "coordinate-subsampling", "k random coordinates, one-bit at level ε/k",
-            X["coordinate-subsampling"], SOURCE + " (upper bound derived here)",
-            "Coordinate subsampling of x - 1/2 ∈ [-1/2,1/2]^d (mechanisms.sampling): unbiased, ‖Z‖² = "
+            side="upper", name="coordinate-subsampling", label="k random coordinates, one-bit at level ε/k",
+            expr=X["coordinate-subsampling"], source=SOURCE + " (upper bound derived here)",
+            derivation="Coordinate subsampling of x - 1/2 ∈ [-1/2,1/2]^d (mechanisms.sampling): unbiased, ‖Z‖² = "
             "d² coth²(ε/(2k))/(4k) exactly, so the risk is (that - ‖θ - 1/2‖²)/n, and ‖θ - 1/2‖² >= (d-2s)_+²/(4d) "
             "(convexity: the minimum over Σθ <= s is at θ_j = s/d).",
             free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),),
             optimum={k: X["coordinate-subsampling:k"]}, extra={"mechanism": "coordinate-subsampling"}))
         K, lam = K_TRUNC, LAMBDA_CH
         out.append(Bound(
-            "upper", "truncated-rr", "keep at most K ones, then randomized response on every bit at level ε/(2K)",
-            X["truncated-rr"],
-            SOURCE + " (upper bound derived here)",
-            "Each user keeps at most K of its ones (the dropped ones uniformly at random) and flips every bit with "
+            side="upper", name="truncated-rr", label="keep at most K ones, then randomized response on every bit at level ε/(2K)",
+            expr=X["truncated-rr"],
+            source=SOURCE + " (upper bound derived here)",
+            derivation="Each user keeps at most K of its ones (the dropped ones uniformly at random) and flips every bit with "
             "RR at level ε' = ε/(2K) (truncated vectors differ in <= 2K bits: ε-LDP); θ̂_j = (T_j/n - (1-q))/(2q-1) "
             "is unbiased for θ'_j = E X'_j. Variance: Σ_j m_j(1-m_j)/(n(2q-1)²) = (d q(1-q)/(2q-1)² + Σθ'_j(1-θ'_j))/n "
             "<= (d/(4 sinh²(ε/(4K))) + s)/n. Bias: θ_j - θ'_j >= 0 and Σ_j(θ_j - θ'_j) = E(|X| - K)_+, so "
@@ -203,20 +203,20 @@ def _bounds(private: bool) -> tuple:
                   FreeParameter(lam, lambda v: 1e-3, lambda v: 50.0, doc="Chernoff parameter λ")),
             extra={"mechanism": "truncated-rr"}))
         out.append(Bound(
-            "upper", "bco-reduction", "reduction to discrete distribution estimation (BCO), order only",
-            X["bco-reduction"], SOURCE + " (rate (paper), constant unspecified)",
-            "BCO Section IV: map X to a symbol (pattern of at most one 1), estimate the symbol frequencies with "
+            side="upper", name="bco-reduction", label="reduction to discrete distribution estimation (BCO), order only",
+            expr=X["bco-reduction"], source=SOURCE + " (rate (paper), constant unspecified)",
+            derivation="BCO Section IV: map X to a symbol (pattern of at most one 1), estimate the symbol frequencies with "
             "subset selection, invert θ_j = p_j/(p_0 + p_j); for s > 1 a sequential grouping step. Order only: "
             "the constants of the nonlinear plug-in were not certified.",
             certified=False, extra={"mechanism": "bco-reduction"}))
         out.extend(_vector_upper_bounds())
     else:
-        out.append(Bound("upper", "sample-mean", "coordinate-wise sample means (no privacy)",
-                         X["sample-mean"], "textbook",
-                         "E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
+        out.append(Bound(side="upper", name="sample-mean", label="coordinate-wise sample means (no privacy)",
+                         expr=X["sample-mean"], source="textbook",
+                         derivation="E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
     out += _hb_bounds(private)
-    out.append(Bound("upper", "zero", "the estimator θ̂ = 0 (no data)", X["zero"], "trivial",
-                     "‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero", "no_data": True}))
+    out.append(Bound(side="upper", name="zero", label="the estimator θ̂ = 0 (no data)", expr=X["zero"], source="trivial",
+                     derivation="‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero", "no_data": True}))
     return tuple(out)
 
 
@@ -302,30 +302,30 @@ def _vector_upper_bounds() -> list:
     d2 = Condition("d >= 2 (PrivUnit releases a point of the sphere of dimension d - 1)", lambda v: v["d"] >= 2)
     kpu = FreeParameter(K_PU, lambda v: 1, lambda v: v["d"], integer=True, doc="ones kept")
     return [
-        Bound("upper", "projected-truncated-rr",
-              "keep at most K ones, randomized response on every bit at level ε/(2K), project onto {Σθ <= s}",
-              X["projected-truncated-rr"],
-              "Warner (1965); Duchi, Jordan & Wainwright (2018); " + _SB_SOURCE,
-              _TRUNCATION + "Randomized response at level ε/(2K) on each bit of the truncated vector (two truncated "
+        Bound(side="upper", name="projected-truncated-rr",
+              label="keep at most K ones, randomized response on every bit at level ε/(2K), project onto {Σθ <= s}",
+              expr=X["projected-truncated-rr"],
+              source="Warner (1965); Duchi, Jordan & Wainwright (2018); " + _SB_SOURCE,
+              derivation=_TRUNCATION + "Randomized response at level ε/(2K) on each bit of the truncated vector (two truncated "
               "vectors differ in <= 2K bits; a mixture over the truncation: ε-LDP). y = the debiased average, unbiased "
               "for θ'; each debiased bit lies in an interval of length R = coth(ε/(4K)), so E e^{λξ_j} <= e^{λ²R²/(8n)} "
               "(Hoeffding's lemma) and S = d e^{λ²R²/(8n)}. " + _PROJECTION + "λ = ℓ·2 sqrt(n)/R; K and ℓ tuned.",
               free=(FreeParameter(K_PRR, lambda v: 1, lambda v: v["d"], integer=True, doc="ones kept"),
                     FreeParameter(ELL_PRR, lambda v: 1e-3, lambda v: 20.0, doc="ℓ = λ R/(2 sqrt n)")),
               extra={"mechanism": "projected-truncated-rr"}),
-        Bound("upper", "truncated-privunit", "keep at most K ones, centre, PrivUnit on the ℓ2 ball of radius r",
-              X["truncated-privunit"],
-              "Bhowmick, Duchi, Freudiger, Kapoor & Rogers (2018) for PrivUnit; " + _SB_SOURCE,
-              _TRUNCATION + "Centre: v = x' - κ1, κ = K̃/d, K̃ = min{K, d/2}; ‖v‖² = k(1 - 2κ) + dκ² <= r² = K̃ - K̃²/d "
+        Bound(side="upper", name="truncated-privunit", label="keep at most K ones, centre, PrivUnit on the ℓ2 ball of radius r",
+              expr=X["truncated-privunit"],
+              source="Bhowmick, Duchi, Freudiger, Kapoor & Rogers (2018) for PrivUnit; " + _SB_SOURCE,
+              derivation=_TRUNCATION + "Centre: v = x' - κ1, κ = K̃/d, K̃ = min{K, d/2}; ‖v‖² = k(1 - 2κ) + dκ² <= r² = K̃ - K̃²/d "
               "for |x'| = k <= K. PrivUnit at level ε on the ball of radius r (mechanisms/privunit.py): E[Z | v] = v, "
               "‖Z‖ = r/m exactly. y = κ1 + Z̄ is unbiased for θ', so E‖y - θ‖² = ‖b‖² + (r²/m² - ‖θ' - κ1‖²)/n "
               "<= min{β², β} + r²/(m² n). K tuned; about 2πK d/(nε²) + β² for ε <= 1 (m² d/ε² ≈ 1/(2π)).",
               free=(kpu,), conditions=(d2,), extra={"mechanism": "truncated-privunit"}),
-        Bound("upper", "projected-privunit",
-              "keep at most K ones, centre, PrivUnit, project onto {θ ∈ [0,1]^d : Σθ <= s}",
-              X["projected-privunit"],
-              "Bhowmick, Duchi, Freudiger, Kapoor & Rogers (2018) for PrivUnit; " + _SB_SOURCE,
-              _TRUNCATION + "The truncated, centred PrivUnit of truncated-privunit, then y projected onto C. Per user "
+        Bound(side="upper", name="projected-privunit",
+              label="keep at most K ones, centre, PrivUnit, project onto {θ ∈ [0,1]^d : Σθ <= s}",
+              expr=X["projected-privunit"],
+              source="Bhowmick, Duchi, Freudiger, Kapoor & Rogers (2018) for PrivUnit; " + _SB_SOURCE,
+              derivation=_TRUNCATION + "The truncated, centred PrivUnit of truncated-privunit, then y projected onto C. Per user "
               "X_j = Z_j - E Z_j <= b = r/m + κ and Var X_j <= (r/m)² E⟨V, e_j⟩² = (r/m)²(w⊥ + E⟨u, e_j⟩²(E W² - w⊥)), "
               "w⊥ = (1 - E W²)/(d - 1) (V = W u + sqrt(1 - W²) η, η uniform on the sphere of u^⊥); E⟨u, e_j⟩² <= θ_j + 1/d "
               "(<= 1 when x'_j = 1; κ²/‖x' - κ1‖² <= 1/d when x'_j = 0). Bennett (Boucheron, Lugosi & Massart Thm 2.9): "

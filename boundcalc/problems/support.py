@@ -169,10 +169,10 @@ def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
         if privacy == "approx":
             expr = expr - threshold_bayes.delta_correction(width, 2 * S.delta / S.expm1(S.eps), loss)
     return Bound(
-        "lower", "threshold-bayes", "threshold Bayes bound (uniform prior, coupled DP tests)", expr,
-        "Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the entry-wise maximal coupling; "
+        side="lower", name="threshold-bayes", label="threshold Bayes bound (uniform prior, coupled DP tests)", expr=expr,
+        source="Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the entry-wise maximal coupling; "
         "layer-cake threshold decomposition (docs/methods/threshold-bayes.md)",
-        THRESHOLD_LOWER_DERIVATION,
+        derivation=THRESHOLD_LOWER_DERIVATION,
         free=(FreeParameter(omega, lambda v: min(0.5, 1e-3 / (v["n"] * v["eps"]), 1e-3 / (v["n"] * v.get("alpha_TV", 1))),
                             lambda v: 0.5,
                             doc="prior width W/(2θ_0): θ ~ Unif[2θ_0(1-ω), 2θ_0]"),),
@@ -192,18 +192,18 @@ def _bounds(privacy: str, loss: str) -> tuple:
     tv_product = -S.expm1(-S.n * S.log1p(S.p))  # 1 - (1+p)^{-n}
     p_free = FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0', θ_1 = 2θ_0")
     if privacy == "none":
-        out.append(Bound("lower", "le-cam", "Le Cam two points (exact product TV)",
-                         le_cam.two_point(phi_s, tv_product), SOURCE + " (non-private part); docs/methods/le-cam.md",
-                         "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
+        out.append(Bound(side="lower", name="le-cam", label="Le Cam two points (exact product TV)",
+                         expr=le_cam.two_point(phi_s, tv_product), source=SOURCE + " (non-private part); docs/methods/le-cam.md",
+                         derivation="Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
                          "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: S.Min(1, 1 / S.n)}))
     else:
         via = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
                "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
         out.append(Bound(
-            "lower", "le-cam-tv", f"Le Cam + TV contraction ({via})",
-            le_cam.two_point(phi_s, le_cam.tv_private_contraction(alpha_tv, S.n, S.p / (1 + S.p), tv_product)),
-            SOURCE + "; constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
-            "Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
+            side="lower", name="le-cam-tv", label=f"Le Cam + TV contraction ({via})",
+            expr=le_cam.two_point(phi_s, le_cam.tv_private_contraction(alpha_tv, S.n, S.p / (1 + S.p), tv_product)),
+            source=SOURCE + "; constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
+            derivation="Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
             "separation 2θ_0 p/(1+p) = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
             "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
             "privacy: " + via + ".", free=(p_free,),
@@ -212,10 +212,10 @@ def _bounds(privacy: str, loss: str) -> tuple:
         q = S.p / (1 + S.p)
         delta = S.delta if privacy == "approx" else None
         out.append(Bound(
-            "lower", "uniformity-two-point", "uniformity of mass, two points (group privacy coupling)",
-            phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
-            "Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (docs/methods/uniformity-of-mass.md)",
-            "Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
+            side="lower", name="uniformity-two-point", label="uniformity of mass, two points (group privacy coupling)",
+            expr=phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
+            source="Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (docs/methods/uniformity-of-mass.md)",
+            derivation="Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
             "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the §1.4 coupling gives Hamming "
             "distance Bin(n, q); the success sets {|θ̂ - θ_v| < θ_0 p/(1+p)} are disjoint; average failure >= "
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(θ_0 p/(1+p)) × failure.",
@@ -230,25 +230,25 @@ def _bounds(privacy: str, loss: str) -> tuple:
         else:
             expr, why = (4 * theta0 ** 2 / (S.n * (S.n + 2)),
                          "θ̂ = (n+1)max/n is unbiased with variance θ²/(n(n+2)) (E max² = nθ²/(n+2)), worst θ = 2θ_0.")
-        out.append(Bound("upper", "max", "sample maximum (no privacy)" if loss == "abs"
-                         else "unbiased rescaled maximum (no privacy)", expr,
-                         "Lehmann & Casella; exact", why))
+        out.append(Bound(side="upper", name="max", label="sample maximum (no privacy)" if loss == "abs"
+                         else "unbiased rescaled maximum (no privacy)", expr=expr,
+                         source="Lehmann & Casella; exact", derivation=why))
     else:
         lam = rate_lambda(privacy)
         eps_txt = {"pure": "ε' = ε", "approx": "ε' = ε (ε-DP ⇒ (ε,δ)-DP)",
                    "tv": "ε' = log((1+α)/(1-α)): ε'-DP ⇒ tanh(ε'/2) = α TV privacy",
                    "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}[privacy]
         out.append(Bound(
-            "upper", "exp-mech", f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
-            exp_mech_bound(lam, loss), "boundcalc (ours; derived, docs/problems/support.md)",
-            EXP_MECH_RISK_DERIVATION + " Privacy level: " + eps_txt + ".",
+            side="upper", name="exp-mech", label=f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
+            expr=exp_mech_bound(lam, loss), source="boundcalc (ours; derived, docs/problems/support.md)",
+            derivation=EXP_MECH_RISK_DERIVATION + " Privacy level: " + eps_txt + ".",
             free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
                   FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
             optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"}))
     if privacy == "tv":
         out.append(subsample_max_tv(loss))
-    out.append(Bound("upper", "constant", "constant estimate 3θ_0/2 (uses no data)",
-                     _phi(theta0 / 2, loss), "trivial", "|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0].",
+    out.append(Bound(side="upper", name="constant", label="constant estimate 3θ_0/2 (uses no data)",
+                     expr=_phi(theta0 / 2, loss), source="trivial", derivation="|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0].",
                      extra={"no_data": True}))
     return tuple(out)
 
@@ -265,9 +265,9 @@ def subsample_max_tv(loss: str) -> Bound:
     m0 = sp.floor(S.alpha * S.n)
     expr = (2 * theta0 * S.expm1(sp.log(2) / (m0 + 1)) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
     return Bound(
-        "upper", "subsample-max-tv", "rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr,
-        "derived: docs/problems/support.md (subsampling), docs/methods/central-mean.md (TV level of subsampling)",
-        "m = ⌊αn⌋ entries chosen uniformly at random: neighbours differ in one entry, which is in the subsample "
+        side="upper", name="subsample-max-tv", label="rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr=expr,
+        source="derived: docs/problems/support.md (subsampling), docs/methods/central-mean.md (TV level of subsampling)",
+        derivation="m = ⌊αn⌋ entries chosen uniformly at random: neighbours differ in one entry, which is in the subsample "
         "with probability m/n <= α, so TV(M(D), M(D')) <= α. M/θ ~ Beta(m, 1): the best multiple of M has "
         + ("E|2^{1/(m+1)}M - θ| = θ(2^{1/(m+1)} - 1)" if loss == "abs" else "E((m+2)M/(m+1) - θ)² = θ²/(m+1)²")
         + "; projection onto [θ_0, 2θ_0] only helps; worst θ = 2θ_0.",
