@@ -186,8 +186,18 @@ def order_only_problem():
     up = registry.Bound(side="upper", name="order", label="order-only mechanism", expr=S.r ** 2 / S.n, source="test", derivation="none",
                         certified=False)
     lo = registry.Bound(side="lower", name="lc", label="certified lower", expr=S.r ** 2 / (4 * S.n), source="test", derivation="exact")
-    registry.register(registry.Entry(name, "pure", (N, R), lambda v: [("stat", S.r ** 2 / S.n)],
-                                     lambda v: [up, lo]))
+
+    class OrderOnly(registry.Problem):
+        params = (N, R)
+
+        def rate(self, values):
+            return [("stat", S.r ** 2 / S.n)]
+
+        def bounds(self, values):
+            return [up, lo]
+
+    OrderOnly.name = name
+    registry.register(OrderOnly().entry("pure"))
     yield name
     registry._PROBLEMS.pop(name)
 

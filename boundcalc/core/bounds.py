@@ -244,51 +244,79 @@ class CheckSpec:
     notes: tuple = ()
 
 
-@dataclass
-class Entry:
-    """Everything boundcalc knows about one (problem, privacy) pair: the view of a :class:`Problem` at one
-    privacy model (built by :meth:`Problem.entry`), which the application layer uses.
+#: the methods of a :class:`Problem` that an :class:`Entry` hands out (bound to the registered instance)
+HOOKS = ("rate", "bounds", "validate", "derived", "lower_rate", "report")
 
-    ``params``: the problem parameters used (privacy parameters come from the privacy model).
-    ``rate(values)``: list of (label, sympy term); the minimax rate is their sum (order only).
-    ``bounds(values)``: list of :class:`Bound` (built from structural parameters such as k; cache it).
-    ``validate(values)``: cross-parameter checks; raise :class:`InputError`.
-    ``derived(values)``: values of auxiliary symbols (e.g. the implied TV level), or None.
-    ``lower_rate(values)``: the rate of the lower bound when it differs from the upper rate.
-    ``report(values, result)``: extra notes about one result (e.g. efficiency, limiting term), or None.
-    ``check``: the simulation, a :class:`CheckSpec` run by :func:`boundcalc.app.simulate.run_check` (or a
-    lazy ``"module:name"`` path to one), or None.
+
+class Entry:
+    """One (problem, privacy) pair: the view of a :class:`Problem` at one privacy model (:meth:`Problem.entry`),
+    which the application layer uses. It holds nothing of its own: each field is read from the problem.
+
+    ``problem``: the problem's name; ``params``: its parameters at this model (the privacy model adds its own);
+    ``title``, ``source``, ``notes``, ``check`` (a :class:`CheckSpec`, a lazy ``"module:name"`` path, or None):
+    the problem's per-privacy data; ``rate``, ``bounds``, ``validate``, ``derived``, ``lower_rate``, ``report``:
+    the problem's methods of those names (see :class:`Problem`); ``definition``: the problem itself.
     """
 
-    problem: str
-    privacy: str
-    params: tuple
-    rate: Callable[[dict], list]
-    bounds: Callable[[dict], list]
-    title: str = ""
-    source: str = ""
-    validate: Callable[[dict], None] | None = None
-    derived: Callable[[dict], dict] | None = None
-    lower_rate: Callable[[dict], object] | None = None
-    check: object = None
-    notes: tuple = ()
-    report: Callable | None = None  # report(values, result) -> list of notes for this result
-    definition: object = None  # the Problem this view was built from (None for a hand-made Entry)
+    __slots__ = ("definition", "privacy")
+
+    def __init__(self, definition: "Problem", privacy: str):
+        self.definition, self.privacy = definition, privacy
+
+    def __repr__(self) -> str:
+        return f"Entry({self.problem!r}, {self.privacy!r})"
+
+    def _data(self, attr):
+        return self.definition.per_privacy(getattr(self.definition, attr), self.privacy)
+
+    @property
+    def problem(self) -> str:
+        return self.definition.name
+
+    @property
+    def params(self) -> tuple:
+        return tuple(self._data("params") or ())
+
+    @property
+    def title(self) -> str:
+        return self._data("titles") or self.definition.title
+
+    @property
+    def source(self) -> str:
+        return self._data("sources") or ""
+
+    @property
+    def check(self):
+        return self._data("checks")
+
+    @property
+    def notes(self) -> tuple:
+        return tuple(self._data("notes") or ())
 
     def with_derived(self, values: dict) -> dict:
         """``values`` plus this entry's auxiliary values (e.g. the implied TV level)."""
         v = dict(values)
-        if self.derived is not None:
-            v.update(self.derived(values))
+        v.update(self.derived(values) or {})
         return v
 
     def check_function(self):
-        if self.check is None or not isinstance(self.check, str):
-            return self.check
+        check = self.check
+        if check is None or not isinstance(check, str):
+            return check
         import importlib
 
-        mod, _, fn = str(self.check).partition(":")
+        mod, _, fn = str(check).partition(":")
         return getattr(importlib.import_module(mod), fn)
+
+
+def _hook(name):
+    return property(lambda self: getattr(self.definition, name),
+                    doc=f"The problem's method ``{name}`` (bound to the registered instance).")
+
+
+for _name in HOOKS:
+    setattr(Entry, _name, _hook(_name))
+del _name
 
 
 class Problem:
@@ -297,9 +325,10 @@ class Problem:
 
     Subclassing
     -----------
-    A subclass sets ``name``, ``title``, ``aliases`` and ``privacies`` (the privacy models it supports) and
-    defines the methods of the parameter values ``values`` (a dict that holds ``values["privacy"]``), each
-    named after the :class:`Entry` field it fills:
+    A subclass sets, as literals in its class body (the catalog reads them from the source without importing
+    the module, so that ``boundcalc rate`` imports only the module asked for): ``name``, ``aliases`` and
+    ``privacies`` (the privacy models it supports); and ``title``. It defines these methods of the parameter
+    values ``values`` (a dict that holds ``values["privacy"]``):
 
     - ``rate(values)``: list of (label, sympy term), the minimax rate being their sum (order only);
     - ``bounds(values)``: list of :class:`Bound` (built from structural parameters such as k; cache them);
@@ -308,12 +337,32 @@ class Problem:
       of auxiliary values, e.g. an implied TV level), ``lower_rate(values)`` (the rate of the lower bound
       where it differs from ``rate``; None: the same), ``report(values, result)`` (extra notes on a result).
 
+    Where a method differs between privacy models, define one method per model instead, named with the
+    model as suffix (``bounds_pure``, ``bounds_none``, ``rate_local``, ...): the base's method calls the one
+    of ``values["privacy"]`` (as scipy's ``pdf`` calls ``_pdf``), so no method branches on the privacy model.
+
     Per-privacy data are class attributes named after their field in the plural: ``params`` (its
     :class:`ParamSpec` s; the privacy model adds its own), ``titles`` (default: ``title``), ``sources``,
-    ``checks`` (a :class:`CheckSpec` or a lazy ``"module:name"`` path) and ``notes``. Each may be one value
-    for every privacy model or a dict keyed by privacy model (the key None: every model not listed; a model
-    missing from the dict: nothing). :meth:`entry` builds the per-privacy :class:`Entry` the application
+    ``checks`` (a :class:`CheckSpec` or a lazy ``"module:name"`` path), ``notes`` and ``examples`` (sensible
+    keyword arguments of :func:`boundcalc.rate`, with ``n``, that run in about a second: the tests run their
+    whole battery over every problem at its examples). Each may be one value for every privacy model or a dict
+    keyed by privacy model (the key None: every model not listed; a model missing from the dict: nothing);
+    ``examples`` is always such a dict. :meth:`entry` gives the per-privacy :class:`Entry` the application
     layer uses; :func:`register_problem_class` registers one per privacy model.
+
+    Adding a problem (checklist)
+    ----------------------------
+    1. One module in ``boundcalc/problems/`` (named after the problem, ``-`` as ``_``): the subclass,
+       decorated with :func:`register_problem_class`, with its literal ``name``, ``aliases``, ``privacies``,
+       its ``params``, ``examples`` for every privacy model, ``sources``, and a ``checks`` simulation where a
+       mechanism can be simulated. Lower-bound lemmas shared with other problems come from their
+       :class:`Method` (list a family, e.g. :class:`TwoPointFamily`, and call
+       :func:`boundcalc.methods.method_bounds`); each :class:`Bound` states its source and derivation, and is
+       ``certified`` only when every constant is proved.
+    2. One page ``docs/problems/<name>.md``: the problem, its bounds and their derivations, with references.
+    Nothing else: the catalog, the docs index, ``boundcalc list`` and the tests' parameter table are derived
+    from the registry, and the per-pair tests (tests/test_every_pair.py) run over the new pairs at their
+    examples.
 
     Example: the mean θ of Bernoulli(θ) data, loss (θ̂-θ)², no privacy. The sample mean has risk
     θ(1-θ)/n <= 1/(4n); the estimator (ΣX + √n/2)/(n + √n) has constant risk 1/(4(1+√n)²) and is the
@@ -323,13 +372,15 @@ class Problem:
     >>> from boundcalc.core.bounds import Bound, Problem
     >>> from boundcalc.core.symbolic import n
     >>> class BernoulliMean(Problem):
-    ...     name, title, privacies = "bernoulli-mean", "Bernoulli mean, loss (θ̂-θ)²", ("none",)
+    ...     name, privacies = "bernoulli-mean", ("none",)
+    ...     title = "Bernoulli mean, loss (θ̂-θ)²"
     ...     sources = "Hodges & Lehmann (1950)"
+    ...     examples = {"none": {"n": 100}}
     ...
     ...     def rate(self, values):
     ...         return [("sampling", 1 / n)]
     ...
-    ...     def bounds(self, values):
+    ...     def bounds_none(self, values):
     ...         return [Bound(side="upper", name="sample-mean", label="sample mean", expr=1 / (4 * n),
     ...                       source="textbook", derivation="Var(X̄) = θ(1-θ)/n <= 1/(4n)"),
     ...                 Bound(side="lower", name="bayes-beta", label="Bayes risk", expr=1 / (4 * (1 + sp.sqrt(n)) ** 2),
@@ -351,26 +402,42 @@ class Problem:
     sources = ""
     checks = None
     notes = ()
+    examples: dict = {}  # privacy model -> keyword arguments of boundcalc.rate (with n)
+
+    def _of_privacy(self, hook: str, values: dict):
+        """The subclass's method ``<hook>_<privacy>`` for ``values["privacy"]``, or None."""
+        privacy = values.get("privacy")
+        return None if privacy is None else getattr(self, f"{hook}_{privacy}", None)
 
     def rate(self, values: dict) -> list:
-        """(label, sympy term) pairs whose sum is the minimax rate (order only)."""
-        raise NotImplementedError(f"{type(self).__name__} defines no rate(values)")
+        """(label, sympy term) pairs whose sum is the minimax rate (order only): ``rate_<privacy>(values)``."""
+        method = self._of_privacy("rate", values)
+        if method is None:
+            raise NotImplementedError(f"{type(self).__name__} defines no rate(values) for {values.get('privacy')}")
+        return method(values)
 
     def bounds(self, values: dict) -> list:
-        """The :class:`Bound` s at these values."""
-        raise NotImplementedError(f"{type(self).__name__} defines no bounds(values)")
+        """The :class:`Bound` s at these values: ``bounds_<privacy>(values)``."""
+        method = self._of_privacy("bounds", values)
+        if method is None:
+            raise NotImplementedError(f"{type(self).__name__} defines no bounds(values) for {values.get('privacy')}")
+        return method(values)
 
     def validate(self, values: dict) -> None:
-        """Cross-parameter checks (raise :class:`InputError`); by default every value is accepted."""
-        return None
+        """Cross-parameter checks (raise :class:`InputError`): ``validate_<privacy>`` where defined, else none."""
+        method = self._of_privacy("validate", values)
+        return None if method is None else method(values)
 
     def derived(self, values: dict) -> dict:
-        """Auxiliary values (e.g. an implied TV level); by default none."""
-        return {}
+        """Auxiliary values (e.g. an implied TV level): ``derived_<privacy>`` where defined, else none."""
+        method = self._of_privacy("derived", values)
+        return {} if method is None else method(values)
 
     def lower_rate(self, values: dict):
-        """The rate of the lower bound where it differs from :meth:`rate`; by default None (the same)."""
-        return None
+        """The rate of the lower bound where it differs from :meth:`rate` (``lower_rate_<privacy>`` where
+        defined); by default None (the same)."""
+        method = self._of_privacy("lower_rate", values)
+        return None if method is None else method(values)
 
     def report(self, values: dict, result) -> list:
         """Extra notes about one result; by default none."""
@@ -386,16 +453,11 @@ class Problem:
 
     def entry(self, privacy: str) -> "Entry":
         """The per-privacy view of this problem used by the application layer."""
-        def data(attr):
-            return self.per_privacy(getattr(self, attr), privacy)
-
         for hook in ("rate", "bounds"):
-            if getattr(type(self), hook) is getattr(Problem, hook):
-                raise TypeError(f"{type(self).__name__}: the method {hook}(values) is required")
-        return Entry(problem=self.name, privacy=privacy, params=tuple(data("params") or ()), rate=self.rate,
-                     bounds=self.bounds, title=data("titles") or self.title, source=data("sources") or "",
-                     validate=self.validate, derived=self.derived, lower_rate=self.lower_rate,
-                     check=data("checks"), notes=tuple(data("notes") or ()), report=self.report, definition=self)
+            if getattr(type(self), hook) is getattr(Problem, hook) and not hasattr(self, f"{hook}_{privacy}"):
+                raise TypeError(f"{type(self).__name__}: the method {hook}(values) (or {hook}_{privacy}(values)) "
+                                "is required")
+        return Entry(self, privacy)
 
 
 def register_problem_class(cls):

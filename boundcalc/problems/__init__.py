@@ -1,7 +1,8 @@
 """Problem modules: each registers its (problem, privacy) entries with :mod:`boundcalc.core.bounds`.
 
-Which module defines which problem is listed in :data:`boundcalc.app.catalog.PROBLEM_MODULES`; the
-catalog imports them on demand.
+Every module here not starting with ``_`` is a problem module; :mod:`boundcalc.app.catalog` reads from each
+Problem subclass's body its ``name``, ``aliases`` and ``privacies`` and imports the modules on demand. The
+checklist for a new problem is in the docstring of :class:`boundcalc.core.bounds.Problem`.
 """
 
 

@@ -748,8 +748,14 @@ class Density(Problem):
     """Density estimation: Lipschitz densities on [0,1]^d under central privacy, Sobolev densities on [0,1]
     under ε-LDP."""
 
-    name, title, aliases = "density", "density estimation, loss integrated squared error", ("density-estimation",)
+    name = "density"
+    aliases = ("density-estimation",)
     privacies = ("none", "pure", "local")
+    title = "density estimation, loss integrated squared error"
+    # d = 1 in the central examples: the certified lower bounds are for d = 1
+    examples = {"none": {"n": 400, "d": 1, "L": 2.0},
+                "pure": {"n": 400, "d": 1, "L": 1.0, "eps": 0.5},
+                "local": {"n": 400, "beta": 1.0, "L": 1.0, "eps": 1.0}}
     params = {"local": PARAMS_LOCAL, None: PARAMS_CENTRAL}
     titles = {"local": "smooth densities on [0,1] (cosine-Sobolev S_β(L); L-Lipschitz for β = 1), ε-LDP, "
                        "loss ∫(f̂-f)²",

@@ -404,8 +404,12 @@ CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else
 class Gaussian(Problem):
     """Gaussian location in a box, non-private and under ε-LDP."""
 
-    name, title, aliases = "gaussian", "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d", ("gaussian-location",)
+    name = "gaussian"
+    aliases = ("gaussian-location",)
     privacies = ("local", "none")
+    title = "Gaussian location N(θ, σ²I_d), θ in [-B, B]^d"
+    examples = {"local": {"n": 300, "d": 2, "sigma": 1.0, "B": 1.0, "eps": 2.0},
+                "none": {"n": 300, "d": 3, "sigma": 2.0, "B": 1.0}}
     params = PARAMS
     titles = {"local": "Gaussian location under ε-LDP, θ ∈ [-B,B]^d, loss ||θ̂-θ||²",
               "none": "Gaussian location N(θ, σ²I_d), θ ∈ [-B,B]^d, loss ||θ̂-θ||²"}

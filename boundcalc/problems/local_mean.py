@@ -616,8 +616,11 @@ class LocalMean(Problem):
     """Mean estimation under ε-LDP (the central models of the same problem are
     :class:`boundcalc.problems.mean_central.CentralMean`: other mathematics, another module)."""
 
-    name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
+    name = "mean"
+    aliases = ("mean-estimation",)
     privacies = ("local",)
+    title = "mean estimation with a k-th moment bound"
+    examples = {"local": {"n": 500, "d": 2, "r": 1.0, "k": 2.0, "ball": "linf", "eps": 1.0}}
     params = PARAMS
     titles = "mean estimation under ε-LDP, E||X||^k <= r^k (ℓ2 or ℓ∞ norm), loss ||θ̂-θ||²"
     sources = SOURCE

@@ -620,8 +620,16 @@ class CentralMean(Problem):
     """Mean estimation with a k-th moment bound under the central privacy models (ε-LDP:
     :class:`boundcalc.problems.local_mean.LocalMean`)."""
 
-    name, title, aliases = "mean", "mean estimation with a k-th moment bound", ("mean-estimation",)
+    name = "mean"
+    aliases = ("mean-estimation",)
     privacies = ("none", "pure", "smooth", "approx", "tv", "kl")
+    title = "mean estimation with a k-th moment bound"
+    examples = {"none": {"n": 300, "d": 3, "r": 1.0, "k": 4.0},
+                "pure": {"n": 500, "d": 2, "r": 1.0, "k": 2.0, "eps": 0.5},
+                "smooth": {"n": 500, "d": 1, "r": 1.0, "k": 3.0, "eps": 1.0},
+                "approx": {"n": 300, "d": 2, "r": 1.0, "k": 2.0, "eps": 1.0, "delta": 1e-5},
+                "tv": {"n": 500, "d": 1, "r": 1.0, "k": 2.0, "alpha": 0.2},
+                "kl": {"n": 500, "d": 2, "r": 1.0, "k": 2.0, "alpha": 0.5}}
     params = PARAMS
     titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
     sources = SOURCE

@@ -482,8 +482,12 @@ CHECK = CheckSpec(check_instances, DEFAULT_NS, prepare=_prepare)
 class Multinomial(Problem):
     """Discrete distribution estimation, non-private and under ε-LDP."""
 
-    name, title, aliases = "multinomial", "discrete distribution estimation", ("discrete",)
+    name = "multinomial"
+    aliases = ("discrete",)
     privacies = ("local", "none")
+    title = "discrete distribution estimation"
+    examples = {"local": {"n": 1000, "d": 5, "loss": "l1", "eps": 2.0},
+                "none": {"n": 300, "d": 5, "loss": "l2sq"}}
     params = PARAMS
     titles = {"local": "discrete distribution on d symbols under ε-LDP, loss ||θ̂-θ||₂² or ||θ̂-θ||₁",
               "none": "discrete distribution on d symbols, loss ||θ̂-θ||₂² or ||θ̂-θ||₁"}

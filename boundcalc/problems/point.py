@@ -664,6 +664,9 @@ class Point(Problem):
     title = "efficient point estimation in a one-parameter model (subsample and aggregate)"
     aliases = ("point-estimation", "smith")
     privacies = ("none", "pure", "approx")
+    examples = {"none": {"n": 400, "model": "poisson"},
+                "pure": {"n": 400, "model": "bernoulli", "eps": 1.0},
+                "approx": {"n": 400, "model": "normal-mean", "eps": 1.0, "delta": 1e-6}}
     params = PARAMS
     titles = ("point estimation in a regular one-parameter model, loss (θ̂-θ)², local minimax over "
               "N = [θ-h, θ+h] ∩ Θ")

@@ -492,8 +492,12 @@ CHECK = CheckSpec(check_instances, DEFAULT_NS)
 class SparseBernoulli(Problem):
     """Sparse product Bernoulli means, non-private and under ε-LDP."""
 
-    name, title, aliases = "sparse-bernoulli", "sparse product Bernoulli means, Σθ_j <= s", ("sparse_bernoulli",)
+    name = "sparse-bernoulli"
+    aliases = ("sparse_bernoulli",)
     privacies = ("local", "none")
+    title = "sparse product Bernoulli means, Σθ_j <= s"
+    examples = {"local": {"n": 1000, "d": 10, "s": 2.0, "eps": 2.0},
+                "none": {"n": 300, "d": 10, "s": 2.0}}
     params = PARAMS
     titles = {"local": "s-sparse Bernoulli means under ε-LDP, loss ||θ̂-θ||²",
               "none": "s-sparse Bernoulli means, loss ||θ̂-θ||²"}

@@ -63,7 +63,6 @@ THETA0 = ParamSpec("theta0", "float", 1.0, "lower end θ_0 of the support range:
 LOSS = ParamSpec("loss", "choice", "abs", "loss: abs |θ̂-θ| or squared (θ̂-θ)²", choices=("abs", "squared"),
                  structural=True)
 PARAMS = (N, THETA0, LOSS)
-PRIVACIES = ("none", "pure", "approx", "tv", "kl")
 
 theta0 = sp.Symbol("theta0", positive=True)
 alpha_tv = sp.Symbol("alpha_TV", positive=True)
@@ -388,8 +387,15 @@ CHECK = CheckSpec(check_instances, DEFAULT_NS, tolerance=lambda v: 0.25 if v["lo
 class Support(Problem):
     """The support of a uniform distribution, under every central privacy model."""
 
-    name, title, aliases = "support", "support of a uniform distribution Unif[0, θ], θ ∈ [θ_0, 2θ_0]", ("uniform-support",)
-    privacies = PRIVACIES
+    name = "support"
+    aliases = ("uniform-support",)
+    privacies = ("none", "pure", "approx", "tv", "kl")
+    title = "support of a uniform distribution Unif[0, θ], θ ∈ [θ_0, 2θ_0]"
+    examples = {"none": {"n": 300, "theta0": 1.0, "loss": "squared"},
+                "pure": {"n": 300, "theta0": 1.0, "loss": "abs", "eps": 1.0},
+                "approx": {"n": 300, "theta0": 2.0, "loss": "abs", "eps": 1.0, "delta": 1e-6},
+                "tv": {"n": 300, "theta0": 1.0, "loss": "abs", "alpha": 0.2},
+                "kl": {"n": 300, "theta0": 1.0, "loss": "squared", "alpha": 1.0}}
     params = PARAMS
     titles = "support of Unif[0,θ], θ ∈ [θ_0, 2θ_0], loss |θ̂-θ| or (θ̂-θ)²"
     sources = SOURCE
