@@ -274,7 +274,7 @@ def test_subsample_max_scale_is_optimal_and_bound_holds(loss, m):
     assert unproj(c) == pytest.approx(closed, rel=1e-7)
     assert all(unproj(cc) >= unproj(c) * (1 - 1e-9) for cc in np.linspace(0.8 * c, 1.2 * c, 41))
     n = m * 4
-    b = next(x for x in SUP.bounds({"privacy": "tv", "loss": loss}) if x.name == "subsample-max-tv")
+    b = next(x for x in SUP.Support().bounds({"privacy": "tv", "loss": loss}) if x.name == "subsample-max-tv")
     bound = float(b.evaluate({"n": n, "theta0": 1.0, "alpha": m / n}, {}))
     risks = [_subsample_risk_quadrature(m, c, th, loss) for th in np.linspace(1.0, 2.0, 11)]
     assert max(risks) <= bound * (1 + 1e-9)

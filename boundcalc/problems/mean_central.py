@@ -24,8 +24,8 @@ import sympy as sp
 
 from ..privacy_relations import relations
 from ..core import symbolic as S
-from ..core.bounds import Bound, Condition, FreeParameter, Problem, register_problem_class
-from ..methods import fingerprinting, group_coupling, ldp, le_cam, sphere_cap, uniformity
+from ..core.bounds import Bound, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..methods import fingerprinting, group_coupling, ldp, le_cam, method_bounds, sphere_cap, uniformity
 from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -344,38 +344,44 @@ def _nonprivate_lowers(k):
     return [hl, lc]
 
 
-def _tv_lower(privacy, k):
-    a = _exponent(k)
-    def expr():
-        tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n
-        return le_cam.two_point((S.r * S.p ** a / 2) ** 2, le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
+#: how each central model implies TV privacy (docs/methods/relations.md), as printed with the Le Cam bound
+TV_LEVEL_TEXT = {"tv": "α_TV = α", "kl": "α_TV = sqrt(α/2) (Pinsker)", "pure": "α_TV = tanh(ε/2)",
+                 "smooth": "smooth ⇒ pure DP, α_TV = tanh(ε/2)", "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}
 
-    via = {"tv": "α_TV = α", "kl": "α_TV = sqrt(α/2) (Pinsker)", "pure": "α_TV = tanh(ε/2)",
-           "smooth": "smooth ⇒ pure DP, α_TV = tanh(ε/2)", "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
-    return Bound(
-        side="lower", name="tv-mixture", label=f"Le Cam + TV contraction ({via})", expr=expr,
+
+def _mixture_tv_product():
+    return -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n
+
+
+def _tv_lower(privacy, k):
+    """Le Cam's two points with the central TV contraction (the shared
+    :class:`boundcalc.methods.le_cam_methods.CentralLeCam`) on the pair δ_0, (1-p)δ_0 + p δ_{r p^{-1/k} u}."""
+    a = _exponent(k)
+    via = TV_LEVEL_TEXT[privacy]
+    family = TwoPointFamily(
+        name="tv-mixture", title=f"Le Cam + TV contraction ({via})", loss_at_s=(S.r * S.p ** a / 2) ** 2,
+        tv_one=S.p, tv_product=_mixture_tv_product(),
         source="Barber & Duchi Prop 2 (TV privacy), constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
         derivation="P_0 = δ_0, P_1 = (1-p)δ_0 + p δ_{r p^{-1/k} u} ∈ 𝒫_k; TV(P_0,P_1) = p, TV(P_0^n,P_1^n) = 1-(1-p)^n; "
         "means differ by r p^{(k-1)/k} = 2s. Two-point bound with TV(M_0,M_1) <= min{n α_TV p, 1-(1-p)^n} "
         "(central TV contraction). The privacy model implies α_TV-TV privacy: " + via + ".",
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+    return method_bounds(family, privacy)
 
 
 def _tv_lower_symmetric(privacy, k):
     """The same contraction for the symmetric pair P_± (separation 2ρ instead of ρ: 4× the above)."""
     a = _exponent(k)
-    def expr():
-        tv_product = -S.expm1(S.n * S.log1p(-S.p))  # 1 - (1-p)^n >= TV(P_+^n, P_-^n)
-        return le_cam.two_point((S.r * S.p ** a) ** 2, le_cam.tv_private_contraction(alpha_tv, S.n, S.p, tv_product))
-
-    return Bound(
-        side="lower", name="tv-mixture-sym", label="Le Cam ± mixtures + TV contraction", expr=expr,
+    family = TwoPointFamily(
+        name="tv-mixture-sym", title="Le Cam ± mixtures + TV contraction", loss_at_s=(S.r * S.p ** a) ** 2,
+        tv_one=S.p, tv_product=_mixture_tv_product(),  # 1 - (1-p)^n >= TV(P_+^n, P_-^n)
         source="Barber & Duchi Prop 2 (TV privacy) with a symmetric pair; docs/methods/central-mean.md",
         derivation="P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k: means ±ρu, ρ = r p^{(k-1)/k} (separation 2ρ, so s = ρ); "
         "TV(P_+, P_-) = p; the entry-wise maximal coupling differs in Bin(n, p) entries, so "
         "TV(P_+^n, P_-^n) <= 1-(1-p)^n, and by the central TV contraction TV(M_+, M_-) <= min{n α_TV p, 1-(1-p)^n}. "
         "Risk >= ρ²(1 - TV(M_+, M_-))/2.",
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+    return method_bounds(family, privacy)
 
 
 def _packings(d: int):
@@ -552,8 +558,8 @@ def _cap_hl_lower(privacy):
 def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     out = list(_upper_bounds(privacy, k)) + _nonprivate_lowers(k)
     if privacy != "none":
-        out.append(_tv_lower(privacy, k))
-        out.append(_tv_lower_symmetric(privacy, k))
+        out += _tv_lower(privacy, k)
+        out += _tv_lower_symmetric(privacy, k)
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
         out += _coupling_lowers(privacy, k)

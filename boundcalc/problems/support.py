@@ -55,8 +55,8 @@ import sympy as sp
 
 from ..privacy_relations import relations
 from ..core import symbolic as S
-from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
-from ..methods import le_cam, threshold_bayes, uniformity
+from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
+from ..methods import le_cam, method_bounds, threshold_bayes, uniformity
 from ..core.params import N, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Prop 3"
@@ -156,102 +156,159 @@ THRESHOLD_LOWER_DERIVATION = """
     """.strip()
 
 
+def _threshold_dp(width, big_b, loss):
+    """The ε-DP pairwise bound integrated: the larger of the Jensen form and the exact binomial average."""
+    kappa = 2 * S.eps * S.n / (big_b - width)
+    jensen = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
+    exact = threshold_bayes.bayes_exact_relative(width, big_b - width, S.n, S.eps, loss)
+    return S.Max(jensen, exact)
+
+
+def _threshold_approx(width, big_b, loss):
+    """(ε,δ)-DP: the ε-DP form less the δ correction."""
+    return _threshold_dp(width, big_b, loss) - threshold_bayes.delta_correction(width, 2 * S.delta / S.expm1(S.eps), loss)
+
+
+def _threshold_tv(width, big_b, loss):
+    """α_TV-TV privacy (tv; kl through its implied TV level): the linear pairwise bound, in closed form."""
+    return threshold_bayes.bayes_linear(width, 2 * S.n * alpha_tv / (big_b - width), loss)
+
+
+#: privacy model -> (the integrated pairwise bound, the privacy level in the closed-form prior width)
+THRESHOLD_FORMS = {"pure": (_threshold_dp, S.eps), "approx": (_threshold_approx, S.eps),
+                   "tv": (_threshold_tv, alpha_tv), "kl": (_threshold_tv, alpha_tv)}
+
+#: the narrowest prior width ω searched: 10⁻³/(n·level) (well below the optimum ≈ 1.1/√(n·level)), at most 1/2
+OMEGA_LOW_SCALE = 1e-3
+#: the widest prior: ω = 1/2 keeps θ ∈ [θ_0, 2θ_0] (A = 2θ_0(1-ω) >= θ_0)
+OMEGA_HIGH = 0.5
+
+
 def threshold_lower(loss: str, privacy: str = "pure") -> Bound:
     """Threshold Bayes lower bound (docs/methods/threshold-bayes.md). Derivation: :data:`THRESHOLD_LOWER_DERIVATION`."""
     big_b = 2 * theta0
     width = omega * big_b
-    if privacy in ("tv", "kl"):
-        expr = threshold_bayes.bayes_linear(width, 2 * S.n * alpha_tv / (big_b - width), loss)
-    else:
-        kappa = 2 * S.eps * S.n / (big_b - width)
-        jensen = threshold_bayes.bayes_abs(width, kappa) if loss == "abs" else threshold_bayes.bayes_sq(width, kappa)
-        exact = threshold_bayes.bayes_exact_relative(width, big_b - width, S.n, S.eps, loss)
-        expr = S.Max(jensen, exact)
-        if privacy == "approx":
-            expr = expr - threshold_bayes.delta_correction(width, 2 * S.delta / S.expm1(S.eps), loss)
+    form, level = THRESHOLD_FORMS[privacy]
     return Bound(
-        side="lower", name="threshold-bayes", label="threshold Bayes bound (uniform prior, coupled DP tests)", expr=expr,
+        side="lower", name="threshold-bayes", label="threshold Bayes bound (uniform prior, coupled DP tests)",
+        expr=form(width, big_b, loss),
         source="Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the entry-wise maximal coupling; "
         "layer-cake threshold decomposition (docs/methods/threshold-bayes.md)",
         derivation=THRESHOLD_LOWER_DERIVATION,
-        free=(FreeParameter(omega, lambda v: min(0.5, 1e-3 / (v["n"] * v["eps"]), 1e-3 / (v["n"] * v.get("alpha_TV", 1))),
-                            lambda v: 0.5,
+        free=(FreeParameter(omega, lambda v: min(OMEGA_HIGH, OMEGA_LOW_SCALE / (v["n"] * v["eps"]),
+                                                 OMEGA_LOW_SCALE / (v["n"] * v.get("alpha_TV", 1))),
+                            lambda v: OMEGA_HIGH,
                             doc="prior width W/(2θ_0): θ ~ Unif[2θ_0(1-ω), 2θ_0]"),),
         # near-optimal closed-form choice: maximising (1-ω)(ln2 - π²/(12 nεω)) gives ω ≈ 1.09/sqrt(nε)
-        optimum={omega: S.Min(sp.Rational(1, 2), sp.Rational(11, 10) / sp.sqrt(
-            S.n * (alpha_tv if privacy in ("tv", "kl") else S.eps)))})
+        optimum={omega: S.Min(sp.Rational(1, 2), sp.Rational(11, 10) / sp.sqrt(S.n * level))})
+
+
+#: the smallest support gap p searched: min{10⁻³, 10⁻⁴/(n(1+ε))}, below every optimum (≈ 1/n or 1/(2nα_TV))
+P_LOW_CAP, P_LOW_SCALE = 1e-3, 1e-4
+#: the largest gap: p = 1 (the pair Unif[0, θ_0], Unif[0, 2θ_0], the whole range)
+P_HIGH = 1.0
 
 
 def _p_range():
-    return (lambda v: min(1e-3, 1e-4 / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: 1.0)
+    return (lambda v: min(P_LOW_CAP, P_LOW_SCALE / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: P_HIGH)
 
 
-@lru_cache(maxsize=None)
-def _bounds(privacy: str, loss: str) -> tuple:
-    out = []
-    phi_s = _phi(theta0 * S.p / (1 + S.p), loss)  # Φ(s), s = half the separation 2θ_0 p/(1+p)
-    tv_product = -S.expm1(-S.n * S.log1p(S.p))  # 1 - (1+p)^{-n}
-    p_free = FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0', θ_1 = 2θ_0")
-    if privacy == "none":
-        out.append(Bound(side="lower", name="le-cam", label="Le Cam two points (exact product TV)",
-                         expr=le_cam.two_point(phi_s, tv_product), source=SOURCE + " (non-private part); docs/methods/le-cam.md",
-                         derivation="Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
-                         "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(p_free,), optimum={S.p: S.Min(1, 1 / S.n)}))
-    else:
-        via = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
-               "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}[privacy]
-        out.append(Bound(
-            side="lower", name="le-cam-tv", label=f"Le Cam + TV contraction ({via})",
-            expr=le_cam.two_point(phi_s, le_cam.tv_private_contraction(alpha_tv, S.n, S.p / (1 + S.p), tv_product)),
-            source=SOURCE + "; constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
-            derivation="Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
-            "separation 2θ_0 p/(1+p) = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
-            "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
-            "privacy: " + via + ".", free=(p_free,),
-            optimum={S.p: S.Min(1, 1 / (2 * S.n * alpha_tv), S.Max(1 / S.n, 1 / (2 * S.n * alpha_tv)))}))
-    if privacy in ("pure", "approx"):
-        q = S.p / (1 + S.p)
-        delta = S.delta if privacy == "approx" else None
-        out.append(Bound(
-            side="lower", name="uniformity-two-point", label="uniformity of mass, two points (group privacy coupling)",
-            expr=phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
-            source="Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (docs/methods/uniformity-of-mass.md)",
-            derivation="Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
-            "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the uniformity-of-mass coupling (Barber & Duchi Lemma 2) gives Hamming "
-            "distance Bin(n, q); the success sets {|θ̂ - θ_v| < θ_0 p/(1+p)} are disjoint; average failure >= "
-            "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(θ_0 p/(1+p)) × failure.",
-            free=(p_free, FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True,
-                                        doc="coupling group size"))))
-    if privacy in ("pure", "approx", "tv", "kl"):
-        out.append(threshold_lower(loss, privacy))
-    # ---- upper
-    if privacy == "none":
-        if loss == "abs":
-            expr, why = 2 * theta0 / (S.n + 1), "E|max - θ| = θ/(n+1) (max/θ ~ Beta(n,1)), worst θ = 2θ_0."
-        else:
-            expr, why = (4 * theta0 ** 2 / (S.n * (S.n + 2)),
-                         "θ̂ = (n+1)max/n is unbiased with variance θ²/(n(n+2)) (E max² = nθ²/(n+2)), worst θ = 2θ_0.")
-        out.append(Bound(side="upper", name="max", label="sample maximum (no privacy)" if loss == "abs"
-                         else "unbiased rescaled maximum (no privacy)", expr=expr,
-                         source="Lehmann & Casella; exact", derivation=why))
-    else:
-        lam = rate_lambda(privacy)
-        eps_txt = {"pure": "ε' = ε", "approx": "ε' = ε (ε-DP ⇒ (ε,δ)-DP)",
-                   "tv": "ε' = log((1+α)/(1-α)): ε'-DP ⇒ tanh(ε'/2) = α TV privacy",
-                   "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}[privacy]
-        out.append(Bound(
-            side="upper", name="exp-mech", label=f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
-            expr=exp_mech_bound(lam, loss), source="boundcalc (ours; derived, docs/problems/support.md)",
-            derivation=EXP_MECH_RISK_DERIVATION + " Privacy level: " + eps_txt + ".",
-            free=(FreeParameter(rho, lambda v: 1e-3, lambda v: 1 - 1e-6, doc="γ/λ of the base measure"),
-                  FreeParameter(shift, lambda v: 0.0, lambda v: 6.0, log=False, doc="shift b = s/γ")),
-            optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"}))
-    if privacy == "tv":
-        out.append(subsample_max_tv(loss))
-    out.append(Bound(side="upper", name="constant", label="constant estimate 3θ_0/2 (uses no data)",
-                     expr=_phi(theta0 / 2, loss), source="trivial", derivation="|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0].",
-                     extra={"no_data": True}))
-    return tuple(out)
+def _phi_s(loss):
+    return _phi(theta0 * S.p / (1 + S.p), loss)  # Φ(s), s = half the separation 2θ_0 p/(1+p)
+
+
+def _tv_product():
+    return -S.expm1(-S.n * S.log1p(S.p))  # 1 - (1+p)^{-n}
+
+
+def _p_free():
+    return FreeParameter(S.p, *_p_range(), doc="relative support gap p: θ_1 = (1+p)θ_0', θ_1 = 2θ_0")
+
+
+def le_cam_lower(loss: str) -> Bound:
+    """Le Cam's two points without privacy (exact product TV)."""
+    return Bound(side="lower", name="le-cam", label="Le Cam two points (exact product TV)",
+                 expr=le_cam.two_point(_phi_s(loss), _tv_product()),
+                 source=SOURCE + " (non-private part); docs/methods/le-cam.md",
+                 derivation="Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0]: separation 2θ_0 p/(1+p) = 2s, TV(P_0^n,P_1^n) = "
+                 "1-(1+p)^{-n}; Le Cam: Φ(s)(1 - TV)/2.", free=(_p_free(),), optimum={S.p: S.Min(1, 1 / S.n)})
+
+
+#: how each central model implies TV privacy (docs/methods/relations.md), as printed with the Le Cam bound
+TV_LEVEL_TEXT = {"tv": "α_TV = α", "kl": "α_TV = min{√(α/2), √(1-e^{-α})}", "pure": "α_TV = tanh(ε/2)",
+                 "approx": "α_TV = (e^ε - 1 + 2δ)/(e^ε + 1)"}
+
+
+def le_cam_tv_lower(loss: str, privacy: str) -> list:
+    """Le Cam's two points with the central TV contraction: the shared
+    :class:`boundcalc.methods.le_cam_methods.CentralLeCam` applied to this problem's pair."""
+    via = TV_LEVEL_TEXT[privacy]
+    family = TwoPointFamily(
+        name="le-cam-tv", title=f"Le Cam + TV contraction ({via})", loss_at_s=_phi_s(loss),
+        tv_one=S.p / (1 + S.p), tv_product=_tv_product(),
+        source=SOURCE + "; constant derived (docs/methods/tv-contraction.md, docs/methods/relations.md)",
+        derivation="Unif[0,2θ_0/(1+p)] vs Unif[0,2θ_0], p ∈ (0,1]: TV(P_0,P_1) = p/(1+p), TV(P_0^n,P_1^n) = 1-(1+p)^{-n}, "
+        "separation 2θ_0 p/(1+p) = 2s. Two-point bound Φ(s)(1 - TV(M_0,M_1))/2 with the central contraction "
+        "TV(M_0,M_1) <= min{n α_TV TV(P_0,P_1), TV(P_0^n,P_1^n)}; the privacy model implies α_TV-TV "
+        "privacy: " + via + ".", free=(_p_free(),),
+        optimum={S.p: S.Min(1, 1 / (2 * S.n * alpha_tv), S.Max(1 / S.n, 1 / (2 * S.n * alpha_tv)))})
+    return method_bounds(family, privacy)
+
+
+def uniformity_lower(loss: str, delta=None) -> Bound:
+    """Uniformity of mass with two points (pure DP; (ε,δ)-DP with ``delta`` = S.delta)."""
+    q = S.p / (1 + S.p)
+    return Bound(
+        side="lower", name="uniformity-two-point", label="uniformity of mass, two points (group privacy coupling)",
+        expr=_phi_s(loss) * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
+        source="Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (docs/methods/uniformity-of-mass.md)",
+        derivation="Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
+        "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the uniformity-of-mass coupling (Barber & Duchi Lemma 2) gives Hamming "
+        "distance Bin(n, q); the success sets {|θ̂ - θ_v| < θ_0 p/(1+p)} are disjoint; average failure >= "
+        "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(θ_0 p/(1+p)) × failure.",
+        free=(_p_free(), FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True,
+                                       doc="coupling group size")))
+
+
+#: the sample maximum's exact risk per loss: (label, risk at the worst θ = 2θ_0, why)
+MAX_RISK = {
+    "abs": ("sample maximum (no privacy)", lambda: 2 * theta0 / (S.n + 1),
+            "E|max - θ| = θ/(n+1) (max/θ ~ Beta(n,1)), worst θ = 2θ_0."),
+    "squared": ("unbiased rescaled maximum (no privacy)", lambda: 4 * theta0 ** 2 / (S.n * (S.n + 2)),
+                "θ̂ = (n+1)max/n is unbiased with variance θ²/(n(n+2)) (E max² = nθ²/(n+2)), worst θ = 2θ_0."),
+}
+
+
+def max_upper(loss: str) -> Bound:
+    label, expr, why = MAX_RISK[loss]
+    return Bound(side="upper", name="max", label=label, expr=expr(), source="Lehmann & Casella; exact", derivation=why)
+
+
+#: the pure level ε' at which the exponential mechanism runs, as printed, per privacy model
+EXP_MECH_LEVEL_TEXT = {"pure": "ε' = ε", "approx": "ε' = ε (ε-DP ⇒ (ε,δ)-DP)",
+                       "tv": "ε' = log((1+α)/(1-α)): ε'-DP ⇒ tanh(ε'/2) = α TV privacy",
+                       "kl": "ε' = √(2α): ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α"}
+#: the range of ρ = γ/λ: any ρ ∈ (0, 1) is valid; the bracket blows up like 1/ρ and 1/(1-ρ)² at the ends
+RHO_LOW, RHO_HIGH = 1e-3, 1 - 1e-6
+#: the range of the shift s = bγ: s >= 0 is valid; the bracket grows like s beyond its minimiser (≈ 0.25)
+SHIFT_LOW, SHIFT_HIGH = 0.0, 6.0
+
+
+def exp_mech_upper(loss: str, privacy: str) -> Bound:
+    eps_txt = EXP_MECH_LEVEL_TEXT[privacy]
+    return Bound(
+        side="upper", name="exp-mech", label=f"exponential mechanism, utility -#{{X_i > t}}, base e^(-γt) ({eps_txt})",
+        expr=exp_mech_bound(rate_lambda(privacy), loss), source="boundcalc (ours; derived, docs/problems/support.md)",
+        derivation=EXP_MECH_RISK_DERIVATION + " Privacy level: " + eps_txt + ".",
+        free=(FreeParameter(rho, lambda v: RHO_LOW, lambda v: RHO_HIGH, doc="γ/λ of the base measure"),
+              FreeParameter(shift, lambda v: SHIFT_LOW, lambda v: SHIFT_HIGH, log=False, doc="shift b = s/γ")),
+        optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"})
+
+
+def constant_upper(loss: str) -> Bound:
+    return Bound(side="upper", name="constant", label="constant estimate 3θ_0/2 (uses no data)",
+                 expr=_phi(theta0 / 2, loss), source="trivial", derivation="|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0].",
+                 extra={"no_data": True})
 
 
 def subsample_scale(m, loss: str):
@@ -277,28 +334,8 @@ def subsample_max_tv(loss: str) -> Bound:
         extra={"mechanism": "subsample-max-tv", "subsample": m0})
 
 
-def bounds(values: dict) -> list[Bound]:
-    return list(_bounds(values["privacy"], values["loss"]))
-
-
-def _level(privacy):
-    return {"pure": S.eps, "approx": S.eps, "tv": S.alpha, "kl": sp.sqrt(S.alpha)}.get(privacy)
-
-
-def rate_terms(values: dict) -> list:
-    loss = values["loss"]
-    out = [("statistical θ_0/n", _phi(theta0 / S.n, loss))]
-    lvl = _level(values["privacy"])
-    if lvl is not None:
-        out.append(("privacy", _phi(theta0 / (S.n * lvl), loss)))
-    return out
-
-
-def lower_rate(values: dict):
-    loss = values["loss"]
-    lvl = _level(values["privacy"])
-    base = _phi(theta0 / S.n, loss)
-    return base if lvl is None else base + _phi(theta0 * S.Min(1, 1 / (S.n * lvl)), loss)
+#: the privacy level in the rate's privacy term (none: no such term)
+RATE_LEVEL = {"pure": S.eps, "approx": S.eps, "tv": S.alpha, "kl": sp.sqrt(S.alpha)}
 
 
 # ------------------------------------------------------------------ simulation
@@ -407,11 +444,74 @@ class Support(Problem):
         "measure, derived in boundcalc.problems.support.exp_mech_bound); it matches the lower bound's "
         "order θ_0(1/n + 1/(nα)).",)}
 
-    def rate(self, values):
-        return rate_terms(values)
+    # ---- rate: the statistical term, plus a privacy term under every private model
+    def rate_none(self, values):
+        return [("statistical θ_0/n", _phi(theta0 / S.n, values["loss"]))]
 
-    def bounds(self, values):
-        return bounds(values)
+    def _rate_private(self, values):
+        level = RATE_LEVEL[values["privacy"]]
+        return self.rate_none(values) + [("privacy", _phi(theta0 / (S.n * level), values["loss"]))]
+
+    rate_pure = rate_approx = rate_tv = rate_kl = _rate_private
+
+    def _lower_rate_private(self, values):
+        loss, level = values["loss"], RATE_LEVEL[values["privacy"]]
+        return _phi(theta0 / S.n, loss) + _phi(theta0 * S.Min(1, 1 / (S.n * level)), loss)
+
+    def lower_rate_none(self, values):
+        return _phi(theta0 / S.n, values["loss"])
+
+    lower_rate_pure = lower_rate_approx = lower_rate_tv = lower_rate_kl = _lower_rate_private
+
+    # ---- bounds: one method per privacy model (built once per loss)
+    def bounds_none(self, values):
+        return _built(_bounds_none, values["loss"])
+
+    def bounds_pure(self, values):
+        return _built(_bounds_pure, values["loss"])
+
+    def bounds_approx(self, values):
+        return _built(_bounds_approx, values["loss"])
+
+    def bounds_tv(self, values):
+        return _built(_bounds_tv, values["loss"])
+
+    def bounds_kl(self, values):
+        return _built(_bounds_kl, values["loss"])
 
     def derived(self, values):
         return relations.privacy_levels(values)
+
+
+@lru_cache(maxsize=None)
+def _cached(build, loss: str) -> tuple:
+    return tuple(build(loss))
+
+
+def _built(build, loss: str) -> list:
+    """The bounds ``build(loss)`` gives, built once per (model, loss)."""
+    return list(_cached(build, loss))
+
+
+def _bounds_none(loss):
+    return [le_cam_lower(loss), max_upper(loss), constant_upper(loss)]
+
+
+def _bounds_pure(loss):
+    return [*le_cam_tv_lower(loss, "pure"), uniformity_lower(loss), threshold_lower(loss, "pure"),
+            exp_mech_upper(loss, "pure"), constant_upper(loss)]
+
+
+def _bounds_approx(loss):
+    return [*le_cam_tv_lower(loss, "approx"), uniformity_lower(loss, S.delta), threshold_lower(loss, "approx"),
+            exp_mech_upper(loss, "approx"), constant_upper(loss)]
+
+
+def _bounds_tv(loss):
+    return [*le_cam_tv_lower(loss, "tv"), threshold_lower(loss, "tv"), exp_mech_upper(loss, "tv"),
+            subsample_max_tv(loss), constant_upper(loss)]
+
+
+def _bounds_kl(loss):
+    return [*le_cam_tv_lower(loss, "kl"), threshold_lower(loss, "kl"), exp_mech_upper(loss, "kl"),
+            constant_upper(loss)]
