@@ -111,7 +111,7 @@ def test_central_histogram_exact_risk_by_simulation(eps):
     assert err.mean() == pytest.approx(exact, rel=4 * err.std() / math.sqrt(err.size) / exact)
     # and the certified bound dominates it
     v = {"n": n, "d": 1, "L": 0.2 * math.sqrt(2) * math.pi, "eps": eps or 1.0, "privacy": "pure" if eps else "none"}
-    b = next(x for x in DEN.bounds(v) if x.side == "upper")
+    b = next(x for x in DEN.Density().bounds(v) if x.side == "upper")
     assert exact <= float(b.evaluate(v, {"b": bins}))
 
 
@@ -123,7 +123,7 @@ def test_sawtooth_attains_the_bound(d):
     p, if2 = DEN._additive_instance(gb, ig2, d, 1 / bins)
     exact = H.exact_risk(p, if2, n, 8 / eps ** 2, (1 / bins) ** d)
     v = {"n": n, "d": d, "L": L, "eps": eps, "privacy": "pure"}
-    b = next(x for x in DEN.bounds(v) if x.side == "upper")
+    b = next(x for x in DEN.Density().bounds(v) if x.side == "upper")
     assert exact == pytest.approx(float(b.evaluate(v, {"b": bins})), rel=1e-12)
 
 
@@ -217,7 +217,7 @@ def test_central_bins_match_brute_force(n, d, eps, L):
         bsol = hist.free_parameters["b"]
         assert isinstance(bsol, int)
         v = {"n": n, "d": d, "L": L, "eps": eps, "privacy": priv}
-        bound = next(x for x in DEN.bounds(v) if x.side == "upper" and x.free)
+        bound = next(x for x in DEN.Density().bounds(v) if x.side == "upper" and x.free)
         hi = DEN.b_max(v)
         kb, val = brute_force_integer(lambda ks: bound.evaluate(v, {"b": ks.astype(float)}), 1, hi)
         assert hist.value == pytest.approx(val, rel=1e-12)

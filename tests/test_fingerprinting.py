@@ -283,7 +283,7 @@ def test_below_simulated_clipped_gaussian():
 # ------------------------------------------------------------------ inside the package
 
 def _fp_bound(d, k):
-    return next(b for b in mean_central.bounds({"privacy": "approx", "d": d, "k": k}) if b.name == "fingerprinting")
+    return next(b for b in mean_central.CentralMean().bounds({"privacy": "approx", "d": d, "k": k}) if b.name == "fingerprinting")
 
 
 @pytest.mark.parametrize("n,eps,d,k", [(1000, 0.1, 1000, "inf"), (10**4, 0.1, 1000, "inf"), (10**4, 0.1, 300, "4"),

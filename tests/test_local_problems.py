@@ -121,7 +121,7 @@ def test_gaussian_scales_as_sigma2_d2_over_n_eps2():
 
 @pytest.mark.parametrize("d", [4, 10, 64])
 def test_multinomial_van_trees_matches_closed_form_at_w_half(d):
-    b = next(x for x in MN.bounds_local({"loss": "l2sq"}) if x.name == "van-trees")
+    b = next(x for x in MN.Multinomial().bounds_local({"loss": "l2sq"}) if x.name == "van-trees")
     for n, eps in [(100, 0.5), (10 ** 5, 1.0), (10 ** 7, 2.0)]:
         mine = float(b.evaluate({"n": n, "eps": eps, "d": d, "m_pairs": d // 2}, {"w": 0.5}))
         cat = 0.5 / (n * min(4 / 3, 8 / (3 * d) * math.sinh(eps / 2) ** 2) + 2 * math.pi ** 2 * d)
@@ -138,7 +138,7 @@ def test_paired_reduction_inequality():
 
 
 def test_gaussian_van_trees_matches_closed_form():
-    b = next(x for x in G.bounds_local({"d": 3}) if x.name == "van-trees")
+    b = next(x for x in G.Gaussian().bounds_local({"d": 3}) if x.name == "van-trees")
     for n, eps, d, sg, B in [(100, 0.5, 3, 1.0, 1.0), (10 ** 6, 3.0, 5, 2.0, 0.5), (10 ** 4, 10.0, 2, 1.0, 3.0)]:
         mine = float(b.evaluate({"n": n, "eps": eps, "d": d, "sigma": sg, "B": B}))
         cat = sg ** 2 * d ** 2 / (n * min(d, math.sinh(eps / 2) ** 2, 2 * eps) + sg ** 2 * d * math.pi ** 2 / B ** 2)
@@ -366,7 +366,7 @@ def test_gaussian_le_cam_tv_terms_by_quadrature():
     n-sample term binds) and at small ε (the (e^ε-1)√(n/(e^ε+1))TV term)."""
     from scipy import integrate as I
 
-    b = next(x for x in G.bounds_local({"d": 1}) if x.name == "le-cam")
+    b = next(x for x in G.Gaussian().bounds_local({"d": 1}) if x.name == "le-cam")
     for n, sg, h in [(1, 1.0, 0.4), (10, 2.0, 0.5), (200, 0.7, 0.05)]:
         tv = lambda s: 0.5 * I.quad(lambda x: abs(stats.norm.pdf(x, h, s) - stats.norm.pdf(x, -h, s)),
                                     -h - 40 * s, h + 40 * s, points=[0.0], limit=200)[0]

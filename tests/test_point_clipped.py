@@ -104,8 +104,8 @@ def test_certified_risk_above_simulation(model, n, eps):
     res = bc.rate("point", privacy="pure", model=model, n=n, eps=eps)
     b = next(u for u in res.uppers if u.name == "clip-stat-laplace")
     vals = dict(res.params)
-    point.validate(vals)
-    d = point.derived(vals)
+    point.Point().validate(vals)
+    d = point.Point().derived(vals)
     lo, hi = d["theta_lo"], d["theta_hi"]
     a, bb = b.free_parameters["alpha_clip"], b.free_parameters["beta_clip"]
     for j, th in enumerate((lo, 0.5 * (lo + hi), hi)):
@@ -178,8 +178,8 @@ def test_fast_and_raw_simulation_give_the_same_risk(model):
     res = bc.rate("point", privacy="pure", model=model, n=n, eps=eps)
     b = next(u for u in res.uppers if u.name == "clip-stat-laplace")
     vals = dict(res.params)
-    point.validate(vals)
-    d = point.derived(vals)
+    point.Point().validate(vals)
+    d = point.Point().derived(vals)
     lo, hi = d["theta_lo"], d["theta_hi"]
     a, bb = b.free_parameters["alpha_clip"], b.free_parameters["beta_clip"]
     errs = [(cs.simulate(model, n, eps, hi, lo, hi, a, bb, reps=reps, seed=11 + k, method=meth) - hi) ** 2
@@ -208,8 +208,8 @@ def test_check_simulates_clip_stat_against_its_certified_bound(model, privacy):
         cb = cb[0]
         # the check compares with the certified bound at the solver's optimum, recomputed here from (α, β)
         vals = dict(res.params)
-        point.validate(vals)
-        d = point.derived(vals)
+        point.Point().validate(vals)
+        d = point.Point().derived(vals)
         again = float(cs.certified_risk(model, row.n, 1.0, d["theta_lo"], d["theta_hi"], cb.free_parameters["alpha_clip"],
                                         cb.free_parameters["beta_clip"], 1.0))
         assert again == pytest.approx(cb.value, rel=1e-9)

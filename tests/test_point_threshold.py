@@ -83,8 +83,8 @@ def test_bernoulli_lower_below_clipped_laplace_mean(n, eps, theta):
     """θ̂ = clip(X̄ + Laplace(1/(nε)), 0, 1) is ε-DP with risk <= θ'(1-θ')/n + 2/(nε)² at every θ'."""
     res = bc.rate("point", "pure", model="bernoulli", n=n, eps=eps, theta=theta)
     v = {"n": n, "model": "bernoulli", "theta": theta, "lam": "auto", "sigma": 1.0, "mu0": 0.0, "radius": "auto"}
-    point.validate(v)
-    d = point.derived(v)
+    point.Point().validate(v)
+    d = point.Point().derived(v)
     lo_n, hi_n = d["theta_lo"], d["theta_hi"]
     p = min(max(0.5, lo_n), hi_n)
     risk = p * (1 - p) / n + 2 / (n * eps) ** 2
@@ -112,8 +112,8 @@ def test_local_clip_upper_covers_exact_mse(model, n, eps):
     ub = next(u for u in res.uppers if u.name == "local-clip-laplace")
     k = int(ub.free_parameters["blocks"])
     v = {"n": n, "model": model, "theta": "auto", "lam": "auto", "sigma": 1.0, "mu0": 0.0, "radius": "auto"}
-    point.validate(v)
-    d = point.derived(v)
+    point.Point().validate(v)
+    d = point.Point().derived(v)
     m = point.get_point_model(model)
     extra = {"sigma": 1.0} if m.name == "normal-mean" else {}
     t = n // k

@@ -166,7 +166,7 @@ def _instances(d, s):
 
 
 def _bound_at(name, values, free):
-    b = {x.name: x for x in SBP.bounds_local(values)}[name]
+    b = {x.name: x for x in SBP.SparseBernoulli().bounds_local(values)}[name]
     return float(b.evaluate(values, free))
 
 

@@ -506,31 +506,6 @@ def _local_rate(values):
     return out
 
 
-def _validate_local(values):
-    fam = values.get("family", "auto")
-    if fam == "lipschitz" and float(values["beta"]) != 1.0:
-        raise InputError("family", "lipschitz needs --beta 1 (use --family sobolev for other β)", fam)
-
-
-# ------------------------------------------------------------------ entry functions
-
-def bounds(values: dict) -> list[Bound]:
-    priv = values["privacy"]
-    if priv == "local":
-        return list(_local_bounds(family_of(values), True, values.get("mechanism", "all")))
-    if "beta" in values:  # the non-private comparison of a local query (api.rate asks the 'none' entry)
-        return list(_local_bounds(family_of(values), False, "all"))
-    return list(_central_bounds(priv != "none"))
-
-
-def rate_terms(values: dict) -> list:
-    return _local_rate(values) if "beta" in values else _central_rate(values)
-
-
-def derived(values: dict) -> dict:
-    return {}
-
-
 # ------------------------------------------------------------------ simulation
 
 DEFAULT_NS_CENTRAL = (100, 316, 1000, 3162, 10000, 31623)
@@ -772,15 +747,28 @@ class Density(Problem):
         "Laplace noise on the series coefficients has rate (nε²)^(-2β/(2β+3)), slower than ℓ∞ sampling's "
         "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")}
 
-    def rate(self, values):
-        return rate_terms(values)
+    def rate_local(self, values):
+        return _local_rate(values)
 
-    def bounds(self, values):
-        return bounds(values)
+    def rate_none(self, values):
+        # the non-private comparison of a local query (api.rate asks the 'none' entry with the local values)
+        return _local_rate(values) if "beta" in values else _central_rate(values)
 
-    def derived(self, values):
-        return derived(values)
+    def rate_pure(self, values):
+        return _central_rate(values)
 
-    def validate(self, values):
-        if values["privacy"] == "local":
-            _validate_local(values)
+    def bounds_local(self, values):
+        return list(_local_bounds(family_of(values), True, values.get("mechanism", "all")))
+
+    def bounds_none(self, values):
+        if "beta" in values:  # the non-private comparison of a local query (api.rate asks the 'none' entry)
+            return list(_local_bounds(family_of(values), False, "all"))
+        return list(_central_bounds(False))
+
+    def bounds_pure(self, values):
+        return list(_central_bounds(True))
+
+    def validate_local(self, values):
+        fam = values.get("family", "auto")
+        if fam == "lipschitz" and float(values["beta"]) != 1.0:
+            raise InputError("family", "lipschitz needs --beta 1 (use --family sobolev for other β)", fam)

@@ -247,22 +247,6 @@ def _bounds(d1: bool, private: bool) -> tuple:
     return tuple(out)
 
 
-def bounds_local(values: dict) -> list[Bound]:
-    return list(_bounds(int(values["d"]) == 1, True))
-
-
-def bounds_none(values: dict) -> list[Bound]:
-    return list(_bounds(int(values["d"]) == 1, False))
-
-
-def rate_terms(values: dict) -> list:
-    n, e, d = S.n, S.eps, S.d
-    if values["privacy"] == "local":
-        return [("statistical σ²d/n", sigma ** 2 * d / n),
-                ("privacy σ²d²/(n min{ε², ε, d})", S.Min(d * Bs ** 2, sigma ** 2 * d ** 2 / (n * S.Min(e ** 2, e, d))))]
-    return [("statistical σ²d/n", S.Min(d * Bs ** 2, sigma ** 2 * d / n))]
-
-
 # ------------------------------------------------------------------------------ simulation
 
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
@@ -422,8 +406,16 @@ class Gaussian(Problem):
         "Believed loose: the lower bound in the saturated regime (n small against d: van Trees stays below "
         "dB²/π²); the upper bound for large B/σ.")}
 
-    def rate(self, values):
-        return rate_terms(values)
+    def rate_local(self, values):
+        n, e, d = S.n, S.eps, S.d
+        return [("statistical σ²d/n", sigma ** 2 * d / n),
+                ("privacy σ²d²/(n min{ε², ε, d})", S.Min(d * Bs ** 2, sigma ** 2 * d ** 2 / (n * S.Min(e ** 2, e, d))))]
 
-    def bounds(self, values):
-        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)
+    def rate_none(self, values):
+        return [("statistical σ²d/n", S.Min(S.d * Bs ** 2, sigma ** 2 * S.d / S.n))]
+
+    def bounds_local(self, values):
+        return list(_bounds(int(values["d"]) == 1, True))
+
+    def bounds_none(self, values):
+        return list(_bounds(int(values["d"]) == 1, False))

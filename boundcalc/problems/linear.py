@@ -279,19 +279,6 @@ def _rate_expr(geometry, private):
     return S.r * Msym * S.Min(1, sp.sqrt(log_term / S.n))
 
 
-def bounds(values):
-    return list(_bounds(values["geometry"], values["privacy"] != "none"))
-
-
-def rate_terms(values):
-    geom = values["geometry"]
-    log_term = sp.log(2 * S.d) if geom == "l1" else 1
-    out = [("statistical", S.r * Msym * sp.sqrt(log_term / S.n))]
-    if values["privacy"] != "none":
-        out.append(("privacy", S.r * Msym * sp.sqrt(S.d * log_term / (S.n * S.eps ** 2))))
-    return out
-
-
 # ------------------------------------------------------------------ simulation
 
 DEFAULT_NS = (100, 316, 1000, 3162, 10000)
@@ -395,8 +382,16 @@ class Linear(Problem):
             "that rate at ε <= 1): the variational bound needed for it is certified only for "
             "non-interactive protocols (docs/problems/linear.md).")
 
-    def rate(self, values):
-        return rate_terms(values)
+    def rate_none(self, values):
+        log_term = sp.log(2 * S.d) if values["geometry"] == "l1" else 1
+        return [("statistical", S.r * Msym * sp.sqrt(log_term / S.n))]
 
-    def bounds(self, values):
-        return bounds(values)
+    def rate_local(self, values):
+        log_term = sp.log(2 * S.d) if values["geometry"] == "l1" else 1
+        return self.rate_none(values) + [("privacy", S.r * Msym * sp.sqrt(S.d * log_term / (S.n * S.eps ** 2)))]
+
+    def bounds_none(self, values):
+        return list(_bounds(values["geometry"], False))
+
+    def bounds_local(self, values):
+        return list(_bounds(values["geometry"], True))

@@ -424,43 +424,7 @@ def _bounds(k: float, d1: bool, ball: str) -> tuple:
     return tuple(_upper_bounds(k, d1, ball) + _lower_bounds(k, d1, ball) + _hb_bounds(d1, ball))
 
 
-def bounds(values: dict) -> list[Bound]:
-    d1 = int(values["d"]) == 1
-    return list(_bounds(float(values["k"]), d1, "l2" if d1 else values["ball"]))
-
-
-def validate(values: dict):
-    if values["privacy"] != "local":  # pragma: no cover
-        return
-
-
 # ------------------------------------------------------------------------------ rates
-
-def rate_terms(values: dict) -> list:
-    k = float(values["k"])
-    a = _a(k)
-    n, e, r, d = S.n, S.eps, S.r, S.d
-    eff = n * S.Min(e ** 2, 1)  # effective sample size n min{ε², 1} (n(e^ε-1)² capped at n)
-    if int(values["d"]) == 1:
-        priv = r ** 2 * S.Min(1, eff ** (-a))
-    elif values["ball"] == "l2":
-        priv = r ** 2 * S.Min(1, (d / eff) ** a)
-    else:
-        priv = r ** 2 * d * S.Min(1, (d / eff) ** a)
-    return [("statistical r²/n", r ** 2 / n), ("privacy", priv)]
-
-
-def lower_rate(values: dict):
-    k = float(values["k"])
-    a = _a(k)
-    n, e, r, d = S.n, S.eps, S.r, S.d
-    eff = n * S.Min(e ** 2, 1)
-    if int(values["d"]) == 1:
-        return None
-    if values["ball"] == "l2":
-        return r ** 2 / n + r ** 2 * S.Min(1, S.Max(d / eff, eff ** (-a)))
-    return r ** 2 / n + r ** 2 * S.Min(d, S.Max(d ** 2 / eff, eff ** (-a)))
-
 
 # ------------------------------------------------------------------------------ simulation
 
@@ -630,10 +594,29 @@ class LocalMean(Problem):
              "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")
 
     def rate(self, values):
-        return rate_terms(values)
+        k = float(values["k"])
+        a = _a(k)
+        n, e, r, d = S.n, S.eps, S.r, S.d
+        eff = n * S.Min(e ** 2, 1)  # effective sample size n min{ε², 1} (n(e^ε-1)² capped at n)
+        if int(values["d"]) == 1:
+            priv = r ** 2 * S.Min(1, eff ** (-a))
+        elif values["ball"] == "l2":
+            priv = r ** 2 * S.Min(1, (d / eff) ** a)
+        else:
+            priv = r ** 2 * d * S.Min(1, (d / eff) ** a)
+        return [("statistical r²/n", r ** 2 / n), ("privacy", priv)]
 
     def bounds(self, values):
-        return bounds(values)
+        d1 = int(values["d"]) == 1
+        return list(_bounds(float(values["k"]), d1, "l2" if d1 else values["ball"]))
 
     def lower_rate(self, values):
-        return lower_rate(values)
+        k = float(values["k"])
+        a = _a(k)
+        n, e, r, d = S.n, S.eps, S.r, S.d
+        eff = n * S.Min(e ** 2, 1)
+        if int(values["d"]) == 1:
+            return None
+        if values["ball"] == "l2":
+            return r ** 2 / n + r ** 2 * S.Min(1, S.Max(d / eff, eff ** (-a)))
+        return r ** 2 / n + r ** 2 * S.Min(d, S.Max(d ** 2 / eff, eff ** (-a)))

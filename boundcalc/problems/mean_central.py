@@ -571,46 +571,7 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     return tuple(out)
 
 
-def bounds(values: dict) -> list[Bound]:
-    # the packings available depend on d (d >= 2, d >= 8): d is structural for the lower bounds
-    d_struct = 8 if values["d"] >= 8 else (2 if values["d"] >= 2 else 1)
-    return list(_bounds(values["privacy"], float(values["k"]), d_struct))
-
-
 # ------------------------------------------------------------------ rates (Table 1)
-
-def rate_terms(values: dict) -> list:
-    """Table 1 of Barber & Duchi: (label, term) pairs; the upper rate is their sum (order only)."""
-    k = float(values["k"])
-    e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
-    e1 = e2 / 2
-    stat = ("statistical r²/n", S.r ** 2 / S.n)
-    priv = values["privacy"]
-    priv_term = {  # only the privacy model asked for is built
-        "none": lambda: None,
-        "pure": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
-        "smooth": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
-        "approx": lambda: S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2) ** e1,
-        "kl": lambda: S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** e1,
-        "tv": lambda: S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** e2,
-    }[priv]()
-    return [stat] if priv_term is None else [stat, ("privacy", priv_term)]
-
-
-def lower_rate(values: dict):
-    """Lower-bound rate of Table 1 (differs from the upper rate for approx and tv: the gap in d)."""
-    k = float(values["k"])
-    e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
-    priv = values["privacy"]
-    inner = {  # only the privacy model asked for is built
-        "none": lambda: None,
-        "pure": lambda: S.d / (S.n * S.eps), "smooth": lambda: S.d / (S.n * S.eps),
-        "approx": lambda: S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
-        "tv": lambda: 1 / (S.n * S.alpha), "kl": lambda: 1 / (S.n * sp.sqrt(S.alpha / 2)),
-    }[priv]()
-    base = S.r ** 2 / S.n
-    return base if inner is None else base + S.r ** 2 * S.Min(1, inner ** e2)
-
 
 # ------------------------------------------------------------------ registration
 
@@ -645,13 +606,40 @@ class CentralMean(Problem):
              "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
 
     def rate(self, values):
-        return rate_terms(values)
+        """Table 1 of Barber & Duchi: (label, term) pairs; the upper rate is their sum (order only)."""
+        k = float(values["k"])
+        e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
+        e1 = e2 / 2
+        stat = ("statistical r²/n", S.r ** 2 / S.n)
+        priv = values["privacy"]
+        priv_term = {  # only the privacy model asked for is built
+            "none": lambda: None,
+            "pure": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
+            "smooth": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
+            "approx": lambda: S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2) ** e1,
+            "kl": lambda: S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** e1,
+            "tv": lambda: S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** e2,
+        }[priv]()
+        return [stat] if priv_term is None else [stat, ("privacy", priv_term)]
 
     def bounds(self, values):
-        return bounds(values)
+        # the packings available depend on d (d >= 2, d >= 8): d is structural for the lower bounds
+        d_struct = 8 if values["d"] >= 8 else (2 if values["d"] >= 2 else 1)
+        return list(_bounds(values["privacy"], float(values["k"]), d_struct))
 
     def derived(self, values):
         return relations.privacy_levels(values)
 
     def lower_rate(self, values):
-        return lower_rate(values)
+        """Lower-bound rate of Table 1 (differs from the upper rate for approx and tv: the gap in d)."""
+        k = float(values["k"])
+        e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
+        priv = values["privacy"]
+        inner = {  # only the privacy model asked for is built
+            "none": lambda: None,
+            "pure": lambda: S.d / (S.n * S.eps), "smooth": lambda: S.d / (S.n * S.eps),
+            "approx": lambda: S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
+            "tv": lambda: 1 / (S.n * S.alpha), "kl": lambda: 1 / (S.n * sp.sqrt(S.alpha / 2)),
+        }[priv]()
+        base = S.r ** 2 / S.n
+        return base if inner is None else base + S.r ** 2 * S.Min(1, inner ** e2)

@@ -97,12 +97,6 @@ def point_mass_bayes(loss: str, n=S.n, eps=S.eps, d=S.d, g=GAMMA_MIX):
     return g ** power * (1 - 1 / d) * S.Max(0, 1 - growth / d)
 
 
-def derived(values: dict) -> dict:
-    d = np.asarray(values["d"], float)
-    out = np.floor(d / 2)
-    return {"m_pairs": out if out.ndim else float(out)}
-
-
 # ------------------------------------------------------------------------------ bounds
 
 def _upper_bounds(loss: str, private: bool) -> list[Bound]:
@@ -388,20 +382,11 @@ def _bounds(loss: str, private: bool) -> tuple:
     return tuple(_upper_bounds(loss, private) + _lower_bounds(loss, private) + _hb_bounds(loss, private))
 
 
-def bounds_local(values: dict) -> list[Bound]:
-    return list(_bounds(values["loss"], True))
-
-
-def bounds_none(values: dict) -> list[Bound]:
-    return list(_bounds(values["loss"], False))
-
-
 def _eff(private: bool):
     return S.n * S.Min(S.eps ** 2, sp.exp(S.eps), S.d) if private else S.n * S.d
 
 
-def rate_terms(values: dict) -> list:
-    private = values["privacy"] == "local"
+def _rate(values: dict, private: bool) -> list:
     l2 = S.Min(1, S.d / _eff(private))
     if values["loss"] == "l2sq":
         if private:
@@ -412,13 +397,6 @@ def rate_terms(values: dict) -> list:
             return [("ℓ2² rate min{1, 1/sqrt(n min{ε², e^ε}), d/(n min{ε², e^ε, d})}", S.Min(l2, middle))]
         return [("ℓ2² rate 1/n", l2)]
     return [("ℓ1 rate" if private else "ℓ1 rate sqrt(d/n)", S.Min(1, sp.sqrt(S.d * l2)))]
-
-
-def lower_rate(values: dict):
-    if values["loss"] == "l2sq" or values["privacy"] != "local":
-        return None
-    # certified ℓ1 lower bound rate (Assouad): min{1, d/sqrt(n min{ε², e^ε, d})} up to constants
-    return S.Min(1, S.d / sp.sqrt(_eff(True)))
 
 
 # ------------------------------------------------------------------------------ simulation
@@ -497,14 +475,25 @@ class Multinomial(Problem):
         "Valid for all ε (not only ε <= 1): the van Trees bound uses sinh²(ε/2), which is exponential in ε.",
         "ℓ1 loss: the certified lower bound is the private Assouad bound; van Trees applies to ℓ2² only.")}
 
-    def rate(self, values):
-        return rate_terms(values)
+    def rate_local(self, values):
+        return _rate(values, True)
 
-    def bounds(self, values):
-        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)
+    def rate_none(self, values):
+        return _rate(values, False)
+
+    def bounds_local(self, values):
+        return list(_bounds(values["loss"], True))
+
+    def bounds_none(self, values):
+        return list(_bounds(values["loss"], False))
 
     def derived(self, values):
-        return derived(values)
+        d = np.asarray(values["d"], float)
+        out = np.floor(d / 2)
+        return {"m_pairs": out if out.ndim else float(out)}
 
-    def lower_rate(self, values):
-        return lower_rate(values) if values["privacy"] == "local" else None
+    def lower_rate_local(self, values):
+        if values["loss"] == "l2sq":
+            return None
+        # certified ℓ1 lower bound rate (Assouad): min{1, d/sqrt(n min{ε², e^ε, d})} up to constants
+        return S.Min(1, S.d / sp.sqrt(_eff(True)))

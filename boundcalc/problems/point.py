@@ -474,77 +474,8 @@ def _bounds(model_name: str, privacy: str) -> tuple:
     return tuple(_upper_bounds(model_name, privacy) + _lower_bounds(model_name, privacy))
 
 
-def bounds(values: dict) -> list:
-    return list(_bounds(get_point_model(values["model"]).name, values["privacy"]))
-
-
 # ---------------------------------------------------------------------- values
-def validate(values: dict) -> None:
-    """Fill in the ``auto`` parameters and check θ ∈ Θ ⊂ natural space (mutates ``values``)."""
-    m = get_point_model(values["model"])
-    values["model"] = m.name
-    a, b = theta_space(m.name, values["lam"])
-    nlo, nhi = m.natural_space
-    if values["lam"] == "auto":
-        values["lam"] = b - a
-    if a < nlo or b > nhi:
-        raise InputError("lam", f"Θ = [{a:g}, {b:g}] must lie in the natural parameter space "
-                                f"[{nlo:g}, {nhi:g}] of model {m.name}", values["lam"])
-    if values["theta"] == "auto":
-        values["theta"] = m.theta_default if a <= m.theta_default <= b else 0.5 * (a + b)
-    th = float(values["theta"])
-    if not (a <= th <= b) or not (nlo < th < nhi):
-        raise InputError("theta", f"must lie in Θ = [{a:g}, {b:g}] and strictly inside the natural "
-                                  f"space ({nlo:g}, {nhi:g}) of model {m.name}", values["theta"])
-    est = sa.get_block_estimator(m.name)
-    if np.any(np.asarray(values["n"]) < est.min_block):
-        raise InputError("n", f"must be >= {est.min_block} for model {m.name} (block estimator {est.formula})",
-                         values["n"])
-
-
-def derived(values: dict) -> dict:
-    m = get_point_model(values["model"])
-    a, b = theta_space(m.name, values["lam"])
-    th = float(values["theta"])
-    n = np.asarray(values["n"], dtype=float)
-    if values["radius"] == "auto":
-        info = sa.fisher(m.name, th, {"sigma": values["sigma"]} if m.name == "normal-mean" else None)
-        h = 10.0 / np.sqrt(n * info)
-    else:
-        h = np.asarray(float(values["radius"]))
-    lo = np.maximum(a, th - h)
-    hi = np.minimum(b, th + h)
-    out = {"a": a, "b": b, "Lambda": b - a, "theta_lo": lo, "theta_hi": hi, "theta_c": 0.5 * (lo + hi),
-           "h_radius": h}
-    for key in ("theta_lo", "theta_hi", "theta_c", "h_radius"):
-        if np.ndim(out[key]) == 0:
-            out[key] = float(out[key])
-    return out
-
-
 # ---------------------------------------------------------------------- rate (order)
-def rate_terms(values: dict) -> list:
-    """Order of the pointwise MSE of the optimised estimator: 1/(nI) + the privacy excess.
-
-    Block estimators exact at t = 1 (V(t) = 1/(tI): bernoulli, poisson, normal-mean, normal-var):
-    k ≈ n and the privacy term is Λ²/(nε)² (up to the log factor the clipping bias costs).
-    exponential (V(t) = λ²/(t-2) = (1/(tI))(1 + 2/(t-2))): minimising 2kλ²/n² + 2Λ²/(kε)² over k
-    gives k ≍ (Λ n/(λ ε))^{2/3} and the excess 3·2^{1/3} λ^{4/3}Λ^{2/3}/(n^{4/3}ε^{2/3}),
-    i.e. (Λ²/(n⁴ ε² I²))^{1/3} up to the constant.
-    """
-    m = get_point_model(values["model"])
-    info = fisher_expr(m.name)
-    stat = ("efficient 1/(n I(θ))", 1 / (S.n * info))
-    if values["privacy"] == "none":
-        return [stat]
-    eps2 = S.eps ** 2  # approx: the Laplace aggregation (ε-DP ⇒ (ε,δ)-DP) gives the same order
-    if m.name == "exponential":
-        priv = (LAMBDA ** 2 / (S.n ** 4 * eps2 * info ** 2)) ** sp.Rational(1, 3)
-    else:
-        priv = LAMBDA ** 2 / (S.n ** 2 * eps2)
-    return [stat, ("privacy", priv)]
-
-
 # ---------------------------------------------------------------------- simulation check
 DEFAULT_NS = (1000, 2154, 4642, 10000, 21544, 46416)
 RAW_BUDGET = 4e6  # n * reps raw draws at most per instance; beyond it the block sufficient statistics
@@ -676,14 +607,72 @@ class Point(Problem):
             "10/sqrt(nI)); the smith-exact-* rows are the exact pointwise MSE at θ (certified: false "
             "only because they are pointwise). The block count is the free parameter 'blocks'.",)
 
-    def rate(self, values):
-        return rate_terms(values)
+    def rate_none(self, values):
+        """Order of the pointwise MSE of the efficient estimator: 1/(nI)."""
+        info = fisher_expr(get_point_model(values["model"]).name)
+        return [("efficient 1/(n I(θ))", 1 / (S.n * info))]
+
+    def _rate_private(self, values):
+        """Order of the pointwise MSE of the optimised estimator: 1/(nI) + the privacy excess.
+
+        Block estimators exact at t = 1 (V(t) = 1/(tI): bernoulli, poisson, normal-mean, normal-var):
+        k ≈ n and the privacy term is Λ²/(nε)² (up to the log factor the clipping bias costs).
+        exponential (V(t) = λ²/(t-2) = (1/(tI))(1 + 2/(t-2))): minimising 2kλ²/n² + 2Λ²/(kε)² over k
+        gives k ≍ (Λ n/(λ ε))^{2/3} and the excess 3·2^{1/3} λ^{4/3}Λ^{2/3}/(n^{4/3}ε^{2/3}),
+        i.e. (Λ²/(n⁴ ε² I²))^{1/3} up to the constant.
+        """
+        m = get_point_model(values["model"])
+        info = fisher_expr(m.name)
+        stat = ("efficient 1/(n I(θ))", 1 / (S.n * info))
+        eps2 = S.eps ** 2  # approx: the Laplace aggregation (ε-DP ⇒ (ε,δ)-DP) gives the same order
+        if m.name == "exponential":
+            priv = (LAMBDA ** 2 / (S.n ** 4 * eps2 * info ** 2)) ** sp.Rational(1, 3)
+        else:
+            priv = LAMBDA ** 2 / (S.n ** 2 * eps2)
+        return [stat, ("privacy", priv)]
+
+    rate_pure = rate_approx = _rate_private
 
     def bounds(self, values):
-        return bounds(values)
+        return list(_bounds(get_point_model(values["model"]).name, values["privacy"]))
 
     def validate(self, values):
-        validate(values)
+        """Fill in the ``auto`` parameters and check θ ∈ Θ ⊂ natural space (mutates ``values``)."""
+        m = get_point_model(values["model"])
+        values["model"] = m.name
+        a, b = theta_space(m.name, values["lam"])
+        nlo, nhi = m.natural_space
+        if values["lam"] == "auto":
+            values["lam"] = b - a
+        if a < nlo or b > nhi:
+            raise InputError("lam", f"Θ = [{a:g}, {b:g}] must lie in the natural parameter space "
+                                    f"[{nlo:g}, {nhi:g}] of model {m.name}", values["lam"])
+        if values["theta"] == "auto":
+            values["theta"] = m.theta_default if a <= m.theta_default <= b else 0.5 * (a + b)
+        th = float(values["theta"])
+        if not (a <= th <= b) or not (nlo < th < nhi):
+            raise InputError("theta", f"must lie in Θ = [{a:g}, {b:g}] and strictly inside the natural "
+                                      f"space ({nlo:g}, {nhi:g}) of model {m.name}", values["theta"])
+        est = sa.get_block_estimator(m.name)
+        if np.any(np.asarray(values["n"]) < est.min_block):
+            raise InputError("n", f"must be >= {est.min_block} for model {m.name} (block estimator {est.formula})",
+                             values["n"])
 
     def derived(self, values):
-        return derived(values)
+        m = get_point_model(values["model"])
+        a, b = theta_space(m.name, values["lam"])
+        th = float(values["theta"])
+        n = np.asarray(values["n"], dtype=float)
+        if values["radius"] == "auto":
+            info = sa.fisher(m.name, th, {"sigma": values["sigma"]} if m.name == "normal-mean" else None)
+            h = 10.0 / np.sqrt(n * info)
+        else:
+            h = np.asarray(float(values["radius"]))
+        lo = np.maximum(a, th - h)
+        hi = np.minimum(b, th + h)
+        out = {"a": a, "b": b, "Lambda": b - a, "theta_lo": lo, "theta_hi": hi, "theta_c": 0.5 * (lo + hi),
+               "h_radius": h}
+        for key in ("theta_lo", "theta_hi", "theta_c", "h_radius"):
+            if np.ndim(out[key]) == 0:
+                out[key] = float(out[key])
+        return out

@@ -94,12 +94,6 @@ def box_m(s, d):
     return S.Min(s / d, sp.Rational(1, 2))
 
 
-def validate(values: dict):
-    if values["s"] > values["d"]:
-        raise InputError("s", f"must be <= --d (the sparsity Σθ_j <= s cannot exceed d = {values['d']})",
-                         values["s"])
-
-
 A_ACT = sp.Symbol("a", positive=True, integer=True)  # active coordinates of the lower-bound families
 
 
@@ -338,22 +332,6 @@ def _vector_upper_bounds() -> list:
     ]
 
 
-def bounds_local(values: dict) -> list[Bound]:
-    return list(_bounds(True))
-
-
-def bounds_none(values: dict) -> list[Bound]:
-    return list(_bounds(False))
-
-
-def rate_terms(values: dict) -> list:
-    n, e, d = S.n, S.eps, S.d
-    if values["privacy"] == "local":
-        return [("s d/(n min{ε², e^ε, d}) (BCO Cor 3, derived analogue)",
-                 S.Min(ssp * S.Min(ssp, 1), ssp * d / (n * S.Min(e ** 2, sp.exp(e), d))))]
-    return [("statistical s/n", S.Min(ssp * S.Min(ssp, 1), ssp / n))]
-
-
 def upper_rate_note():
     return ("certified upper bounds: about 2πK d/(nε²) + β(K)² (truncated PrivUnit, K >= s), order "
             "s^{3/2} sqrt(log(d/s)/(nε²)) in the middle regime (projected RR and projected PrivUnit), and s min{s, 1} "
@@ -512,11 +490,21 @@ class SparseBernoulli(Problem):
         "are within 0.6–16× of min{s², s d/(nε²)}; the projected uppers are 2–8× above their simulated risk "
         "(docs/problems/sparse-bernoulli.md).")}
 
-    def rate(self, values):
-        return rate_terms(values)
+    def rate_local(self, values):
+        n, e, d = S.n, S.eps, S.d
+        return [("s d/(n min{ε², e^ε, d}) (BCO Cor 3, derived analogue)",
+                 S.Min(ssp * S.Min(ssp, 1), ssp * d / (n * S.Min(e ** 2, sp.exp(e), d))))]
 
-    def bounds(self, values):
-        return bounds_local(values) if values["privacy"] == "local" else bounds_none(values)
+    def rate_none(self, values):
+        return [("statistical s/n", S.Min(ssp * S.Min(ssp, 1), ssp / S.n))]
+
+    def bounds_local(self, values):
+        return list(_bounds(True))
+
+    def bounds_none(self, values):
+        return list(_bounds(False))
 
     def validate(self, values):
-        validate(values)
+        if values["s"] > values["d"]:
+            raise InputError("s", f"must be <= --d (the sparsity Σθ_j <= s cannot exceed d = {values['d']})",
+                             values["s"])
