@@ -380,3 +380,11 @@ def sequential_local_channel(rng, kx: int, kz: int, n: int, eps_cap: float | Non
     diff = (X[:, None, :] != X[None, :, :]).sum(-1)
     i, j = np.nonzero(np.triu(diff == 1))
     return Channel(Q, np.stack([i, j], axis=1)), eps_local
+
+
+def ldp_channel(A, eps):
+    """A channel with every column ratio in [e^{-ε}, e^ε] (rows normalised; returns the channel and its
+    actual ε' <= ε, against which the inequality is checked)."""
+    s = np.exp(eps / 2 * np.tanh(A))
+    q = s / s.sum(1, keepdims=True)
+    return q, float(np.max(np.log(q.max(0) / q.min(0))))

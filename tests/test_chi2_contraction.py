@@ -8,7 +8,11 @@ import sympy as sp
 
 from boundcalc.core import symbolic as S
 from boundcalc.methods import chi2_contraction as C
+from boundcalc.methods.chi2_contraction import chi2_factor_float
 from boundcalc.methods.ldp import privacy_level, random_channel, tv_private_expr
+from scipy.optimize import minimize
+
+from finite_channels import ldp_channel  # tests/finite_channels.py
 
 
 def chi2(p, q):
@@ -102,3 +106,24 @@ def test_private_le_cam_expression_bounds_exact_product_tv():
             p0 = np.array([np.prod(z) for z in itertools.product(m0, repeat=n)])
             p1 = np.array([np.prod(z) for z in itertools.product(m1, repeat=n)])
             assert tv(p0, p1) <= float(f(n, eps, tv(P0, P1))) + 1e-12
+
+
+def test_chi2_tv_contraction_adversarial():
+    """χ²(pQ, p'Q) <= c_ε TV(p, p')² against channels optimised (Nelder–Mead) to maximise the ratio."""
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for k, m, eps in [(2, 2, 0.5), (3, 3, 3.0), (2, 3, 8.0)]:
+        def neg(x):
+            q, e = ldp_channel(x[:k * m].reshape(k, m), eps)
+            p = np.exp(np.clip(x[k * m:k * m + k], -30, 30)); p /= p.sum()
+            pp = np.exp(np.clip(x[k * m + k:], -30, 30)); pp /= pp.sum()
+            tv = 0.5 * np.abs(p - pp).sum()
+            if tv < 1e-4 or e < 1e-6:
+                return 0.0
+            a, b = p @ q, pp @ q
+            return -float(np.sum((a - b) ** 2 / b)) / (chi2_factor_float(e) * tv ** 2)
+
+        for _ in range(3):
+            r = minimize(neg, rng.normal(size=k * m + 2 * k) * 3, method="Nelder-Mead", options={"maxiter": 4000})
+            worst = max(worst, -r.fun)
+    assert worst <= 1 + 1e-9

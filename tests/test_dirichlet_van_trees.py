@@ -5,11 +5,13 @@ and the exact non-private minimax risk for the bound itself)."""
 import itertools
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 import sympy as sp
 from scipy import stats
 
+import boundcalc as bc
 from boundcalc.core import symbolic as S
 from boundcalc.mechanisms import discrete as DM
 from boundcalc.methods import dirichlet_van_trees as DVT
@@ -257,3 +259,35 @@ def test_dirichlet_bound_below_exact_bayes_risk_under_its_prior(eps, alpha):
             assert b <= bayes * (1 + 1e-6), (n, eps, alpha, eta, b, bayes)
             ratios.append(b / bayes)
     assert max(ratios) > 0.3  # the comparison could fail
+
+
+def _dvt_mpmath(n, eps, k, a, eta):
+    """The van-trees-dirichlet formula at given parameters with the Beta tail by mpmath quadrature
+    (independent of scipy's betainc)."""
+    mp.mp.dps = 40
+    n, eps, k, a, eta = map(mp.mpf, (n, eps, k, a, eta))
+    tau, A = (1 - eta) / k, k * a
+    b = A - a
+    lB = mp.loggamma(a) + mp.loggamma(b) - mp.loggamma(A)
+    mu = (a - 1) / (A - 2)
+    sd = mp.sqrt(mu * (1 - mu) / A)
+    lo = max(mp.mpf(0), mu - 60 * sd)
+    if tau <= lo:
+        tail = mp.mpf(0)
+    else:
+        pts = [lo] + [x for x in (mu - 20 * sd, mu - 10 * sd, mu - 5 * sd, mu - 2 * sd, mu, mu + 2 * sd) if lo < x < tau]
+        tail = mp.quad(lambda t: mp.exp((a - 1) * mp.log(t) + (b - 1) * mp.log1p(-t) - lB), pts + [tau])
+    Tp = mp.sinh(eps / 2) ** 2 / tau + mp.expm1(eps) ** 2 * k * tail
+    Tn = (k - 1) * (A - 1) / (a - 1)
+    return float((k - 1) ** 2 / (n * min(Tp, Tn) + (k - 1) * (A - 1) * (A - 2) / (a - 2)))
+
+
+@pytest.mark.parametrize("d,eps,n", [(10, 0.5, 1e12), (1000, 3.0, 1e18), (1000, 0.01, 1e18), (4, 8.0, 1e6),
+                                     (1000, 15.0, 1e12)])
+def test_dirichlet_value_matches_independent_quadrature(d, eps, n):
+    res = bc.rate("multinomial", privacy="local", n=n, eps=eps, d=d, loss="l2sq")
+    b = next(x for x in res.lowers if x.name == "van-trees-dirichlet")
+    fp = b.free_parameters
+    ref = _dvt_mpmath(n, eps, fp["k_act"], fp["alpha_dir"], fp["eta_dir"])
+    assert b.value <= ref * (1 + 1e-9)
+    assert b.value <= res.upper.value

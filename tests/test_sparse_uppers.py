@@ -16,6 +16,9 @@ import boundcalc as bc
 from boundcalc.mechanisms import privunit as PU
 from boundcalc.mechanisms import sparse_binary as SB
 from boundcalc.problems import sparse_bernoulli as SBP
+import mpmath
+from scipy import optimize, sparse, special, stats
+from boundcalc.methods import fingerprinting as fp
 
 NAMES = ("projected-truncated-rr", "truncated-privunit", "projected-privunit")
 
@@ -227,3 +230,70 @@ def test_privunit_bounds_need_d_at_least_2():
     ups = {b.name: b for b in res.uppers}
     assert not ups["truncated-privunit"].usable and not ups["projected-privunit"].usable
     assert ups["projected-truncated-rr"].usable and math.isfinite(ups["projected-truncated-rr"].value)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The certified sparse Bernoulli formulas re-implemented independently (formerly in test_audit_fingerprinting_sparse.py)
+#
+# Sparse Bernoulli (docs/problems/sparse-bernoulli.md), written independently of the code they check: the three certified formulas re-implemented from the docs page (Poisson excess by direct
+# summation, PrivUnit's m and E W² in mpmath) at the solver's reported parameters; PrivUnit's realised privacy
+# loss with the true cap mass.
+
+def _poisson_excess(s, K):
+    k = np.arange(0, int(K + 20 * s + 200))
+    return float(np.sum(np.maximum(k - K, 0) * stats.poisson.pmf(k, s)))
+
+
+def _top(s, log_S, lam):
+    L = log_S - math.log(s)
+    return s / lam * min(math.exp(L - 1), max(L, 1.0))
+
+
+def _quad(b2, A):
+    return ((b2 + math.sqrt(b2 * b2 + 4 * A)) / 2) ** 2
+
+
+def _privunit_m_ew2(d, eps):
+    """m = E<V, u> and E W² of the implemented PrivUnit (its γ and p), from the cap mass in mpmath."""
+    _, g, p, _ = PU.privunit_parameters(d, eps)
+    with mpmath.workdps(40):
+        gg, a, pm = mpmath.mpf(g), mpmath.mpf(d - 1) / 2, mpmath.mpf(p)
+        C = mpmath.betainc(a, mpmath.mpf(1) / 2, 0, 1 - gg ** 2, regularized=True) / 2 if g > 0 else mpmath.mpf(1) / 2
+        A = (1 - gg ** 2) ** a / ((d - 1) * mpmath.beta(mpmath.mpf(1) / 2, a))
+        m = A * (pm / C - (1 - pm) / (1 - C))
+        norm = mpmath.quad(lambda f: mpmath.sin(f) ** (d - 2), [0, mpmath.pi / 2, mpmath.pi])
+        t2 = mpmath.quad(lambda f: mpmath.cos(f) ** 2 * mpmath.sin(f) ** (d - 2), [0, mpmath.acos(gg)]) / norm
+        ew2 = pm / C * t2 + (1 - pm) / (1 - C) * (mpmath.mpf(1) / d - t2)
+        loss = mpmath.log(pm / C) - mpmath.log((1 - pm) / (1 - C))
+    return float(m), float(ew2), float(loss)
+
+
+@pytest.mark.parametrize("n,d,s,eps", [(1000, 100, 2.0, 1.0), (10, 7, 0.5, 4.0), (10**5, 1000, 6.0, 0.3)])
+def test_sparse_uppers_match_independent_formulas(n, d, s, eps):
+    res = bc.rate("sparse-bernoulli", privacy="local", n=n, d=d, s=s, eps=eps)
+    ub = {b.name: b for b in res.uppers}
+    m, ew2, loss = _privunit_m_ew2(d, eps)
+    assert loss <= eps * (1 + 1e-8)  # PrivUnit at the implemented (γ, p) is ε-LDP
+    b = ub["projected-truncated-rr"]
+    K, ell = int(b.free_parameters["K_prr"]), b.free_parameters["ell_prr"]
+    beta = _poisson_excess(s, K)
+    sv = 1 / math.tanh(eps / (4 * K)) / (2 * math.sqrt(n))
+    mine = _quad(min(beta, math.sqrt(beta)), _top(s, math.log(d) + ell ** 2 / 2, ell / sv))
+    assert b.value == pytest.approx(mine, rel=1e-8)
+    for name in ("truncated-privunit", "projected-privunit"):
+        b = ub[name]
+        K = int(b.free_parameters["K_pu"])
+        beta = _poisson_excess(s, K)
+        Kt = min(K, d / 2)
+        rm2, kappa = (Kt - Kt * Kt / d) / m ** 2, Kt / d
+        if name == "truncated-privunit":
+            mine = min(beta ** 2, beta) + rm2 / n
+        else:
+            u = b.free_parameters["u_pu"]
+            wp = (1 - ew2) / (d - 1)
+            gap = max(ew2 - wp, 0.0)
+            bb = math.sqrt(rm2) + kappa
+            h = n * (math.expm1(u) - u) / bb ** 2
+            log_S = h * rm2 * (wp + gap / d) + math.log(d + s * math.expm1(h * rm2 * gap))
+            mine = _quad(min(beta, math.sqrt(beta)), _top(s, log_S, u * n / bb))
+        assert b.value == pytest.approx(mine, rel=1e-6)
