@@ -90,6 +90,11 @@ def _upper_expr(geometry, private):
     return sgd.sgd_bound(S.r, G, S.n) if geometry == "l2" else sgd.hedge_bound(S.r, G, S.n, S.d)
 
 
+#: the smallest signal strength δ searched (every δ in (0, 1] gives a valid bound; 10⁻⁹ is far below the optima)
+DELTA_LOW = 1e-9
+#: the posterior-mean families need δ < 1 strictly (their laws (1 ± δ)/2 must keep both outcomes possible)
+DELTA_HIGH_POSTERIOR = 1.0 - 1e-12
+
 @lru_cache(maxsize=None)
 def _bounds(geometry: str, private: bool) -> tuple:
     out = []
@@ -146,7 +151,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
     # lower bounds
     tv_prod = ldp.binomial_tv_bound(S.n, (1 - dlt) / 2, (1 + dlt) / 2)
     sep = S.r * Msym * dlt
-    d_free = FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0, doc="signal strength δ")
+    d_free = FreeParameter(dlt, lambda v: DELTA_LOW, lambda v: 1.0, doc="signal strength δ")
     if private:
         lc = ldp.private_le_cam_expr(sep, S.n, S.eps, dlt, tv_prod)
         lc_why = "private Le Cam TV bound (boundcalc.methods.ldp item 3)"
@@ -175,7 +180,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
     for A in ((sp.Integer(1), A_ACT) if geometry == "l2" else (sp.Integer(1),)):
         k_sign = _sign_information_hb(PA.sign_information(PA.kl_bound_expr(S.n, S.eps if private else None, dlt / A,
                                                                               PA.sign_kl(dlt) / A)), private, A)
-        pa_free = (FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)
+        pa_free = (FreeParameter(dlt, lambda v: DELTA_LOW, lambda v: DELTA_HIGH_POSTERIOR, doc="signal strength δ"),)
         if A == A_ACT:
             pa_free += (FreeParameter(A_ACT, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a"),)
         out.append(Bound(
@@ -204,7 +209,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "per coordinate (a flip changes one ξ_j: TV δ), and the information budget 2 Σ_j I(v_j; Z) <= 2 I(V; Z) "
             "<= 2n ε tanh(ε/2) (I(v_j;Z) >= E[(E[v_j|Z])²]/2; each ε-LDP report carries at most ε tanh(ε/2) nats). "
             "Approaches rM when d >> nε tanh(ε/2) (saturated regime). δ tuned.",
-            free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),),
+            free=(FreeParameter(dlt, lambda v: DELTA_LOW, lambda v: DELTA_HIGH_POSTERIOR, doc="signal strength δ"),),
             optimum={dlt: 1 - sp.Float(1e-12)}))
     if private and geometry == "l1":
         fano_mi = S.Min(S.n * PA.chi2_factor(S.eps) * dlt ** 2, S.n * PA.sign_kl(dlt))
@@ -217,7 +222,7 @@ def _bounds(geometry: str, private: bool) -> tuple:
             "the χ²–TV contraction (c_ε = 2(e^ε-1)²/(e^ε+1), max TV <= δ) or, by data processing, by the data KL; "
             "max KL = KL(Bern((1+δ)/2)‖Bern((1-δ)/2)) = δ log((1+δ)/(1-δ)) (v = ±e_j; for v, v' on different "
             "coordinates it is (δ/2)log((1+δ)/(1-δ))).",
-            free=(FreeParameter(dlt, lambda v: 1e-9, lambda v: 1.0 - 1e-12, doc="signal strength δ"),)))
+            free=(FreeParameter(dlt, lambda v: DELTA_LOW, lambda v: DELTA_HIGH_POSTERIOR, doc="signal strength δ"),)))
     if private and geometry == "l1":
         out.append(Bound(
             side="lower", name="fano", label="private Fano over the 2d signed coordinates (x ∈ {±M}^d)",

@@ -314,8 +314,27 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
 
 # ------------------------------------------------------------------ lower bounds
 
+#: the mixture weight p searched: from min{10⁻³, 10⁻⁴/(n(1+ε))} (well below the optima, of order 1/n or
+#: 1/(nα_TV)) to p = 1 (every observation moved); every p in (0, 1] gives a valid bound
+P_LOW_CAP, P_LOW_SCALE, P_HIGH = 1e-3, 1e-4, 1.0
+#: the relative success radius τ of the sphere-cap bounds: any τ ∈ (0, 1] is valid; the bounds scale like τ²,
+#: so the search stops at 10⁻³
+TAU_LOW, TAU_HIGH = 1e-3, 1.0
+#: the half-gap h of the non-private pair q = 1/2 ± h: from 10⁻⁴/√n (far below the optimum, of order 1/√n) to
+#: just below 1/2 (q stays in (0, 1))
+H_LOW_SCALE, H_HIGH = 1e-4, 0.5 - 1e-9
+#: packing distance s of the Fano packings: from 10⁻³ up to the diameter 2 of the unit ball (line packing) or
+#: just below 1 (volume packing, where log(1/s) must stay positive)
+S_LOW, S_HIGH_LINE, S_HIGH_VOLUME = 1e-3, 2.0, 1.0 - 1e-9
+#: Beta(a, a) prior of the fingerprinting bound: a from 10⁻⁴ (mass near the cube's corners) to 10⁸ (nearly a
+#: point mass at the centre), searched on a log grid; every a > 0 gives a valid bound
+A_BETA_LOW, A_BETA_HIGH = 1e-4, 1e8
+#: cut level c of the moved cap: every c ∈ [0, 1) is valid; the search stops at 0.99
+CUT_LOW, CUT_HIGH = 0.0, 0.99
+
+
 def _p_range():
-    return (lambda v: min(1e-3, 1e-4 / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: 1.0)
+    return (lambda v: min(P_LOW_CAP, P_LOW_SCALE / (v["n"] * (1.0 + v.get("eps", 1.0)))), lambda v: P_HIGH)
 
 
 def _exponent(k):
@@ -339,7 +358,7 @@ def _nonprivate_lowers(k):
         derivation="P_q = (1-q)δ_{-ru} + q δ_{ru} with q = 1/2 ± h: means r(2q-1)u are 2s-separated with s = 2rh; the "
         "count of +ru draws is sufficient, so TV(P^n, P'^n) = TV(Bin(n, 1/2-h), Bin(n, 1/2+h)), computed "
         "exactly.",
-        free=(FreeParameter(S.h, lambda v: 1e-4 / math.sqrt(v["n"]), lambda v: 0.5 - 1e-9,
+        free=(FreeParameter(S.h, lambda v: H_LOW_SCALE / math.sqrt(v["n"]), lambda v: H_HIGH,
                             doc="half-gap of q"),))
     return [hl, lc]
 
@@ -387,12 +406,12 @@ def _tv_lower_symmetric(privacy, k):
 def _packings(d: int):
     """(name, log(N-1) as sympy, min distance, free s parameter or None, applicability)."""
     out = [("line", sp.log(sp.floor(2 / S.s)), S.s,
-            FreeParameter(S.s, lambda v: 1e-3, lambda v: 2.0, doc="packing distance"),
+            FreeParameter(S.s, lambda v: S_LOW, lambda v: S_HIGH_LINE, doc="packing distance"),
             "points -1, -1+s, ..., on a diameter: N = floor(2/s)+1 at distance s")]
     if d >= 2:
         out.append(("coords", sp.log(2 * S.d - 1), sp.sqrt(2), None, "{±e_j}: N = 2d at distance √2"))
         out.append(("volume", sp.log(S.expm1(S.d * sp.log(1 / S.s))), S.s,
-                    FreeParameter(S.s, lambda v: 1e-3, lambda v: 1.0 - 1e-9, doc="packing distance"),
+                    FreeParameter(S.s, lambda v: S_LOW, lambda v: S_HIGH_VOLUME, doc="packing distance"),
                     "maximal s-packing: N >= (1/s)^d (its s-balls cover the unit ball)"))
     if d >= 8:
         out.append(("varshamov-gilbert", S.d * sp.log(2) / 8, 1 / sp.sqrt(2), None,
@@ -450,7 +469,7 @@ def _coupling_lowers(privacy, k):
         "{v: ||v - c|| < τ}, the cap cap(τ) = I_{τ²}((d-1)/2, 1/2)/2. Risk >= (ρτ)²(1 - G cap(τ) - δ(G-1)/(e^ε-1))."
         + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
-              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="relative success radius τ")))
+              FreeParameter(sphere_cap.tau, lambda v: TAU_LOW, lambda v: TAU_HIGH, doc="relative success radius τ")))
     layers = Bound(
         side="lower", name="sphere-cap-layers", label="continuous packing of the sphere, layer-cake sum over radii",
         expr=lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure(S.n, S.p, S.eps, S.d, sphere_cap.tau, delta),
@@ -459,7 +478,7 @@ def _coupling_lowers(privacy, k):
         "ρ² ∫ P(||θ̂ - θ_V|| >= ρ√u) du >= (ρτ)² (1/K) Σ_{i<=K} (1 - G cap(τ√(i/K)) - δ(G-1)/(e^ε-1))_+ "
         f"(K = {sphere_cap.LAYERS}; each probability is bounded as in sphere-cap at radius τ√(i/K))." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
-              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+              FreeParameter(sphere_cap.tau, lambda v: TAU_LOW, lambda v: TAU_HIGH, doc="outer relative radius τ")))
     layers_min = Bound(
         side="lower", name="sphere-cap-tilted", label="continuous packing of the sphere, layer-cake, truncated coupling",
         expr=lambda: (rho * sphere_cap.tau) ** 2 * sphere_cap.layered_failure_min(S.n, S.p, S.eps, S.d, sphere_cap.tau,
@@ -471,7 +490,7 @@ def _coupling_lowers(privacy, k):
         f"(ρτ)² (1/K) Σ_{{i<=K}} (1 - f(cap(τ√(i/K)))) (K = {sphere_cap.LAYERS}). Never below sphere-cap-layers "
         "(f(a) <= G a + δ(G-1)/(e^ε-1)); the cost exponent is about εnp instead of np(e^ε - 1)." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
-              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+              FreeParameter(sphere_cap.tau, lambda v: TAU_LOW, lambda v: TAU_HIGH, doc="outer relative radius τ")))
     return [two, cap, layers, layers_min]
 
 
@@ -479,7 +498,7 @@ def _fingerprint_lower(k):
     """(ε,δ)-DP fingerprinting bound on the product prior over the cube (boundcalc.methods.fingerprinting)."""
     finite = not math.isinf(k)
     q = S.p if finite else sp.Integer(1)
-    free = [FreeParameter(fingerprinting.a_beta, lambda v: 1e-4, lambda v: 1e8,
+    free = [FreeParameter(fingerprinting.a_beta, lambda v: A_BETA_LOW, lambda v: A_BETA_HIGH,
                           doc="Beta(a, a) prior parameter of the coordinate means")]
     if finite:
         free.append(FreeParameter(S.p, *_p_range(), doc="weight q of the non-zero observations"))
@@ -521,8 +540,8 @@ def _base_cap_lower(privacy):
         "φ(P_ref(A)), φ(a) = min_M {P(H > M) + e^{εM} a + δ(e^{εM}-1)/(e^ε-1)}, concave; V uniform on the sphere "
         "and Fubini give E_V P_ref(||θ̂ - ρV|| < ρτ') <= cap(τ'). Risk >= (ρτ)² (1/K) Σ_i (1 - φ(cap(τ√(i/K))))_+"
         " (K = 6)." + smooth,
-        free=(FreeParameter(c, lambda v: 0.0, lambda v: 0.99, log=False, doc="cut level c of the moved cap"),
-              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+        free=(FreeParameter(c, lambda v: CUT_LOW, lambda v: CUT_HIGH, log=False, doc="cut level c of the moved cap"),
+              FreeParameter(sphere_cap.tau, lambda v: TAU_LOW, lambda v: TAU_HIGH, doc="outer relative radius τ")))
 
 
 def _cap_hl_lower(privacy):
@@ -551,7 +570,7 @@ def _cap_hl_lower(privacy):
         "sphere-cap bound holds on the (d-1)-dimensional sphere: E L_2 >= (prτ)² (1/K) Σ_i (1 - f(cap_{d-1}(τ√(i/K)))),"
         " f(a) = E min{1, e^{εH} a + δ(e^{εH}-1)/(e^ε-1)}." + smooth,
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),
-              FreeParameter(sphere_cap.tau, lambda v: 1e-3, lambda v: 1.0, doc="outer relative radius τ")))
+              FreeParameter(sphere_cap.tau, lambda v: TAU_LOW, lambda v: TAU_HIGH, doc="outer relative radius τ")))
 
 
 @lru_cache(maxsize=None)
