@@ -164,7 +164,7 @@ def _m_bump_range(local: bool):
 
 
 #: c_sech >= max_{u>0} tanh²(u)/u = 0.582582908... (attained at u = 1.08866, the root of sinh 2u = 4u), so
-#: 1/cosh²(u) = 1 - tanh²(u) >= 1 - c_sech u for every u >= 0 (tests/test_density_sharper.py)
+#: 1/cosh²(u) = 1 - tanh²(u) >= 1 - c_sech u for every u >= 0 (tests/test_density.py)
 SECH2_SLOPE = sp.Rational(5826, 10000)
 
 
