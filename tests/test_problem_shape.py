@@ -149,3 +149,34 @@ def test_a_new_method_reaches_every_problem_with_that_family_shape():
     assert "probe-le-cam" not in names("gaussian", "local", d=1)
     r = bc.rate("gaussian", "local", d=1)
     assert all(not b.name.startswith("probe") for b in r.lowers)
+
+
+def test_per_privacy_methods_are_dispatched_and_required():
+    """``bounds_<privacy>`` / ``rate_<privacy>`` are called for their model (no branch on the model in the
+    subclass); a model without its method (and no generic one) is refused when the entry is built."""
+    class TwoModels(Problem):
+        name, privacies = "two-models", ("none", "pure")
+
+        def rate_none(self, values):
+            return [("none", sp.Integer(1))]
+
+        def rate_pure(self, values):
+            return [("pure", sp.Integer(2))]
+
+        def bounds_none(self, values):
+            return ["none-bounds"]
+
+        def bounds_pure(self, values):
+            return ["pure-bounds"]
+
+        def validate_pure(self, values):
+            values["checked"] = True
+
+    p = TwoModels()
+    assert p.entry("pure").bounds({"privacy": "pure"}) == ["pure-bounds"]
+    assert p.entry("none").rate({"privacy": "none"}) == [("none", 1)]
+    v = {"privacy": "pure"}
+    assert p.entry("pure").validate(v) is None and v["checked"]
+    assert p.entry("none").validate({"privacy": "none"}) is None
+    with pytest.raises(TypeError, match="rate_local"):
+        p.entry("local")
