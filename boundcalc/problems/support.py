@@ -454,15 +454,6 @@ class Support(Problem):
 
     rate_pure = rate_approx = rate_tv = rate_kl = _rate_private
 
-    def _lower_rate_private(self, values):
-        loss, level = values["loss"], RATE_LEVEL[values["privacy"]]
-        return _phi(theta0 / S.n, loss) + _phi(theta0 * S.Min(1, 1 / (S.n * level)), loss)
-
-    def lower_rate_none(self, values):
-        return _phi(theta0 / S.n, values["loss"])
-
-    lower_rate_pure = lower_rate_approx = lower_rate_tv = lower_rate_kl = _lower_rate_private
-
     # ---- bounds: one method per privacy model (built once per loss)
     def bounds_none(self, values):
         return _built(_bounds_none, values["loss"])
