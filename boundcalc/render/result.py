@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..core.params import _fmt as _exact  # the form of the parameter ranges in help and error messages
+
 
 def finite_or_none(x):
     """JSON-safe number: a finite float, or None (never NaN/inf in output)."""
@@ -30,6 +32,19 @@ def format_number(x, digits=4):
     if 1e-3 <= abs(x) < 1e5:
         return f"{x:.{digits}g}"
     return f"{x:.{digits - 1}e}"
+
+
+def format_param(v) -> str:
+    """A problem parameter as shown in every header (text, HTML, plan, table, check): as a user types it, the
+    shortest form that is the same number (r=1, k=4, delta=1e-06, eps=0.25, k=inf, n=1e+18). Computed values
+    are shown by :func:`format_number` instead."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if not math.isfinite(v):
+        return "inf" if v > 0 else "-inf" if v < 0 else "nan"
+    return _exact(v)
 
 
 def best_bound(side: str, evaluated):
@@ -205,8 +220,7 @@ class RateResult:
         return "\n".join(lines)
 
     def to_text(self) -> str:
-        p = ", ".join(f"{k}={format_number(v) if isinstance(v, float) and v != math.inf else v}"
-                      for k, v in self.params.items())
+        p = ", ".join(f"{k}={format_param(v)}" for k, v in self.params.items())
         lines = [f"problem {self.problem}, privacy {self.privacy}  ({p})",
                  f"rate (order):      {self.rate_expr}"]
         if self.rate_lower_expr is not None:
