@@ -77,14 +77,13 @@ def stale_outputs(stored_nb, fresh_nb, rtol: float = RTOL) -> list:
     return bad
 
 
-def _diff_lines(stored: list, fresh: list) -> str:
-    """The first differing line of each differing output, stored then fresh."""
+def _diff_lines(stored: list, fresh: list, most: int = 3) -> str:
+    """The first few differing lines of each differing output, stored then fresh."""
     out = []
     for (kind, a), (_, b) in zip(stored, fresh):
-        for la, lb in zip(a.splitlines(), b.splitlines()):
-            if not _same(la, lb, RTOL):
-                out.append(f"  {kind}: stored {la.strip()[:150]!r}\n  {' ' * len(kind)}  fresh  {lb.strip()[:150]!r}")
-                break
+        pairs = [(la, lb) for la, lb in zip(a.splitlines(), b.splitlines()) if not _same(la, lb, RTOL)]
+        for la, lb in pairs[:most]:
+            out.append(f"  {kind}: stored {la.strip()[:150]!r}\n  {' ' * len(kind)}  fresh  {lb.strip()[:150]!r}")
     if [k for k, _ in stored] != [k for k, _ in fresh]:
         out.append(f"  outputs stored {[k for k, _ in stored]}, fresh {[k for k, _ in fresh]}")
     return "\n".join(out) or "  (line counts differ)"
