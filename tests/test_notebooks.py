@@ -1,7 +1,7 @@
 """The notebooks in notebooks/ are stored executed (outputs in place, written by notebooks/execute.py), they
 still run clean (executed again with nbclient; any error fails the test), and what they show is what the code
-prints today: every stored text output (stdout, text/plain, markdown, HTML, LaTeX) equals the fresh one, numbers
-included (to RTOL), wall times excepted. A stale number fails with the cell, the stored and the fresh text, and
+prints today: every stored text output (the streams, and of each rich output the form a reader sees: HTML,
+markdown, LaTeX or plain text) equals the fresh one, numbers included (see RTOL), wall times excepted. A stale number fails with the cell, the stored and the fresh text, and
 the fix: ``python notebooks/execute.py``."""
 import os
 import pathlib
