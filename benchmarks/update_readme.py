@@ -1,8 +1,16 @@
 #!/usr/bin/env python
-"""Regenerate the output shown in README.md from the current tool (one command after a merge):
+"""Regenerate the output shown in README.md, and the problem list of the docs index, from the current tool (one
+command after a merge):
 
-    python benchmarks/update_readme.py            # rewrite README.md in place
-    python benchmarks/update_readme.py --check    # exit 1 (and list the blocks) if README.md is stale
+    python benchmarks/update_readme.py            # rewrite README.md and docs/README.md in place
+    python benchmarks/update_readme.py --check    # exit 1 (and list the blocks) if either is stale
+
+The docs index (docs/README.md, section "## Problems") lists one line per registered problem, made from the
+registry (``bc.list_problems()``: name, privacy models) and the title of the problem's page
+(docs/problems/<problem>.md); tests/test_docs.py checks every listed line against them. A new problem needs
+no edit here: until this script is run the index simply does not list it yet (``boundcalc docs`` lists every
+page). The README shows an excerpt of ``boundcalc list`` (between ``...`` lines), which a new problem does
+not break.
 
 README conventions (also used by tests/test_readme.py, which runs every example):
 
@@ -30,6 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS_INDEX = ROOT / "docs" / "README.md"
+INDEX_SECTION = "## Problems"
+INDEX_LINE = re.compile(r"- \[([^\]]+)\]\(problems/([^)]+)\.md\)")
 ELIDE = "..."
 WILD = "…"
 _NUM = re.compile(r"^(.*?)([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(\D*)$")
@@ -239,19 +250,90 @@ def update(text: str) -> tuple[str, list]:
     return "\n".join(lines), stale
 
 
+# ---------------------------------------------------------------------- the docs index's problem list
+
+def page_title(name: str, docs: Path = ROOT / "docs") -> str:
+    """The title of docs/problems/<name>.md: its first heading without the command-line part."""
+    first = (docs / "problems" / f"{name}.md").read_text(encoding="utf-8").split("\n", 1)[0]
+    return re.sub(r"\s*\(`--problem.*$", "", first.lstrip("# ").strip())
+
+
+def index_lines(rows=None, docs: Path = ROOT / "docs") -> dict:
+    """{problem: its line in the docs index}, from the registry (rows of ``bc.list_problems()``) and the
+    problem's page."""
+    if rows is None:
+        sys.path.insert(0, str(ROOT))
+        try:
+            import boundcalc as bc
+
+            rows = bc.list_problems()
+        finally:
+            sys.path.remove(str(ROOT))
+    privacies: dict = {}
+    for r in rows:
+        privacies.setdefault(r["problem"], []).append(r["privacy"])
+    return {name: f"- [{name}](problems/{name}.md) — {page_title(name, docs)}; privacy: {', '.join(privs)}"
+            for name, privs in sorted(privacies.items())}
+
+
+def _index_span(lines: list) -> tuple[int, int]:
+    """(first, one past the last) line of the problem list in the docs index's "## Problems" section."""
+    start = lines.index(INDEX_SECTION) + 1
+    end = next((k for k in range(start, len(lines)) if lines[k].startswith("## ")), len(lines))
+    listed = [k for k in range(start, end) if INDEX_LINE.match(lines[k])]
+    if not listed:
+        return end, end
+    return listed[0], listed[-1] + 1
+
+
+def index_problems(text: str) -> dict:
+    """{problem: line} as the docs index lists them."""
+    lines = text.split("\n")
+    a, b = _index_span(lines)
+    return {INDEX_LINE.match(s).group(2): s for s in lines[a:b] if INDEX_LINE.match(s)}
+
+
+def index_mismatches(text: str, generated: dict) -> list:
+    """Lines of the docs index that are not what the registry and the pages give (an unknown problem, a stale
+    title or privacy list, a link that does not match the name). A registered problem not listed yet is not a
+    mismatch: the list is completed by running this script."""
+    out = []
+    for name, line in index_problems(text).items():
+        m = INDEX_LINE.match(line)
+        if name not in generated or m.group(1) != name or line != generated[name]:
+            out.append(f"{line!r}" + (f" should be {generated[name]!r}" if name in generated
+                                      else " names no registered problem"))
+    return out
+
+
+def update_index(text: str, generated: dict) -> str:
+    """The docs index with its problem list replaced by the generated one (every registered problem)."""
+    lines = text.split("\n")
+    a, b = _index_span(lines)
+    lines[a:b] = list(generated.values())
+    return "\n".join(lines)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     text = README.read_text(encoding="utf-8")
     new, stale = update(text)
     for s in reversed(stale):
         print(f"stale: {s}")
+    index = DOCS_INDEX.read_text(encoding="utf-8")
+    new_index = update_index(index, index_lines())
+    if new_index != index:
+        print("stale: the problem list of docs/README.md")
     if "--check" in argv:
-        return 1 if stale else 0
+        return 1 if stale or new_index != index else 0
     if new != text:
         README.write_text(new, encoding="utf-8")
         print(f"README.md: {len(stale)} example(s) regenerated")
     else:
         print("README.md is up to date")
+    if new_index != index:
+        DOCS_INDEX.write_text(new_index, encoding="utf-8")
+        print("docs/README.md: problem list regenerated")
     return 0
 
 

@@ -7,7 +7,8 @@ Each notebook is cleared, then executed top to bottom in a fresh kernel (nbclien
 as the working directory; a cell that raises stops the run and leaves the file unchanged. Timing and other
 per-run metadata are not recorded, so that a re-run changes a file only where a result changed. Needs the
 ``test`` extra (nbclient, nbformat, ipykernel, matplotlib); ``tests/test_notebooks.py`` checks that the
-stored notebooks were executed and that they still run clean.
+stored notebooks were executed, that they still run clean, and that every stored text output (numbers
+included) is what the code prints today.
 """
 from __future__ import annotations
 

@@ -35,13 +35,68 @@ def test_every_cited_docs_page_exists():
     assert not missing, missing
 
 
-def test_every_problem_has_a_page_listed_in_the_index():
-    from boundcalc.app.catalog import problems
+def _update_readme():
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location("update_readme", ROOT / "benchmarks" / "update_readme.py")
+    ur = importlib.util.module_from_spec(spec)
+    sys.modules["update_readme"] = ur  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(ur)
+    return ur
+
+
+def _registered() -> list:
+    import boundcalc as bc
+
+    return sorted({r["problem"] for r in bc.list_problems()})
+
+
+def test_every_problem_has_a_page_found_by_its_name():
+    """A new problem needs its page docs/problems/<name>.md and nothing else here: `boundcalc docs <name>` and
+    `rate --explain` find it by name, and the wheel ships it (tests/test_docs_shipped.py)."""
+    from boundcalc.app.docpages import page_name
+
+    for name in _registered():
+        assert (DOCS / "problems" / f"{name}.md").is_file(), f"docs/problems/{name}.md is missing"
+        assert page_name(name) == f"problems/{name}" == page_name(f"docs/problems/{name}.md")
+
+
+def test_the_docs_index_lists_problems_as_the_registry_and_pages_give_them():
+    """Each problem line of docs/README.md is what `python benchmarks/update_readme.py` makes from the registry
+    (name, privacy models) and the page's title; a problem registered since the last run is not listed yet
+    (that is not an error: a new problem is its module and its page)."""
+    ur = _update_readme()
     index = (DOCS / "README.md").read_text(encoding="utf-8")
-    for name in problems():
-        assert (DOCS / "problems" / f"{name}.md").is_file(), name
-        assert f"problems/{name}.md" in index, name
+    generated = ur.index_lines()
+    assert set(generated) == set(_registered())
+    listed = ur.index_problems(index)
+    assert len(listed) >= 8, "the docs index lists no problems: run python benchmarks/update_readme.py"
+    bad = ur.index_mismatches(index, generated)
+    assert not bad, "docs/README.md is stale (run python benchmarks/update_readme.py):\n" + "\n".join(bad)
+
+
+def test_the_index_check_accepts_a_new_problem_and_rejects_a_stale_line(tmp_path):
+    ur = _update_readme()
+    (tmp_path / "problems").mkdir()
+    for name, title in (("mean", "Mean estimation (`--problem mean`)"), ("bernoulli", "Bernoulli mean")):
+        (tmp_path / "problems" / f"{name}.md").write_text(f"# {title}\n\ntext\n", encoding="utf-8")
+    rows = [{"problem": "mean", "privacy": "none"}, {"problem": "mean", "privacy": "pure"}]
+    before = ur.index_lines(rows, tmp_path)
+    assert before == {"mean": "- [mean](problems/mean.md) — Mean estimation; privacy: none, pure"}
+    index = "# x\n\n## Problems\nintro\n\n" + "\n".join(before.values()) + "\n\n## Methods\n- [a](methods/a.md)\n"
+    after = ur.index_lines(rows + [{"problem": "bernoulli", "privacy": "pure"}], tmp_path)
+    assert ur.index_mismatches(index, after) == []  # a new problem: nothing to edit by hand
+    assert list(ur.index_problems(ur.update_index(index, after))) == ["bernoulli", "mean"]
+    assert "## Methods\n- [a](methods/a.md)" in ur.update_index(index, after)
+    stale = ur.index_lines(rows + [{"problem": "mean", "privacy": "approx"}], tmp_path)
+    assert len(ur.index_mismatches(index, stale)) == 1  # a privacy model added to a listed problem
+    assert len(ur.index_mismatches(index.replace("[mean](problems/mean.md)", "[mean](problems/mean2.md)"),
+                                   before)) == 1
+    assert len(ur.index_mismatches(index, {})) == 1  # a listed problem that is not registered
+
+
+def test_every_method_page_is_in_the_index():
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
     for page in (DOCS / "methods").glob("*.md"):
         assert f"methods/{page.name}" in index, page.name
 

@@ -72,3 +72,59 @@ def test_update_rewrites_a_stale_block_to_what_the_tool_prints(tmp_path):
     assert ur.output_matches(ex.expected, ur.run(ex, str(tmp_path)))
     again, which = ur.update(new)
     assert again == new and not which
+
+
+# ---------------------------------------------------------------------- what a new problem must not break
+
+def _list_example():
+    found = [ex for ex in EXAMPLES if ex.kind == "console" and ex.command == "list"]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_readme_list_block_is_an_excerpt_a_new_problem_does_not_break(tmp_path):
+    """The README shows some lines of `boundcalc list` between `...` lines: they are checked as a subsequence
+    of the real output, so a problem added anywhere in the (sorted) list needs no README edit."""
+    ex = _list_example()
+    shown = [x.strip() for x in ex.expected if x.strip()]
+    assert shown[0] == ur.ELIDE and shown[-1] == ur.ELIDE and len(shown) > 4
+    actual = ur.run(ex, str(tmp_path))
+    assert ur.output_matches(ex.expected, actual)
+    new_rows = ["bernoulli  none  --n 1000 --p0 0.5", "bernoulli  pure  --n 1000 --p0 0.5 --eps 1.0"]
+    starts = [i for i in range(len(actual) + 1)
+              if i in (0, len(actual)) or actual[i - 1].split()[0] != actual[i].split()[0]]
+    assert len(starts) >= 9  # between every two problems, and at both ends
+    for i in starts:
+        assert ur.output_matches(ex.expected, actual[:i] + new_rows + actual[i:]), i
+    changed = [line.replace("--k 2.0", "--k 3.0") for line in actual]  # a shown line that changed does fail
+    assert not ur.output_matches(ex.expected, changed)
+
+
+def table_mismatches(text: str, registry: dict) -> list:
+    """Rows of the README's problem table (| `name` (`alias`) | privacy, ... | ...) naming a problem or a
+    privacy model the registry does not have."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("| `"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        name = cells[0].split("`")[1]
+        privs = {p.strip() for p in cells[1].split(",")}
+        if name not in registry:
+            out.append(f"{line[:60]}: no problem {name!r}")
+        elif not privs <= registry[name]:
+            out.append(f"{line[:60]}: {name} has no privacy model {sorted(privs - registry[name])}")
+    return out
+
+
+def test_readme_problem_table_names_registered_problems_and_models():
+    import boundcalc as bc
+
+    registry = {}
+    for r in bc.list_problems():
+        registry.setdefault(r["problem"], set()).add(r["privacy"])
+    rows = [line for line in TEXT.splitlines() if line.startswith("| `")]
+    assert len(rows) >= 8
+    assert table_mismatches(TEXT, registry) == []
+    planted = "| `mean` | none, pure, shuffle | x | y | z |\n| `bernoulli` | pure | x | y | z |\n"
+    assert len(table_mismatches(planted, registry)) == 2

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.bounds import CheckSpec  # noqa: F401 (the shape of a problem's check; re-exported)
 from ..core.params import ParamSpec
-from ..render.result import finite_or_none
+from ..render.result import finite_or_none, format_param
 
 #: two-sided normal quantile for the confidence intervals (99%: several rows and instances are
 #: compared, so a 95% interval would fail a correct bound too often)
@@ -184,7 +184,7 @@ class CheckResult:
         }
 
     def to_text(self) -> str:
-        p = ", ".join(f"{k}={v}" for k, v in self.params.items() if k != "n")
+        p = ", ".join(f"{k}={format_param(v)}" for k, v in self.params.items() if k != "n")
         lines = [f"check {self.problem} / {self.privacy}  ({p}); reps={self.reps}, seed={self.seed}",
                  f"{'n':>10} {'lower':>11} {'empirical':>11} {'99% CI':>25} {'upper':>11}  worst instance / mechanism"]
         for r in self.rows:

@@ -19,7 +19,7 @@ import io
 import sympy as sp
 
 from ..core.latex import tex_math
-from .numbers import format_number, same_expression
+from .numbers import format_number, format_param, same_expression
 
 #: inline style of a numeric cell: never wrapped, aligned on the right
 _NUM_STYLE = "white-space: nowrap; text-align: right"
@@ -106,7 +106,7 @@ def bound_cells(b) -> tuple:
 
 
 def rate_html(res) -> str:
-    p = ", ".join(f"{k}={v}" for k, v in res.params.items())
+    p = ", ".join(f"{k}={format_param(v)}" for k, v in res.params.items())
     lines = [f"<b>{_esc(res.problem)}</b>, privacy <b>{_esc(res.privacy)}</b> ({_esc(p)})",
              f"rate (order): {_math(res.rate_expr)}"]
     if res.rate_lower_expr is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..core import symbolic
+from ..core.params import _fmt as _exact  # the form of the parameter ranges in help and error messages
 
 
 def finite_or_none(x):
@@ -38,3 +39,16 @@ def same_expression(a, b) -> bool:
         return a == b or symbolic.simplify(a - b) == 0  # memoised on disk (boundcalc.core.symbolic)
     except Exception:  # sympy may fail to simplify exotic functions: treat them as different
         return False
+
+
+def format_param(v) -> str:
+    """A problem parameter as shown in every header (text, HTML, plan, table, check): as a user types it, the
+    shortest form that is the same number (r=1, k=4, delta=1e-06, eps=0.25, k=inf, n=1e+18). Computed values
+    are shown by :func:`format_number` instead."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if not math.isfinite(v):
+        return "inf" if v > 0 else "-inf" if v < 0 else "nan"
+    return _exact(v)

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from .notebook import plan_html, plan_latex
-from .numbers import finite_or_none
+from .numbers import finite_or_none, format_param
 from .numbers import format_number as _fmt
 
 
@@ -131,7 +131,7 @@ class PlanResult:
         return plan_latex(self)
 
     def to_text(self) -> str:
-        p = ", ".join(f"{k}={_show(v)}" for k, v in self.params.items())
+        p = ", ".join(f"{k}={format_param(v)}" for k, v in self.params.items())
         lvl = "ε" if self.level_name in (None, "eps") else "α"
         what = {"n": "sample size n", "eps": f"privacy level {lvl}", "target": "reachable risk"}[self.solve]
         lines = [f"plan {self.problem} / {self.privacy}: {what}  ({p})"]

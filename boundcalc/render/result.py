@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .notebook import rate_html, rate_latex
-from .numbers import finite_or_none, format_number  # noqa: F401  (re-exported: callers import them from here)
+from .numbers import finite_or_none, format_number, format_param  # noqa: F401  (re-exported: callers import them from here)
 
 
 def best_bound(side: str, evaluated):
@@ -183,8 +183,7 @@ class RateResult:
         return "\n".join(lines)
 
     def to_text(self) -> str:
-        p = ", ".join(f"{k}={format_number(v) if isinstance(v, float) and v != math.inf else v}"
-                      for k, v in self.params.items())
+        p = ", ".join(f"{k}={format_param(v)}" for k, v in self.params.items())
         lines = [f"problem {self.problem}, privacy {self.privacy}  ({p})",
                  f"rate (order):      {self.rate_expr}"]
         if self.rate_lower_expr is not None:

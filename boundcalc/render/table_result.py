@@ -17,7 +17,7 @@ from ..core.errors import InputError
 from ..core.latex import tex_math, tex_number, tex_text
 from ..core.privacy import MODELS
 from .notebook import table_html, table_latex
-from .numbers import finite_or_none, format_number, same_expression as _same
+from .numbers import finite_or_none, format_number, format_param, same_expression as _same
 
 FORMATS = ("text", "latex", "markdown", "csv", "json")
 SHORT = {k: m.short for k, m in MODELS.items()}  # from the one privacy-model table
@@ -52,9 +52,9 @@ class TableRow:
         if not self.level:
             return "-"
         sym = "ε" if self.level["name"] == "eps" else "α"
-        s = f"{sym}={format_number(self.level['value'])}"
+        s = f"{sym}={format_param(self.level['value'])}"
         if "delta" in self.level:
-            s += f", δ={format_number(self.level['delta'])}"
+            s += f", δ={format_param(self.level['delta'])}"
         return s
 
     def level_tex(self) -> str:
@@ -128,7 +128,7 @@ class Table:
     def _param_text(self, tex=False) -> str:
         parts = []
         for k, v in self.shared_params().items():
-            val = "inf" if v == math.inf else format_number(v) if isinstance(v, float) else str(v)
+            val = format_param(v)
             if tex:
                 name = {"n": "n", "d": "d", "r": "r", "k": "k"}.get(k, r"\mathrm{" + k.replace("_", r"\_") + "}")
                 shown = r"\infty" if v == math.inf else (tex_number(v) if isinstance(v, (int, float))
