@@ -126,5 +126,5 @@ def test_readme_problem_table_names_registered_problems_and_models():
     rows = [line for line in TEXT.splitlines() if line.startswith("| `")]
     assert len(rows) >= 8
     assert table_mismatches(TEXT, registry) == []
-    planted = "| `mean` | none, pure, shuffle | x | y | z |\n| `bernoulli` | pure | x | y | z |\n"
+    planted = "| `mean` | none, pure, shuffle | x | y | z |\n| `no-such-problem` | pure | x | y | z |\n"
     assert len(table_mismatches(planted, registry)) == 2
