@@ -420,6 +420,9 @@ def parse_targets(target) -> list[float]:
             out.append(float(TARGET.parse(t)))
         except InputError:
             raise InputError("target", allowed, t) from None
+    for i, t in enumerate(out):  # one row per target: the same target twice (0.01,1e-2) is a slip
+        if t in out[:i]:
+            raise InputError("target", f"names the target {t:g} twice: give each target once", target)
     return out
 
 
