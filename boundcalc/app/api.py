@@ -40,6 +40,7 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     entry = catalog.get_entry(problem, privacy)
     model = get_model(privacy)
     values = {}
+    raw = dict(given)  # as the user wrote them (for messages)
     for spec in entry.params:
         values[spec.name] = spec.parse(given.pop(spec.name) if spec.name in given else spec.default)
     priv_given = {"eps": given.pop("eps", None), "delta": given.pop("delta", None)}
@@ -53,6 +54,12 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     values["privacy"] = model.name
     if entry.validate is not None:
         entry.validate(values)
+    for spec in entry.params:  # a parameter that the other choices make meaningless is not silently ignored
+        if spec.used_with and spec.name in raw:
+            other, allowed = spec.used_with
+            if values.get(other) not in allowed:
+                raise InputError(spec.name, f"is only used with --{other} {' or '.join(allowed)} (here --{other} "
+                                            f"{values.get(other)})", raw[spec.name])
     return entry, values
 
 

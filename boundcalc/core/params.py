@@ -33,6 +33,9 @@ class ParamSpec:
     allow_inf: bool = False
     choices: tuple = ()
     structural: bool = False  # fixes the shape of the formulas (e.g. k, model): not vectorised
+    #: ``(other parameter, its values)``: this parameter means something only when the other one takes one of
+    #: those values (σ of point's normal-mean model); given otherwise, it is refused rather than ignored
+    used_with: tuple = ()
 
     def allowed(self) -> str:
         if self.kind == "choice":
