@@ -54,8 +54,10 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     values["privacy"] = model.name
     if entry.validate is not None:
         entry.validate(values)
-    for spec in entry.params:  # a parameter that the other choices make meaningless is not silently ignored
-        if spec.used_with and spec.name in raw:
+    # a parameter that the other choices make meaningless is not silently ignored (its default, which internal
+    # callers pass along with every other value, changes nothing and passes)
+    for spec in entry.params:
+        if spec.used_with and spec.name in raw and values[spec.name] != spec.default:
             other, allowed = spec.used_with
             if values.get(other) not in allowed:
                 raise InputError(spec.name, f"is only used with --{other} {' or '.join(allowed)} (here --{other} "
@@ -73,7 +75,10 @@ def evaluate_bound(bound, values, certify=True, solution=None) -> BoundValue:
     if failed:
         return BoundValue(bound.side, bound.name, bound.label, None, bound.certified, bound.expr, bound.source,
                           bound.derivation, {}, conds, failed, reason="conditions fail")
-    sol = solution if solution is not None else solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
+    try:
+        sol = solution if solution is not None else solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
+    except ARITHMETIC_ERRORS as exc:  # e.g. (n ε)² underflowing to 0 at ε = 1e-300: no value, not a wrong one
+        return _not_computable(bound, values, conds, exc)
     value = finite_or_none(sol.value)
     reason = None
     certified, note, verified = bound.certified, bound.extra.get("why_not_certified"), None
@@ -86,12 +91,27 @@ def evaluate_bound(bound, values, certify=True, solution=None) -> BoundValue:
         # certified in floating point: re-evaluated in high precision, reported rounded outward
         from ..core.certify import verify
 
-        check = verify(bound, values, sol.free, value)
+        try:
+            check = verify(bound, values, sol.free, value)
+        except ARITHMETIC_ERRORS as exc:
+            return _not_computable(bound, values, conds, exc)
         value, verified = check.value, check.info
         if not check.certified:
             certified, note = False, check.reason
     return BoundValue(bound.side, bound.name, bound.label, value, certified, bound.expr, bound.source,
                       bound.derivation, sol.free, conds, [], reason, note, verified)
+
+
+#: what evaluating a bound at extreme parameters may raise (a quantity beyond the float range, a division
+#: by a product that underflowed to 0): the bound is then reported without a value at those parameters,
+#: not certified, and never chosen (a missing lower bound excludes nothing, a missing upper bound reaches nothing)
+ARITHMETIC_ERRORS = (ZeroDivisionError, OverflowError)
+
+
+def _not_computable(bound, values, conds, exc) -> BoundValue:
+    reason = f"not computable in floating point at these parameters ({type(exc).__name__})"
+    return BoundValue(bound.side, bound.name, bound.label, None, False, bound.expr, bound.source,
+                      bound.derivation, {}, conds, [], reason=reason, note=reason)
 
 
 def _term_values(terms, values):
@@ -105,8 +125,12 @@ def _term_values(terms, values):
         from ..core.bounds import _symbol_values
 
         sv = _symbol_values(values, None)
+        args = [sv[s.name] for s in sorted(term.free_symbols, key=lambda s: s.name)]
         with np.errstate(all="ignore"):
-            out[label] = float(f(*[sv[s.name] for s in sorted(term.free_symbols, key=lambda s: s.name)]))
+            try:
+                out[label] = float(f(*args))
+            except ARITHMETIC_ERRORS:  # Python floats raise where numpy's give inf (0.0 ** -2 at ε = 1e-300)
+                out[label] = float(f(*[np.float64(a) if isinstance(a, float) else a for a in args]))
     return out
 
 
@@ -231,6 +255,8 @@ def _regime(term_vals: dict) -> str:
         return f"{top} (the only term)"
     rest = sorted(((v, k) for k, v in finite.items() if k != top), reverse=True)
     ratio = finite[top] / rest[0][0] if rest[0][0] > 0 else math.inf
+    if not math.isfinite(ratio):  # the next term is 0 (or below the float range) at these parameters
+        return f"{top} term dominates (the {rest[0][1]} term is 0 in floating point here)"
     return f"{top} term dominates ({ratio:.3g}x the {rest[0][1]} term)"
 
 

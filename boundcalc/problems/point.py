@@ -580,6 +580,10 @@ def check_instances(t):
     # estimator may be the best upper bound at tiny ε; it has nothing to simulate)
     smith = [u for u in res.uppers if u.certified and u.usable and u.name.startswith("smith-")
              and not u.name.startswith("smith-exact")]
+    if not smith:
+        raise InputError("eps", f"the check simulates Smith's estimator, which has no certified finite bound at "
+                                f"n = {n} here (only the constant estimator, nothing to simulate): use a larger "
+                                "--eps or --ns", values["eps"])
     sim_bound = t.upper = min(smith, key=lambda u: u.value)
     v = t.derived
     a, b = v["a"], v["b"]
