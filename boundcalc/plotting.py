@@ -68,13 +68,25 @@ def figure_format(path, option="output") -> str:
     _mpl()
     from matplotlib.backend_bases import FigureCanvasBase
 
-    ext = os.path.splitext(os.path.basename(os.fspath(path)))[1].lower().lstrip(".")
+    from .render.fileio import _as_path
+
+    ext = os.path.splitext(os.path.basename(_as_path(path, option)))[1].lower().lstrip(".")
     if not ext:
         return "png"
     formats = FigureCanvasBase.get_supported_filetypes()
     if ext not in formats:
         raise InputError(option, "must end in a figure format matplotlib writes: ."
                          + ", .".join(sorted(formats)) + " (or have no extension: PNG)", path)
+    if ext == "pgf":  # matplotlib's pgf backend runs a TeX system to measure every text, even to write the .pgf
+        import shutil
+
+        import matplotlib
+
+        tex = matplotlib.rcParams["pgf.texsystem"]
+        if shutil.which(tex) is None:
+            raise InputError(option, f"a .pgf figure needs {tex} (matplotlib's pgf backend measures its text "
+                                     f"with it), which is not installed: install a TeX system, or write .pdf "
+                                     "(for \\includegraphics) or .svg", path)
     return ext
 
 
