@@ -297,6 +297,17 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
         except (OverflowError, TypeError, ValueError):
             shown = f"{str(v)[:12]}… ({len(str(v))} digits)" if isinstance(v, int) else v
             raise InputError(k, "must be finite numbers", shown) from None
+    shaped = {k: a.shape for k, a in arrays.items() if a.ndim}
+    try:
+        np.broadcast_shapes(*shaped.values())
+    except ValueError:
+        raise InputError(", --".join(sorted(shaped)), "must be arrays whose shapes broadcast together (numpy's rule), got "
+                         + ", ".join(f"{k} {s}" for k, s in sorted(shaped.items()))) from None
+    for k, arr in arrays.items():
+        spec = specs0.get(k)
+        if spec is not None and spec.structural and arr.size > 1:
+            raise InputError(k, "fixes the form of the bounds: give one value (not an array); call evaluate_curve "
+                                "once per value", "array")
     # validate with a representative scalar (integers rounded: a curve may take real n), then check
     # every element of each array against the parameter's range
     scalars = dict(fixed)
@@ -314,6 +325,38 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
             for x in (lo, hi):
                 spec.parse(round(x) if spec.kind == "int" else x)
             values[k] = arr
+    try:
+        best = _curve(entry, values, side)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        varying = [k for k, a in arrays.items() if a.size > 1 and k != "n"]
+        if not varying:
+            raise
+        for k in varying:  # which array the problem's formulas cannot take (tried alone)
+            one = dict(probe)
+            one[k] = values[k]
+            try:
+                _curve(entry, one, side)
+            except (TypeError, ValueError) as exc1:
+                if isinstance(exc1, InputError):
+                    raise
+                raise InputError(k, f"cannot vary along a curve of {entry.problem}/{values['privacy']} (its bounds "
+                                    "take one value of it): give one value, and call evaluate_curve once per value",
+                                 "array") from None
+        raise InputError(", --".join(varying), "cannot vary together along a curve of this problem: give one value "
+                                               "of each but one", "arrays") from None
+    if best is not None and not np.all(np.isfinite(best) | np.isposinf(best)):
+        raise InputError("params", f"no certified closed-form {side} bound is defined at some of these points")
+    if best is None:
+        raise InputError("side", f"no certified closed-form {side} bound for {problem}/{privacy}")
+    return best
+
+
+def _curve(entry, values, side):
+    """The pointwise best certified closed-form ``side`` bound at ``values`` (arrays allowed), or None."""
+    import numpy as np
+
     v = entry.with_derived(values)
     best = None
     for b in entry.bounds(v):
@@ -330,10 +373,6 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
         val = cf.evaluate(v)
         val = np.asarray(val, dtype=float)
         best = val if best is None else (np.fmin(best, val) if side == "upper" else np.fmax(best, val))
-    if best is not None and not np.all(np.isfinite(best) | np.isposinf(best)):
-        raise InputError("params", f"no certified closed-form {side} bound is defined at some of these points")
-    if best is None:
-        raise InputError("side", f"no certified closed-form {side} bound for {problem}/{privacy}")
     return best
 
 
