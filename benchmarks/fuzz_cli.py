@@ -206,24 +206,38 @@ def run_api(call):
     return ("nan", text[-200:]) if _has_nan(text) else ("ok", "")
 
 
-def fuzz(calls: int = 400, seed: int = 0, limit: float = 10.0, api_share: float = 0.25, log=None):
-    """Run ``calls`` fuzzed calls; returns (counts by outcome, findings [(outcome, call, detail, cpu)])."""
+def make_calls(calls: int = 400, seed: int = 0, api_share: float = 0.25) -> list:
+    """The fuzzed calls: ("cli", argv) or ("api", (function, problem, privacy, kwargs))."""
     rng = random.Random(seed)
     table = pairs()
+    out = []
+    for _ in range(calls):
+        if rng.random() < api_share:
+            out.append(("api", api_call(rng, table)))
+        else:
+            out.append(("cli", cli_call(rng, table)))
+    return out
+
+
+def fuzz(calls: int = 400, seed: int = 0, limit: float = 10.0, api_share: float = 0.25, log=None, plan=None):
+    """Run ``calls`` fuzzed calls (or the list ``plan`` of :func:`make_calls`); returns (counts by outcome,
+    findings [(outcome, call, detail, cpu)])."""
+    plan = make_calls(calls, seed, api_share) if plan is None else plan
     counts: dict = {}
     findings = []
     old = signal.signal(signal.SIGPROF, _on_timer)
     try:
-        for i in range(calls):
-            if rng.random() < api_share:
-                call, runner, shown = api_call(rng, table), run_api, None
+        for i, (kind, call) in enumerate(plan):
+            if kind == "api":
+                runner = run_api
                 shown = f"bc.{call[0]}({call[1]!r}, {call[2]!r}, **{call[3]!r})"
             else:
-                call, runner = cli_call(rng, table), run_cli
+                runner = run_cli
                 shown = "boundcalc " + " ".join(a if a and " " not in a and len(a) < 60 else repr(a[:60]) for a in call)
-            # a table of several problems is many rate calls (`table --problem all`: 26 rows, 16 s at its defaults)
+            # a table of several problems is many rate calls (`table --problem all`: 26 rows, 16 s at its defaults);
+            # a check simulates (n d reps draws per instance: d = 1e5 takes its time)
             several = runner is run_cli and call[0] == "table" and ("all" in call or "," in call[2])
-            budget = limit * (6 if several else 1)
+            budget = limit * (6 if several else 3 if runner is run_cli and call[0] == "check" else 1)
             t = time.process_time()
             signal.setitimer(signal.ITIMER_PROF, budget)
             try:
@@ -251,10 +265,22 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=float, default=10.0, help="CPU seconds per call (default 10)")
     p.add_argument("--json", help="write the counts and findings to this file")
     p.add_argument("--quiet", action="store_true", help="print only the summary")
+    p.add_argument("--save", help="write the generated calls to this file (pickle) and run them")
+    p.add_argument("--replay", help="run the calls of this file (from --save), e.g. on another version")
     a = p.parse_args(argv)
+    import pickle
+
+    if a.replay:
+        with open(a.replay, "rb") as fh:
+            plan = pickle.load(fh)
+    else:
+        plan = make_calls(a.calls, a.seed)
+    if a.save:
+        with open(a.save, "wb") as fh:
+            pickle.dump(plan, fh)
     t = time.process_time()
-    counts, findings = fuzz(a.calls, a.seed, a.limit, log=None if a.quiet else sys.stdout)
-    print(f"\n{a.calls} calls, seed {a.seed}, {time.process_time() - t:.0f} s CPU: "
+    counts, findings = fuzz(log=None if a.quiet else sys.stdout, limit=a.limit, plan=plan)
+    print(f"\n{len(plan)} calls" + ("" if a.replay else f", seed {a.seed}") + f", {time.process_time() - t:.0f} s CPU: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     for outcome, shown, detail, cpu in findings:
         print(f"{outcome}: {shown}\n    {detail} ({cpu:.1f} s)")

@@ -36,6 +36,9 @@ class ParamSpec:
     #: ``(other parameter, its values)``: this parameter means something only when the other one takes one of
     #: those values (σ of point's normal-mean model); given otherwise, it is refused rather than ignored
     used_with: tuple = ()
+    #: at most this many significant digits (a float parameter that becomes an exact rational in the formulas,
+    #: such as k: 2.0000000000000004 is 5000000000000001/2500000000000000, whose roots sympy cannot take in time)
+    max_digits: int | None = None
 
     def allowed(self) -> str:
         if self.kind == "choice":
@@ -49,6 +52,8 @@ class ParamSpec:
         text = what + (" " + " and ".join(parts) if parts else "")
         if self.allow_inf:
             text += " (or inf)"
+        if self.max_digits is not None:
+            text += f", with at most {self.max_digits} significant digits"
         return f"must be {text}"
 
     def parse(self, value):
@@ -97,6 +102,8 @@ class ParamSpec:
             if x != math.floor(x):
                 raise InputError(self.name, self.allowed(), value)
             x = int(x)
+        if self.max_digits is not None and float(f"{x:.{self.max_digits}g}") != x:
+            raise InputError(self.name, self.allowed(), value)
         return self._in_range(x, value)
 
     def _in_range(self, x, value):
