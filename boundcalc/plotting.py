@@ -25,7 +25,7 @@ POINTS = ParamSpec("points", "int", 24, "number of grid points", low=3, high=400
 XMIN = ParamSpec("xmin", "float", None, "smallest x", low=0, low_open=True, high=1e18)
 XMAX = ParamSpec("xmax", "float", None, "largest x", low=0, low_open=True, high=1e18)
 
-COLORS = {"band": "#9ecae1", "upper": "#08519c", "lower": "#a50f15", "rate": "0.15", "nonprivate": "0.45",
+COLORS = {"band": "#9ecae1", "upper": "#08519c", "lower": "#a50f15", "rate": "0.15", "nonprivate": "#e6550d",
           "sim": "#111111", "inst": "#6a51a3"}
 
 
@@ -68,13 +68,25 @@ def figure_format(path, option="output") -> str:
     _mpl()
     from matplotlib.backend_bases import FigureCanvasBase
 
-    ext = os.path.splitext(os.path.basename(os.fspath(path)))[1].lower().lstrip(".")
+    from .render.fileio import _as_path
+
+    ext = os.path.splitext(os.path.basename(_as_path(path, option)))[1].lower().lstrip(".")
     if not ext:
         return "png"
     formats = FigureCanvasBase.get_supported_filetypes()
     if ext not in formats:
         raise InputError(option, "must end in a figure format matplotlib writes: ."
                          + ", .".join(sorted(formats)) + " (or have no extension: PNG)", path)
+    if ext == "pgf":  # matplotlib's pgf backend runs a TeX system to measure every text, even to write the .pgf
+        import shutil
+
+        import matplotlib
+
+        tex = matplotlib.rcParams["pgf.texsystem"]
+        if shutil.which(tex) is None:
+            raise InputError(option, f"a .pgf figure needs {tex} (matplotlib's pgf backend measures its text "
+                                     f"with it), which is not installed: install a TeX system, or write .pdf "
+                                     "(for \\includegraphics) or .svg", path)
     return ext
 
 
@@ -141,13 +153,40 @@ def _grid(x, values, model, entry, xmin, xmax, points):
     return [float(v) for v in np.geomspace(lo, hi, points)]
 
 
+#: at most this many grid points of a plot are computed by :func:`boundcalc.rate` (the default grid: every point);
+#: the points between them come from the vectorised closed forms and the monotone carry (see :func:`band`)
+ANCHORS = 24
+
+
+def _anchor_indices(count: int, anchors: int = ANCHORS) -> list[int]:
+    """The grid indices computed exactly: all of them up to ``anchors`` points, else ``anchors`` evenly spread
+    ones (the first and the last always among them)."""
+    if count <= anchors:
+        return list(range(count))
+    return sorted({int(round(i)) for i in np.linspace(0, count - 1, anchors)})
+
+
 def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=None, progress=False,
          **params) -> dict:
     """Certified lower/upper bounds, the rate and the non-private risk over a grid of n or ε.
 
     ``progress``: report the grid points on stderr (the CLI turns it on when stderr is a terminal).
     Returns a dict of lists: ``x``, ``lower``, ``upper``, ``rate``, ``nonprivate`` (None where a value
-    does not exist), plus ``mechanism``/``method`` per point and the fixed ``params``.
+    does not exist), plus ``mechanism``/``method`` per point, ``source`` per point and the fixed ``params``.
+
+    At most :data:`ANCHORS` points (every point of the default grid of 24) are computed by
+    :func:`boundcalc.rate`, exactly as ``boundcalc rate`` prints them (``source`` ``"rate"``). A finer grid is
+    filled in between them (``source`` ``"between"``) with two certified bounds, the better of which is drawn:
+
+    - the closed forms of :func:`boundcalc.evaluate_curve` (each bound at its symbolic optimum, vectorised over the
+      grid: valid bounds, sometimes looser than the tuned ones);
+    - the anchors' certified values carried along the axis: the minimax risk is non-increasing in n and in the
+      privacy level (an estimator may ignore records, and a mechanism private at one level is private at every
+      larger one), so an upper bound at a smaller x holds at every larger x, and a lower bound at a larger x at
+      every smaller x (the argument :func:`boundcalc.plan` rests on).
+
+    The band of a fine grid is therefore never narrower than the certified one, and as narrow where the closed
+    forms are tight.
     """
     from .app.api import rate, resolve
     from .core.privacy import get_model
@@ -157,9 +196,7 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
         x = "eps"
     if x not in ("n", "eps"):
         raise InputError("x", "must be n or eps (the variable on the horizontal axis)", x)
-    if x in params:
-        params = {k: v for k, v in params.items() if k != x}
-    entry, values = resolve(problem, privacy, params)
+    entry, values = resolve(problem, privacy, params)  # every given value is checked, the axis' own included
     model = get_model(privacy)
     if x == "eps" and model.level is None:
         raise InputError("x", f"--privacy {model.name} has no privacy level: use --x n", x)
@@ -168,26 +205,32 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
     xmax = None if xmax is None else XMAX.parse(xmax)
     if xs is None:
         xs = _grid(x, values, model, entry, xmin, xmax, points)
-    fixed = {k: v for k, v in params.items() if v is not None and k != "alpha"}
-    if "alpha" in params and x != "eps":
+    fixed = {k: v for k, v in params.items() if v is not None and k not in ("alpha", x)}
+    if "alpha" in params and x != "eps" and params["alpha"] is not None:
         fixed["eps"] = params["alpha"]
-    out = {"x": [], "lower": [], "upper": [], "rate": [], "nonprivate": [], "mechanism": [], "method": []}
+    keys = ("x", "lower", "upper", "rate", "nonprivate", "mechanism", "method", "source")
+    out = {k: [None] * len(xs) for k in keys}
+    out["x"] = list(xs)
     res = None
     from .app.simulate import progress_line
 
-    for i, xv in enumerate(xs):
-        progress_line(progress, f"plot {entry.problem}/{model.name}: {x}={xv:.4g} ({i + 1}/{len(xs)})")
+    anchors = _anchor_indices(len(xs))
+    for count, i in enumerate(anchors):
+        xv = xs[i]
+        progress_line(progress, f"plot {entry.problem}/{model.name}: {x}={xv:.4g} ({count + 1}/{len(anchors)})")
         res = rate(entry.problem, model.name, **{**fixed, x: xv})
         lo, up = res.lower, res.upper
         terms = [v for v in res.terms.values() if v is not None and math.isfinite(v)]
-        out["x"].append(xv)
-        out["lower"].append(None if lo is None else lo.value)
-        out["upper"].append(None if up is None else up.value)
-        out["rate"].append(sum(terms) if terms else None)
-        out["nonprivate"].append(res.nonprivate)
-        out["mechanism"].append(None if up is None else up.label)
-        out["method"].append(None if lo is None else lo.label)
+        out["lower"][i] = None if lo is None else lo.value
+        out["upper"][i] = None if up is None else up.value
+        out["rate"][i] = sum(terms) if terms else None
+        out["nonprivate"][i] = res.nonprivate
+        out["mechanism"][i] = None if up is None else up.label
+        out["method"][i] = None if lo is None else lo.label
+        out["source"][i] = "rate"
     progress_line(progress, "")
+    if len(anchors) < len(xs):
+        _fill_between(out, anchors, entry, model, x, fixed)
     out["problem"], out["privacy"], out["axis"] = entry.problem, model.name, x
     out["params"] = {k: v for k, v in values.items() if k not in ("problem", "privacy", x)}
     out["at"] = values.get(x)
@@ -195,6 +238,68 @@ def band(problem, privacy="pure", x="n", xs=None, points=24, xmin=None, xmax=Non
     out["title"] = entry.title
     out["level_name"] = model.level_name if model.level is not None else None
     return out
+
+
+def _curve_or_none(problem, privacy, side, **params):
+    from .app.api import evaluate_curve
+
+    shape = np.shape(next(v for v in params.values() if isinstance(v, np.ndarray)))
+    try:
+        with np.errstate(all="ignore"):
+            val = np.broadcast_to(np.asarray(evaluate_curve(problem, privacy, side, **params), float), shape)
+    except InputError:  # no closed form here (or not at every point): the carried anchors alone
+        return None
+    # float64 values, not re-evaluated in high precision as rate's are: moved outward by far more than their
+    # rounding error (and far less than a pixel)
+    return val * (1 + CURVE_MARGIN if side == "upper" else 1 - CURVE_MARGIN)
+
+
+#: relative outward margin of the closed-form values drawn between the anchors (see :func:`_curve_or_none`)
+CURVE_MARGIN = 1e-9
+
+
+def _fill_between(out, anchors, entry, model, x, fixed):
+    """The points of ``out`` between the anchors (see :func:`band`): the better of the vectorised closed form
+    and the anchors' values carried along the axis (upper bounds forward, lower bounds backward)."""
+    from .app import api
+
+    xs = np.asarray(out["x"], float)
+    curve = {side: _curve_or_none(entry.problem, model.name, side, **fixed, **{x: xs}) for side in ("lower", "upper")}
+    nonpriv = None
+    if x == "n" and model.name != "none":
+        base = {k: v for k, v in fixed.items() if k not in ("eps", "delta")}
+        nonpriv = _curve_or_none(entry.problem, "none", "upper", **base, n=xs)
+    anchor_set = set(anchors)
+    for key, side, curve_v in (("upper", "upper", curve["upper"]), ("nonprivate", "upper", nonpriv),
+                               ("lower", "lower", curve["lower"])):
+        order = range(len(xs)) if side == "upper" else range(len(xs) - 1, -1, -1)
+        carried, label = None, None
+        for i in order:
+            if i in anchor_set:
+                v = out[key][i]
+                if v is not None and (carried is None or (v < carried if side == "upper" else v > carried)):
+                    carried = v
+                    label = out["mechanism" if side == "upper" else "method"][i]
+                continue
+            best, how = carried, label
+            c = None if curve_v is None else float(curve_v[i])
+            if c is not None and math.isfinite(c) and c > 0 and (best is None or (c < best if side == "upper"
+                                                                                  else c > best)):
+                best, how = c, "closed form at its symbolic optimum (evaluate_curve)"
+            out[key][i] = best
+            if key != "nonprivate":
+                out["mechanism" if side == "upper" else "method"][i] = how
+    for i in range(len(xs)):
+        if i in anchor_set:
+            continue
+        out["source"][i] = "between"
+        try:  # the rate (order only) at every point: its terms, no bound evaluated
+            e, vals = api.resolve(entry.problem, model.name, {**fixed, x: out["x"][i]})
+            v = e.with_derived(vals)
+            terms = [t for t in api._term_values(e.rate(v), v).values() if t is not None and math.isfinite(t)]
+            out["rate"][i] = sum(terms) if terms else None
+        except InputError:
+            out["rate"][i] = None
 
 
 def _arr(vals):
@@ -261,8 +366,10 @@ def plot(problem, privacy="pure", x="n", output=None, **params):
     ax.plot(xs, rt, color=COLORS["rate"], lw=1.3, ls="--",
             label="rate (order, constant 1)" + (f": {rlabel}" if rlabel else ""), zorder=2)
     if data["privacy"] != "none" and np.isfinite(npv).any():
-        ax.plot(xs, npv, color=COLORS["nonprivate"], lw=1.2, ls=":", label="non-private risk (certified upper)",
-                zorder=2)
+        # drawn last, over the bounds (it often runs along the lower bound, whose r²/n term it is): a dotted line
+        # with open markers, so that both stay visible where they coincide
+        ax.plot(xs, npv, color=COLORS["nonprivate"], lw=1.5, ls=(0, (1, 1.2)), marker="o", ms=4, mfc="white",
+                mew=1.1, markevery=max(1, len(xs) // 12), label="non-private risk (certified upper)", zorder=4)
     _style(ax)
     lvl = "ε" if data["level_name"] in (None, "eps") else "α"
     ax.set_xlabel("sample size $n$" if data["axis"] == "n" else f"privacy level {lvl}")

@@ -89,3 +89,39 @@ def test_cli_plot_and_check_plot(tmp_path, capsys):
     assert main(["plot", "--problem", "mean", "--privacy", "pure", "--x", "k", "--output", str(out)]) == 2
     assert main(["plot", "--problem", "mean", "--privacy", "pure", "--output", str(tmp_path / "no" / "x.png"),
                  "--points", "3"]) == 2
+
+
+def test_nonprivate_line_is_drawn_over_the_bounds():
+    """The non-private risk often runs along the lower bound (its r²/n term): it is drawn last, over the bounds,
+    dotted with open markers, so that both stay visible."""
+    fig = plot("mean", "pure", points=6)
+    lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    nonpriv = next(ln for label, ln in lines.items() if label.startswith("non-private"))
+    bounds = [ln for label, ln in lines.items() if label.startswith("certified")]
+    assert bounds and all(nonpriv.get_zorder() > ln.get_zorder() for ln in bounds)
+    assert nonpriv.get_marker() not in (None, "None", "", " ") and nonpriv.get_markerfacecolor() == "white"
+    assert nonpriv.get_color() not in {ln.get_color() for ln in bounds}
+
+
+def test_fine_grid_band_is_certified_between_the_rate_points():
+    """Beyond 24 points, 24 are rate's; the others are the closed forms or the computed bounds carried along n,
+    never outside what rate certifies at that point (and equal to it where the closed forms are tight)."""
+    from boundcalc.plotting import ANCHORS
+
+    data = band("mean", "pure", x="n", points=60, xmin=10, xmax=1e6)
+    assert data["source"].count("rate") == ANCHORS and data["source"].count("between") == 60 - ANCHORS
+    between = [i for i, s in enumerate(data["source"]) if s == "between"]
+    for i in between[::6]:
+        res = bc.rate("mean", "pure", n=data["x"][i])
+        lo, up = data["lower"][i], data["upper"][i]
+        assert lo <= res.upper.value and up >= res.lower.value
+        if data["x"][i] >= 1000:  # where mean/pure's closed forms are its tuned bounds
+            assert up == pytest.approx(res.upper.value, rel=1e-6) and lo == pytest.approx(res.lower.value, rel=1e-6)
+    # a problem whose closed-form lower bound is loose (point): the lower bound carried from the next rate point
+    data = band("point", "pure", x="n", points=30, xmin=100, xmax=1e4)
+    rate_at = {i: data["lower"][i] for i, s in enumerate(data["source"]) if s == "rate"}
+    for i, s in enumerate(data["source"]):
+        if s == "between":
+            nxt = min(j for j in rate_at if j > i)
+            assert data["lower"][i] >= rate_at[nxt]
+            assert data["lower"][i] <= bc.rate("point", "pure", n=data["x"][i]).upper.value

@@ -40,6 +40,7 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     entry = catalog.get_entry(problem, privacy)
     model = get_model(privacy)
     values = {}
+    raw = dict(given)  # as the user wrote them (for messages)
     for spec in entry.params:
         values[spec.name] = spec.parse(given.pop(spec.name) if spec.name in given else spec.default)
     priv_given = {"eps": given.pop("eps", None), "delta": given.pop("delta", None)}
@@ -53,6 +54,14 @@ def resolve(problem, privacy, given: dict) -> tuple[catalog.registry.Entry, dict
     values["privacy"] = model.name
     if entry.validate is not None:
         entry.validate(values)
+    # a parameter that the other choices make meaningless is not silently ignored (its default, which internal
+    # callers pass along with every other value, changes nothing and passes)
+    for spec in entry.params:
+        if spec.used_with and spec.name in raw and values[spec.name] != spec.default:
+            other, allowed = spec.used_with
+            if values.get(other) not in allowed:
+                raise InputError(spec.name, f"is only used with --{other} {' or '.join(allowed)} (here --{other} "
+                                            f"{values.get(other)})", raw[spec.name])
     return entry, values
 
 
@@ -66,7 +75,10 @@ def evaluate_bound(bound, values, certify=True, solution=None) -> BoundValue:
     if failed:
         return BoundValue(bound.side, bound.name, bound.label, None, bound.certified, bound.expr, bound.source,
                           bound.derivation, {}, conds, failed, reason="conditions fail")
-    sol = solution if solution is not None else solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
+    try:
+        sol = solution if solution is not None else solve(bound, values)  # optimum, its value recomputed with the mpmath fallback enabled
+    except ARITHMETIC_ERRORS as exc:  # e.g. (n ε)² underflowing to 0 at ε = 1e-300: no value, not a wrong one
+        return _not_computable(bound, values, conds, exc)
     value = finite_or_none(sol.value)
     reason = None
     certified, note, verified = bound.certified, bound.extra.get("why_not_certified"), None
@@ -79,12 +91,27 @@ def evaluate_bound(bound, values, certify=True, solution=None) -> BoundValue:
         # certified in floating point: re-evaluated in high precision, reported rounded outward
         from ..core.certify import verify
 
-        check = verify(bound, values, sol.free, value)
+        try:
+            check = verify(bound, values, sol.free, value)
+        except ARITHMETIC_ERRORS as exc:
+            return _not_computable(bound, values, conds, exc)
         value, verified = check.value, check.info
         if not check.certified:
             certified, note = False, check.reason
     return BoundValue(bound.side, bound.name, bound.label, value, certified, bound.expr, bound.source,
                       bound.derivation, sol.free, conds, [], reason, note, verified)
+
+
+#: what evaluating a bound at extreme parameters may raise (a quantity beyond the float range, a division
+#: by a product that underflowed to 0): the bound is then reported without a value at those parameters,
+#: not certified, and never chosen (a missing lower bound excludes nothing, a missing upper bound reaches nothing)
+ARITHMETIC_ERRORS = (ZeroDivisionError, OverflowError)
+
+
+def _not_computable(bound, values, conds, exc) -> BoundValue:
+    reason = f"not computable in floating point at these parameters ({type(exc).__name__})"
+    return BoundValue(bound.side, bound.name, bound.label, None, False, bound.expr, bound.source,
+                      bound.derivation, {}, conds, [], reason=reason, note=reason)
 
 
 def _term_values(terms, values):
@@ -98,8 +125,12 @@ def _term_values(terms, values):
         from ..core.bounds import _symbol_values
 
         sv = _symbol_values(values, None)
+        args = [sv[s.name] for s in sorted(term.free_symbols, key=lambda s: s.name)]
         with np.errstate(all="ignore"):
-            out[label] = float(f(*[sv[s.name] for s in sorted(term.free_symbols, key=lambda s: s.name)]))
+            try:
+                out[label] = float(f(*args))
+            except ARITHMETIC_ERRORS:  # Python floats raise where numpy's give inf (0.0 ** -2 at ε = 1e-300)
+                out[label] = float(f(*[np.float64(a) if isinstance(a, float) else a for a in args]))
     return out
 
 
@@ -224,6 +255,8 @@ def _regime(term_vals: dict) -> str:
         return f"{top} (the only term)"
     rest = sorted(((v, k) for k, v in finite.items() if k != top), reverse=True)
     ratio = finite[top] / rest[0][0] if rest[0][0] > 0 else math.inf
+    if not math.isfinite(ratio):  # the next term is 0 (or below the float range) at these parameters
+        return f"{top} term dominates (the {rest[0][1]} term is 0 in floating point here)"
     return f"{top} term dominates ({ratio:.3g}x the {rest[0][1]} term)"
 
 
@@ -264,6 +297,17 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
         except (OverflowError, TypeError, ValueError):
             shown = f"{str(v)[:12]}… ({len(str(v))} digits)" if isinstance(v, int) else v
             raise InputError(k, "must be finite numbers", shown) from None
+    shaped = {k: a.shape for k, a in arrays.items() if a.ndim}
+    try:
+        np.broadcast_shapes(*shaped.values())
+    except ValueError:
+        raise InputError(", --".join(sorted(shaped)), "must be arrays whose shapes broadcast together (numpy's rule), got "
+                         + ", ".join(f"{k} {s}" for k, s in sorted(shaped.items()))) from None
+    for k, arr in arrays.items():
+        spec = specs0.get(k)
+        if spec is not None and spec.structural and arr.size > 1:
+            raise InputError(k, "fixes the form of the bounds: give one value (not an array); call evaluate_curve "
+                                "once per value", "array")
     # validate with a representative scalar (integers rounded: a curve may take real n), then check
     # every element of each array against the parameter's range
     scalars = dict(fixed)
@@ -281,6 +325,38 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
             for x in (lo, hi):
                 spec.parse(round(x) if spec.kind == "int" else x)
             values[k] = arr
+    try:
+        best = _curve(entry, values, side)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        varying = [k for k, a in arrays.items() if a.size > 1 and k != "n"]
+        if not varying:
+            raise
+        for k in varying:  # which array the problem's formulas cannot take (tried alone)
+            one = dict(probe)
+            one[k] = values[k]
+            try:
+                _curve(entry, one, side)
+            except (TypeError, ValueError) as exc1:
+                if isinstance(exc1, InputError):
+                    raise
+                raise InputError(k, f"cannot vary along a curve of {entry.problem}/{values['privacy']} (its bounds "
+                                    "take one value of it): give one value, and call evaluate_curve once per value",
+                                 "array") from None
+        raise InputError(", --".join(varying), "cannot vary together along a curve of this problem: give one value "
+                                               "of each but one", "arrays") from None
+    if best is not None and not np.all(np.isfinite(best) | np.isposinf(best)):
+        raise InputError("params", f"no certified closed-form {side} bound is defined at some of these points")
+    if best is None:
+        raise InputError("side", f"no certified closed-form {side} bound for {problem}/{privacy}")
+    return best
+
+
+def _curve(entry, values, side):
+    """The pointwise best certified closed-form ``side`` bound at ``values`` (arrays allowed), or None."""
+    import numpy as np
+
     v = entry.with_derived(values)
     best = None
     for b in entry.bounds(v):
@@ -297,10 +373,6 @@ def evaluate_curve(problem, privacy="pure", side="upper", **params) -> np.ndarra
         val = cf.evaluate(v)
         val = np.asarray(val, dtype=float)
         best = val if best is None else (np.fmin(best, val) if side == "upper" else np.fmax(best, val))
-    if best is not None and not np.all(np.isfinite(best) | np.isposinf(best)):
-        raise InputError("params", f"no certified closed-form {side} bound is defined at some of these points")
-    if best is None:
-        raise InputError("side", f"no certified closed-form {side} bound for {problem}/{privacy}")
     return best
 
 

@@ -34,7 +34,11 @@ def split_list(value, option: str) -> list[str]:
     elif isinstance(value, (bytes, bytearray)) or not hasattr(value, "__iter__"):
         raise InputError(option, "must be a name or a comma-separated list of names", value)
     else:
-        names = [str(p).strip() for p in value]
+        names = list(value)
+        for p in names:  # None is not "none", 3 is not a name
+            if not isinstance(p, str):
+                raise InputError(option, f"must be a list of names (strings), not {p!r}")
+        names = [p.strip() for p in names]
     if not any(names):
         raise InputError(option, "must name at least one (a name or a comma-separated list)", value)
     if not all(names):
@@ -73,24 +77,24 @@ def _privacy_list(privacies) -> list[str] | None:
 
 
 def _row_params(entry, params: dict, notes: list, multi: bool, unused: dict) -> dict:
-    """The user's parameters adapted to one (problem, privacy) row."""
+    """The user's parameters adapted to one (problem, privacy) row (``params`` already checked by
+    :func:`_check_table_params`: ``alpha`` is the level of the tv and kl rows only)."""
     model = get_model(entry.privacy)
     p = dict(params)
-    if "alpha" in p:
-        if "eps" in p:
-            raise InputError("alpha", "is an alias of --eps: give one of them", p["alpha"])
-        p["eps"] = p.pop("alpha")
+    alpha = p.pop("alpha", None)
     if model.level is None:
         p.pop("eps", None)
-    elif "eps" in p:
-        try:
-            model.level.parse(p["eps"])
-        except InputError:
-            EPS.parse(p["eps"])  # a bad value for every model: report it
-            sym = "α" if model.level_name == "alpha" else "ε"
-            notes.append(f"{entry.privacy}: the given level {p['eps']} is not a valid {sym} for {model.title} "
-                         f"({model.level.allowed()}); its default {sym} = {model.level.default} is used")
-            p.pop("eps")
+    else:
+        if alpha is not None and model.level_name == "alpha":
+            p["eps"] = alpha
+        if "eps" in p:
+            try:
+                model.level.parse(p["eps"])
+            except InputError:
+                sym = "α" if model.level_name == "alpha" else "ε"
+                notes.append(f"{entry.privacy}: the given level {p['eps']} is not a valid {sym} for {model.title} "
+                             f"({model.level.allowed()}); this row uses its default {sym} = {model.level.default}")
+                p.pop("eps")
     if not model.uses_delta:
         p.pop("delta", None)
     allowed = {s.name for s in entry.params}
@@ -101,6 +105,59 @@ def _row_params(entry, params: dict, notes: list, multi: bool, unused: dict) -> 
     return p
 
 
+def _check_table_params(params: dict, entries: list) -> None:
+    """Refuse a parameter that no row of the table uses (a typo, or a level the chosen models do not have).
+
+    ``entries``: the table's (problem, privacy) entries. A problem parameter must belong to at least one of
+    them (the rows that do not declare it run without it, with a note); ``eps`` needs a row with a privacy
+    level, ``alpha`` a tv or kl row (it sets the level of those rows only), ``delta`` an approx row. A level
+    that no row allows is refused as ``rate`` refuses it; a level some rows allow and others do not is used by
+    the former, the latter keep their default level, with a note.
+    """
+    models = [get_model(e.privacy) for e in entries]
+    privs = ", ".join(dict.fromkeys(m.name for m in models))
+    if "eps" in params:
+        levels = [m for m in models if m.level is not None]
+        if "alpha" in params:  # --alpha sets the tv/kl rows: --eps the others
+            levels = [m for m in levels if m.level_name != "alpha"]
+        if not levels:
+            raise InputError("eps", f"is not used by any row of this table (--privacy {privs}"
+                             + (": --alpha sets the level of tv and kl" if "alpha" in params else
+                                ": no privacy level") + ")", params["eps"])
+        EPS.parse(params["eps"])  # a bad value for every model: report it as such
+        errors = []
+        for m in levels:
+            try:
+                m.level.parse(params["eps"])
+            except InputError as exc:
+                errors.append(exc)
+        if len(errors) == len(levels):
+            raise errors[0]
+    if "alpha" in params:
+        tvkl = [m for m in models if m.level_name == "alpha" and m.level is not None]
+        if not tvkl:
+            raise InputError("alpha", f"is the level of the tv and kl rows; this table has none (--privacy {privs}):"
+                                      " give --eps", params["alpha"])
+        errors = []
+        for m in tvkl:
+            try:
+                m.level.parse(params["alpha"])
+            except InputError as exc:
+                errors.append(exc)
+        if len(errors) == len(tvkl):
+            raise InputError("alpha", errors[0].allowed, params["alpha"])
+    if "delta" in params and not any(m.uses_delta for m in models):
+        raise InputError("delta", f"is only used by the approx row; this table has none (--privacy {privs})",
+                         params["delta"])
+    declared = {"eps", "delta", "alpha"}
+    for e in entries:
+        declared.update(s.name for s in e.params)
+    for k in params:
+        if k not in declared:
+            raise InputError(k, "is not a parameter of any row of this table (allowed: "
+                             + ", ".join("--" + x for x in sorted(declared)) + ")", params[k])
+
+
 def table(problem, privacies=None, **params) -> Table:
     """Rates and certified bounds, one row per privacy model (or per problem) at ``params``.
 
@@ -108,9 +165,13 @@ def table(problem, privacies=None, **params) -> Table:
     ``privacies``: the privacy models to include (default: every model registered for the problem,
     in the order none, pure, smooth, approx, tv, kl, local). With several problems, a model a problem
     does not have is skipped; with one problem it is an error.
-    ``params``: as for :func:`boundcalc.rate` (``eps`` is the level of each row's model; ``delta`` is used
-    by the approx row only; a level not allowed for a model, e.g. ε >= 1 for tv, falls back to that
-    model's default with a note).
+    ``params``: as for :func:`boundcalc.rate`, each applied to the rows that use it: ``eps`` is the level of
+    each row's model (``alpha``, if given, the level of the tv and kl rows only, and ``eps`` that of the
+    others); ``delta`` is used by the approx row only; a problem parameter (``k``, ``d`` ...) by the rows whose
+    problem takes it, the other rows running without it (a note names them). A parameter that no row of the
+    table uses is refused (:class:`InputError`), as is a level that no row's model allows (e.g. ε = 1 for a
+    table of the tv row alone); a level some rows allow and others not (ε = 2: pure yes, tv no) is used by
+    the former, and the latter keep their model's default level, with a note.
     """
     from .api import rate
 
@@ -120,16 +181,7 @@ def table(problem, privacies=None, **params) -> Table:
     multi = len(names) > 1
     notes: list = []
     rows = []
-    # a parameter must belong to at least one row of the table (else it is a typo: exit 2); rows whose
-    # entry does not declare it run without it, with a note (e.g. --ball applies to the local row only)
-    declared = {"eps", "delta", "alpha"}
-    for name in names:
-        declared.update(sp_.name for e in catalog.resolve_problem(name).entries.values() for sp_ in e.params)
-    for k in params:
-        if k not in declared:
-            raise InputError(k, f"is not a parameter of any row of this table (allowed: "
-                                + ", ".join("--" + x for x in sorted(declared)) + ")", params[k])
-    unused: dict = {}  # parameter -> rows that do not use it (one note each, after the loop)
+    selected = []  # the table's (problem, entry) pairs
     for name in names:
         info = catalog.resolve_problem(name)
         wanted = privs if privs is not None else [p for p in PRIVACY_ORDER if p in info.entries]
@@ -139,28 +191,34 @@ def table(problem, privacies=None, **params) -> Table:
                     raise InputError("privacy", f"for --problem {name} must be among "
                                      + ", ".join(info.entries), priv)
                 continue
-            entry = info.entries[priv]
-            p = _row_params(entry, params, notes, multi, unused)
-            res = rate(name, priv, **p)
-            terms = res.rate_terms
-            rate_latex = " + ".join(tex_math(t) for _, t in terms) if terms else tex_math(res.rate_expr)
-            lo, up = res.lower, res.upper
-            level = {}
-            model = get_model(priv)
-            if model.level is not None:
-                level = {"name": model.level_name, "value": res.params.get("eps")}
-                if model.uses_delta:
-                    level["delta"] = res.params.get("delta")
-            rows.append(TableRow(
-                problem=name, privacy=priv, params=dict(res.params), level=level,
-                rate_expr=res.rate_expr, rate_latex=rate_latex, rate_lower_expr=res.rate_lower_expr,
-                lower=None if lo is None else lo.value, upper=None if up is None else up.value, ratio=res.ratio,
-                lower_method=None if lo is None else lo.label, upper_mechanism=None if up is None else up.label,
-                lower_source=None if lo is None else lo.source, upper_source=None if up is None else up.source,
-                nonprivate=res.nonprivate, source=entry.source or "", title=entry.title or info.title,
-                upper_free=dict(up.free_parameters) if up is not None else {}, notes=list(res.notes)))
-    if not rows:
+            selected.append((name, info, priv, info.entries[priv]))
+    if not selected:
         raise InputError("privacy", "no (problem, privacy) pair of the table is registered", privacies)
+    # a parameter must belong to at least one row of the table (else it is a typo: exit 2); rows whose
+    # entry does not declare it run without it, with a note (e.g. --ball applies to the local row only,
+    # --k to the mean rows of a table of mean and support)
+    _check_table_params(params, [e for *_, e in selected])
+    unused: dict = {}  # parameter -> rows that do not use it (one note each, after the loop)
+    for name, info, priv, entry in selected:
+        p = _row_params(entry, params, notes, multi, unused)
+        res = rate(name, priv, **p)
+        terms = res.rate_terms
+        rate_latex = " + ".join(tex_math(t) for _, t in terms) if terms else tex_math(res.rate_expr)
+        lo, up = res.lower, res.upper
+        level = {}
+        model = get_model(priv)
+        if model.level is not None:
+            level = {"name": model.level_name, "value": res.params.get("eps")}
+            if model.uses_delta:
+                level["delta"] = res.params.get("delta")
+        rows.append(TableRow(
+            problem=name, privacy=priv, params=dict(res.params), level=level,
+            rate_expr=res.rate_expr, rate_latex=rate_latex, rate_lower_expr=res.rate_lower_expr,
+            lower=None if lo is None else lo.value, upper=None if up is None else up.value, ratio=res.ratio,
+            lower_method=None if lo is None else lo.label, upper_mechanism=None if up is None else up.label,
+            lower_source=None if lo is None else lo.source, upper_source=None if up is None else up.source,
+            nonprivate=res.nonprivate, source=entry.source or "", title=entry.title or info.title,
+            upper_free=dict(up.free_parameters) if up is not None else {}, notes=list(res.notes)))
     for k, where in unused.items():
         notes.append(f"--{k} is not used in the rows of: {', '.join(dict.fromkeys(where))}")
     return Table(rows, names, params, notes)

@@ -420,6 +420,9 @@ def parse_targets(target) -> list[float]:
             out.append(float(TARGET.parse(t)))
         except InputError:
             raise InputError("target", allowed, t) from None
+    for i, t in enumerate(out):  # one row per target: the same target twice (0.01,1e-2) is a slip
+        if t in out[:i]:
+            raise InputError("target", f"names the target {t:g} twice: give each target once", target)
     return out
 
 
@@ -432,6 +435,12 @@ def _refuse_targets_reached_everywhere(ev, targets, var) -> None:
     ceiling = ev.once["ceiling"]
     if ceiling is None:
         return
+    if ceiling.value <= 0:  # e.g. density at L = 0: the class is the single density f ≡ 1, known without data
+        zero = [f"--{k} 0" for k, x in ev.values.items() if isinstance(x, (int, float)) and not isinstance(x, bool)
+                and x == 0]
+        raise InputError("target", f"every target is met without data here: {ceiling.label} has certified risk 0 "
+                                   "at these parameters" + (f" ({', '.join(zero)})" if zero else "")
+                         + "; there is nothing to plan", targets[0])
     for t in targets:
         if t >= ceiling.value:
             raise InputError("target", f"must be below {ceiling.value:.4g}, the certified risk of "
@@ -691,8 +700,14 @@ def _plan_n(ev: _Evaluator, targets):
         else:
             hi = row.sufficient if row.sufficient is not None else n_hi
             # the lower bound at hi (at most the upper bound there, so at most t) is evaluated only where the
-            # answer needs it: the search ends at hi, or n_lo already reaches the target
-            n_nec = n_lo if ev.reaches("lower", n_lo, t) else _search_n(ev, "lower", t, n_lo, hi)
+            # answer needs it: the search ends at hi, or n_lo already reaches the target. Without a sufficient n,
+            # a lower bound above t at the largest n answers at once (the minimax risk is non-increasing in n: no
+            # n <= n_hi reaches t), with no search below it: a target below every n's reach (1e-300) is answered
+            # from the bound at n_hi alone
+            if row.sufficient is None and not ev.reaches("lower", hi, t):
+                n_nec = hi
+            else:
+                n_nec = n_lo if ev.reaches("lower", n_lo, t) else _search_n(ev, "lower", t, n_lo, hi)
             if n_nec in (n_lo, hi) and not ev.reaches("lower", hi, t):
                 v = ev.value("lower", hi)
                 row.reason_necessary = (f"unreachable: the certified lower bound exceeds the target for every "

@@ -313,7 +313,8 @@ def run_check(entry, values, spec: CheckSpec, ns=None, reps: int = 200, seed: in
 #: below n = 10 tests nothing; above 1e9 a simulation takes too long
 NS_SPEC = ParamSpec("ns", "int", None, "sample sizes of the check", low=2, high=1e9)  # n = 1 has no spread to check
 REPS_SPEC = ParamSpec("reps", "int", 200, "repetitions per sample size", low=2, high=1e7)
-SEED_SPEC = ParamSpec("seed", "int", 0, "random seed", low=0, high=2 ** 63 - 1)
+#: any non-negative integer numpy's SeedSequence takes (it has no upper limit)
+SEED_SPEC = ParamSpec("seed", "int", 0, "random seed", low=0)
 
 
 def parse_ns(ns) -> list[int]:

@@ -6,6 +6,7 @@ is ever handed to ``eval``/``sympify``. Strings are parsed with ``float``/``int`
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +33,12 @@ class ParamSpec:
     allow_inf: bool = False
     choices: tuple = ()
     structural: bool = False  # fixes the shape of the formulas (e.g. k, model): not vectorised
+    #: ``(other parameter, its values)``: this parameter means something only when the other one takes one of
+    #: those values (σ of point's normal-mean model); given otherwise, it is refused rather than ignored
+    used_with: tuple = ()
+    #: at most this many significant digits (a float parameter that becomes an exact rational in the formulas,
+    #: such as k: 2.0000000000000004 is 5000000000000001/2500000000000000, whose roots sympy cannot take in time)
+    max_digits: int | None = None
 
     def allowed(self) -> str:
         if self.kind == "choice":
@@ -45,6 +52,8 @@ class ParamSpec:
         text = what + (" " + " and ".join(parts) if parts else "")
         if self.allow_inf:
             text += " (or inf)"
+        if self.max_digits is not None:
+            text += f", with at most {self.max_digits} significant digits"
         return f"must be {text}"
 
     def parse(self, value):
@@ -54,8 +63,16 @@ class ParamSpec:
             if v not in self.choices:
                 raise InputError(self.name, self.allowed(), value)
             return v
-        if isinstance(value, (bool, bytes, bytearray, memoryview)):  # True is not 1, b"10" is not text
-            raise InputError(self.name, self.allowed(), value)
+        if isinstance(value, (bool, bytes, bytearray, memoryview)) or _is_numpy_bool(value):
+            raise InputError(self.name, self.allowed(), value)  # True is not 1, b"10" is not text
+        if self.kind == "int" and isinstance(value, numbers.Integral):  # exact: no detour through float
+            return self._in_range(int(value), value)
+        if self.kind == "int" and isinstance(value, str) and _INTEGER.match(value.strip()):
+            try:
+                x = int(value.strip())
+            except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+                raise InputError(self.name, self.allowed(), value) from None
+            return self._in_range(x, value)
         if isinstance(value, str):
             text = value.strip().lower()
             if text in ("inf", "+inf", "infinity", "+infinity", "∞"):
@@ -85,11 +102,26 @@ class ParamSpec:
             if x != math.floor(x):
                 raise InputError(self.name, self.allowed(), value)
             x = int(x)
+        if self.max_digits is not None and float(f"{x:.{self.max_digits}g}") != x:
+            raise InputError(self.name, self.allowed(), value)
+        return self._in_range(x, value)
+
+    def _in_range(self, x, value):
         if self.low is not None and (x < self.low or (self.low_open and x == self.low)):
             raise InputError(self.name, self.allowed(), value)
         if self.high is not None and (x > self.high or (self.high_open and x == self.high)):
             raise InputError(self.name, self.allowed(), value)
         return x
+
+
+#: an integer written with digits only (parsed exactly, without rounding through a float)
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
+
+
+def _is_numpy_bool(value) -> bool:
+    """``numpy.True_`` and friends (not a subclass of ``bool``, yet not a number either)."""
+    t = type(value)
+    return t.__module__ == "numpy" and t.__name__ in ("bool_", "bool")
 
 
 #: a plain ASCII decimal number (what a user types): sign, digits, optional point, optional exponent

@@ -57,7 +57,9 @@ MODELS: dict[str, PrivacyModel] = {
 
 
 def get_model(name) -> PrivacyModel:
-    key = str(name).strip().lower()
+    if not isinstance(name, str):  # None is not "none": no privacy must be asked for by name
+        raise InputError("privacy", "must be one of " + ", ".join(MODELS) + " (a string)", name)
+    key = name.strip().lower()
     if key not in MODELS:
         raise InputError("privacy", "must be one of " + ", ".join(MODELS), name)
     return MODELS[key]
@@ -72,9 +74,8 @@ def validate_privacy_values(model: PrivacyModel, given: dict) -> dict:
     out = {}
     eps, delta = given.get("eps"), given.get("delta")
     if model.level is None:
-        if eps is not None:
-            # accepted for convenience (tables loop over models) but unused
-            EPS.parse(eps)
+        if eps is not None:  # it would silently not be used (a table drops it from such rows itself)
+            raise InputError("eps", f"is not used by --privacy {model.name} (it has no privacy level)", eps)
     else:
         out["eps"] = model.level.parse(model.level.default if eps is None else eps)
     if model.uses_delta:

@@ -104,7 +104,7 @@ def _subset_channel(d: int, eps: float, s: int):
         Zs[i, list(c)] = 1.0
     W = np.where(Zs.T > 0, math.exp(eps), 1.0)  # (d, #subsets)
     Q = W / W.sum(axis=1, keepdims=True)
-    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s) if eps < 700 else s / (s + (d - s) * math.exp(-eps))
     qs = (s - ps) / (d - 1)
     A = (Zs - qs) / (ps - qs)
     return Q, A
@@ -170,7 +170,7 @@ def _krr_estimate(theta, n, eps, reps, rng, s=None):
 
 def _subset_estimate(theta, n, eps, reps, rng, s):
     d = theta.size
-    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s) if eps < 700 else s / (s + (d - s) * math.exp(-eps))
     qs = (s - ps) / (d - 1)
     T = subset_counts(theta, n, eps, s, reps, rng)
     return (T / n - qs) / (ps - qs)
@@ -292,7 +292,7 @@ def subset_counts(theta, n: int, eps: float, s: int, reps: int, rng: np.random.G
     if per_user is None:
         per_user = math.comb(d - 1, max(s - 1, 0)) + math.comb(d - 1, s) > SUBSET_ENUM_LIMIT
     if not per_user:
-        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+        ps = s * math.exp(eps) / (s * math.exp(eps) + d - s) if eps < 700 else s / (s + (d - s) * math.exp(-eps))
         T = np.zeros((reps, d), dtype=np.int64)
         c = sample_counts(theta, n, reps, rng)
         for j in range(d):
@@ -307,7 +307,7 @@ def subset_counts(theta, n: int, eps: float, s: int, reps: int, rng: np.random.G
                 chosen = rng.multinomial(users, np.full(M.shape[0], 1.0 / M.shape[0]))  # (reps, #subsets)
                 T += chosen @ M
         return T
-    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s)
+    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s) if eps < 700 else s / (s + (d - s) * math.exp(-eps))
     T = np.zeros((reps, d), dtype=np.int64)
     for rows, m in _user_blocks(n, reps, d):
         rr = rows.stop - rows.start

@@ -154,7 +154,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     every cell); the full table is the fallback where the search does not apply or does not pay.
     """
     m, eps, b = int(m), float(eps), float(b)
-    if m <= 0:
+    if m <= 0 or not math.isfinite(b):  # b = B/σ beyond the float range (σ = 5e-324): only θ̂ = 0's risk b²
         return b * b, 0.0, b
     closed = threshold_closed_form(m, eps, b)
     if m > THRESHOLD_EXACT_MAX_M:
@@ -483,7 +483,7 @@ def threshold_scheme(m: int, eps: float, b: float):
     every table computed."""
     m, eps, b = int(m), float(eps), float(b)
     best = (b * b, 0.0, 0, b)
-    if m <= 0:
+    if m <= 0 or not math.isfinite(b):  # b = B/σ beyond the float range: only θ̂ = 0's risk b² (infinite)
         return best
     cands = [(threshold_closed_form(m, eps, b), 1.0, m, b)]
     i = int(np.searchsorted(THRESHOLD_LADDER, m, side="right"))

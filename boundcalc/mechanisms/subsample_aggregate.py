@@ -430,7 +430,13 @@ def fisher(model, theta, extra=None):
     key = (m.name, tuple(sorted((extra or {}).items())))
     if key not in _FISHER_FN:
         _FISHER_FN[key] = m.fisher_function(**(extra or {}))
-    return float(_FISHER_FN[key](float(theta)))
+    try:
+        return float(_FISHER_FN[key](float(theta)))
+    except (OverflowError, ZeroDivisionError):  # e.g. 1/θ² of the exponential model at θ = 1e-320
+        from ..core.errors import InputError
+
+        raise InputError("theta", f"gives model {m.name} a Fisher information beyond the float range: a θ this "
+                                  "close to the edge of the natural parameter space is not supported", theta) from None
 
 
 def efficiency(model, n, k, eps, theta, a, b, extra=None):

@@ -329,10 +329,10 @@ def check_instances(t):
     alg = t.upper = min(algs, key=lambda b: b.value)
     if eps is None:
         G = M
-    elif geom == "l2":
-        G = M * (1 + 2 / math.expm1(eps)) * float(l2_gamma_ratio_np(d))
+    elif geom == "l2":  # 2/(e^ε - 1) is below 1e-300 for ε >= 700 (and e^ε overflows past 709)
+        G = M * (1 + (2 / math.expm1(eps) if eps < 700 else 0.0)) * float(l2_gamma_ratio_np(d))
     else:
-        G = M * (1 + 2 / math.expm1(eps)) * float(linf_C_np(d, eps))
+        G = M * (1 + (2 / math.expm1(eps) if eps < 700 else 0.0)) * float(linf_C_np(d, eps))
     delta_small = min(1.0, alg.value / (r * M))
     if alg.name == "minimiser-privunit":
         # the two-point instance at ‖μ‖ = 0.8 s (s² = E‖Z̄ - μ‖² bound), near the worst ‖μ‖ for isotropic

@@ -30,7 +30,7 @@ from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
 K_PARAM = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]: E||X||^k <= r^k (inf: ||X|| <= r)",
-                    low=2, high=1000, allow_inf=True, structural=True)
+                    low=2, high=1000, allow_inf=True, structural=True, max_digits=10)
 PARAMS = (N, D, R, K_PARAM)
 
 alpha_tv = sp.Symbol("alpha_TV", positive=True)  # TV level implied by the privacy model (docs/methods/relations.md)

@@ -90,8 +90,9 @@ LAM = AutoFloat("lam", "float", "auto",
                 "diameter Λ of the parameter space Θ (auto: the model's default; Θ = [low, low+Λ], "
                 "or centred at 0 for normal-mean)", low=0, low_open=True, high=1e12)
 SIGMA = ParamSpec("sigma", "float", 1.0, "known standard deviation σ (normal-mean only)", low=0,
-                  low_open=True, high=1e12)
-MU0 = ParamSpec("mu0", "float", 0.0, "known mean μ0 (normal-var only)", low=-1e12, high=1e12)
+                  low_open=True, high=1e12, used_with=("model", ("normal-mean",)))
+MU0 = ParamSpec("mu0", "float", 0.0, "known mean μ0 (normal-var only)", low=-1e12, high=1e12,
+                used_with=("model", ("normal-var",)))
 RADIUS = AutoFloat("radius", "float", "auto",
                    "radius h of the neighbourhood N = [θ-h, θ+h] ∩ Θ of the local minimax risk "
                    "(auto: 10/sqrt(n I(θ)))", low=0, low_open=True, high=1e12)
@@ -510,6 +511,10 @@ def check_instances(t):
     # estimator may be the best upper bound at tiny ε; it has nothing to simulate)
     smith = [u for u in res.uppers if u.certified and u.usable and u.name.startswith("smith-")
              and not u.name.startswith("smith-exact")]
+    if not smith:
+        raise InputError("eps", f"the check simulates Smith's estimator, which has no certified finite bound at "
+                                f"n = {n} here (only the constant estimator, nothing to simulate): use a larger "
+                                "--eps or --ns", values["eps"])
     sim_bound = t.upper = min(smith, key=lambda u: u.value)
     v = t.derived
     a, b = v["a"], v["b"]
