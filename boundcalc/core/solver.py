@@ -180,19 +180,10 @@ def solve(bound: Bound, values: dict) -> Solution:
     key = _solve_key(bound, values)
     store = None
     if key is not None:
-        from ..cache.diskcache import JsonStore
-
-        ident, point = key
-        store = _SOLVE_STORES.get(ident)
-        if store is None:
-            store = _SOLVE_STORES[ident] = JsonStore(f"boundcalc.solver.{ident}")
-        hit = store.get(point)
+        store = _store(key[0])
+        hit = _decode_hit(store.get(key[1]))
         if hit is not None:
-            try:
-                return Solution(float.fromhex(hit[0]), {k: (int(v[1:]) if v.startswith("i") else float.fromhex(v))
-                                                        for k, v in hit[1].items()})
-            except Exception:  # noqa: BLE001 - an entry that does not decode is recomputed
-                pass
+            return hit
     sol = optimise(bound, values)
     if math.isfinite(sol.value) and sol.free:
         sol = Solution(float(bound.evaluate(values, sol.free)), sol.free)
@@ -203,6 +194,31 @@ def solve(bound: Bound, values: dict) -> Solution:
 
 
 _SOLVE_STORES: dict = {}
+
+
+def _store(ident):
+    from ..cache.diskcache import JsonStore
+
+    store = _SOLVE_STORES.get(ident)
+    if store is None:
+        store = _SOLVE_STORES[ident] = JsonStore(f"boundcalc.solver.{ident}")
+    return store
+
+
+def _decode_hit(hit):
+    if hit is None:
+        return None
+    try:
+        return Solution(float.fromhex(hit[0]), {k: (int(v[1:]) if v.startswith("i") else float.fromhex(v))
+                                                for k, v in hit[1].items()})
+    except Exception:  # noqa: BLE001 - an entry that does not decode is recomputed
+        return None
+
+
+def memoised(bound: Bound, values: dict) -> bool:
+    """Whether :func:`solve` (bound, values) is kept (it then costs a look-up, not a search)."""
+    key = _solve_key(bound, values)
+    return key is not None and _decode_hit(_store(key[0]).get(key[1])) is not None
 
 
 def _solve_key(bound: Bound, values: dict):

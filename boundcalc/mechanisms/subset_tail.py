@@ -829,6 +829,55 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     return v, s, tried[s][1]
 
 
+#: the steps the subset-size search of :func:`best` can take (each round halves the step's excess over 1)
+_S_STEPS = (1.25, 1.125, 1.0625, 1.03125)
+
+
+def _reachable_sizes(d: int, eps: float) -> list[int]:
+    """Every subset size :func:`best` can evaluate at (ε, d), whatever the values: its three first candidates and
+    what four rounds of steps down (⌊s/step⌋) or up (⌈s·step⌉) reach from them, for every step it can use."""
+    s0 = _default_s(d, eps)
+    clamp = lambda s: min(max(int(s), 1), d - 1)
+    seen = {clamp(round(s0 * f)) for f in (0.4, 0.7, 1.0)}
+    front = set(seen)
+    for _ in range(4):
+        nxt = set()
+        for s in front:
+            for step in _S_STEPS:
+                nxt.add(clamp(math.floor(s / step)))
+                nxt.add(clamp(math.ceil(s * step)))
+        front = nxt - seen
+        seen |= nxt
+    return sorted(seen)
+
+
+def exceeds(route: str, loss: str, n, eps, d, cutoff: float) -> bool:
+    """True only if :func:`tail_value` (route, loss, n, ε, d) > ``cutoff``; False says nothing.
+
+    For the max route (ℓ2²): every subset size the search can reach (:func:`_reachable_sizes`) and every t it can
+    try (its grid and the golden-section search between grid points lie in [σ/2, 6σ]) give a value above the
+    cutoff (:func:`_max_route_exceeds`, from the initial points only). About 1/5 of the search's cost where the
+    route is far from the cutoff; meant for a planner that only needs the best of several bounds. The threshold
+    route is not tested (False)."""
+    n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
+    eps, cutoff = float(eps), float(cutoff)
+    if route != "max" or loss != "l2sq" or not (math.isfinite(eps) and eps > 0) or n_i < 2 or d_i < 2:
+        return False
+    if not cutoff < 2.0:  # tail_value is at most 2
+        return False
+    s0 = _default_s(d_i, eps)
+    if _Setup(n_i, eps, d_i, s0).sigma * d_i < USEFUL_BELOW:  # best() gives NaN: an unusable bound, not a large one
+        return False
+    for s in _reachable_sizes(d_i, eps):
+        st = _Setup(n_i, eps, d_i, s)
+        lo, hi = 0.5 * st.sigma, 6.0 * st.sigma
+        if lo > cutoff:
+            continue
+        if not _max_route_exceeds(st, lo, hi, cutoff):
+            return False
+    return True
+
+
 def quick_upper(route: str, loss: str, n, eps, d) -> float:
     """A value at least :func:`tail_value` (route, loss, n, ε, d), from one certified supremum (about 1/20 to
     1/100 of the search's cost): the route at Ye & Barg's subset size s0 and one parameter value the search
@@ -863,6 +912,10 @@ class SubsetProjectedMax(S.ScalarFunction):
     nargs = 3
     scalar_value = staticmethod(lambda n, e, d: tail_value("max", "l2sq", n, e, d))
     latex = r"R_{{\max}}({0}, {1}, {2})"
+    #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
+    value_above = staticmethod(lambda n, e, d: quick_upper("max", "l2sq", n, e, d))
+    #: ``value_exceeds(n, ε, d, cutoff)``: True only if the value exceeds the cutoff (a cheap test, for planners)
+    value_exceeds = staticmethod(lambda n, e, d, cutoff: exceeds("max", "l2sq", n, e, d, cutoff))
 
 
 class SubsetProjectedThreshold(S.ScalarFunction):
@@ -871,6 +924,8 @@ class SubsetProjectedThreshold(S.ScalarFunction):
     nargs = 3
     scalar_value = staticmethod(lambda n, e, d: tail_value("threshold", "l2sq", n, e, d))
     latex = r"R_{{\tau}}({0}, {1}, {2})"
+    #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
+    value_above = staticmethod(lambda n, e, d: quick_upper("threshold", "l2sq", n, e, d))
 
 
 class SubsetProjectedThresholdL1(S.ScalarFunction):
@@ -879,3 +934,5 @@ class SubsetProjectedThresholdL1(S.ScalarFunction):
     nargs = 3
     scalar_value = staticmethod(lambda n, e, d: tail_value("threshold", "l1", n, e, d))
     latex = r"R^{{\ell_1}}_{{\tau}}({0}, {1}, {2})"
+    #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
+    value_above = staticmethod(lambda n, e, d: quick_upper("threshold", "l1", n, e, d))
