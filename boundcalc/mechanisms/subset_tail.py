@@ -852,7 +852,13 @@ def _reachable_sizes(d: int, eps: float) -> list[int]:
 
 
 def exceeds(route: str, loss: str, n, eps, d, cutoff: float) -> bool:
-    """True only if :func:`tail_value` (route, loss, n, ε, d) > ``cutoff``; False says nothing.
+    """True only if :func:`tail_value` (route, loss, n, ε, d) > ``cutoff`` (see :func:`_exceeds_kept`)."""
+    return bool(_exceeds_kept(route, loss, float(n), float(eps), float(d), float(cutoff)))
+
+
+@persistent  # a pure function of numbers: kept in memory and on disk, since a planner asks again at the same points
+def _exceeds_kept(route: str, loss: str, n, eps, d, cutoff: float) -> float:
+    """1.0 only if :func:`tail_value` (route, loss, n, ε, d) > ``cutoff``; 0.0 says nothing.
 
     For the max route (ℓ2²): every subset size the search can reach (:func:`_reachable_sizes`) and every t it can
     try (its grid and the golden-section search between grid points lie in [σ/2, 6σ]) give a value above the
@@ -862,23 +868,29 @@ def exceeds(route: str, loss: str, n, eps, d, cutoff: float) -> bool:
     n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
     eps, cutoff = float(eps), float(cutoff)
     if route != "max" or loss != "l2sq" or not (math.isfinite(eps) and eps > 0) or n_i < 2 or d_i < 2:
-        return False
+        return 0.0
     if not cutoff < 2.0:  # tail_value is at most 2
-        return False
+        return 0.0
     s0 = _default_s(d_i, eps)
     if _Setup(n_i, eps, d_i, s0).sigma * d_i < USEFUL_BELOW:  # best() gives NaN: an unusable bound, not a large one
-        return False
+        return 0.0
     for s in _reachable_sizes(d_i, eps):
         st = _Setup(n_i, eps, d_i, s)
         lo, hi = 0.5 * st.sigma, 6.0 * st.sigma
         if lo > cutoff:
             continue
         if not _max_route_exceeds(st, lo, hi, cutoff):
-            return False
-    return True
+            return 0.0
+    return 1.0
 
 
 def quick_upper(route: str, loss: str, n, eps, d) -> float:
+    """A value at least :func:`tail_value` (route, loss, n, ε, d), cheaply (see :func:`_quick_upper_kept`)."""
+    return _quick_upper_kept(route, loss, float(n), float(eps), float(d))
+
+
+@persistent  # a pure function of numbers: kept in memory and on disk, since a planner asks again at the same points
+def _quick_upper_kept(route: str, loss: str, n, eps, d) -> float:
     """A value at least :func:`tail_value` (route, loss, n, ε, d), from one certified supremum (about 1/20 to
     1/100 of the search's cost): the route at Ye & Barg's subset size s0 and one parameter value the search
     always weighs in full (μ = 0 for the threshold route, whose bound starts there; t = 2σ for the max route,
