@@ -491,7 +491,8 @@ def _search_quick(ev: "_Evaluator", side, target, lo, hi):
     so it reaches the target at n_q too. If it does not at n_q - 1, n_q is a crossing of the bound itself: where the
     bound is monotone in n, the one crossing, which the search on its own values finds too. Two evaluations of the
     bound instead of one per step, where the cheap value is the bound's (the projected subset-selection bounds at
-    their default subset size). Otherwise (the bound is below its cheap value at n_q - 1) None."""
+    their default subset size). Where the bound is below its cheap value at n_q - 1, a short bracket below n_q is
+    searched on the bound's values; None (the search on the bound's values from the start) if none is found."""
     if side != "upper" or ev.qvalue(side, hi) is None:
         return None
 
@@ -503,9 +504,22 @@ def _search_quick(ev: "_Evaluator", side, target, lo, hi):
         return None
     memo = ev.once.get(("quick", side), {})
     nq = _search_int(lambda m: ev.qvalue(side, m), qreaches, target, lo, hi, known=lambda m: m in memo)
-    if nq - 1 > lo and ev.freaches(side, nq, target) and not ev.freaches(side, nq - 1, target):
+    if nq - 1 <= lo or not ev.freaches(side, nq, target):
+        return None
+    if not ev.freaches(side, nq - 1, target):
         return nq
-    return None
+    # the bound is below its cheap value here (another subset size or parameter won): its crossing is a little below
+    # n_q; a point below it that does not reach is found in steps of 0.1 %, 0.2 %, ... of n_q, then the search on the
+    # bound's own values runs in that short bracket (where the bound is monotone, the same crossing)
+    step, top = max(1, nq // 1000), nq - 1
+    while True:
+        m = max(nq - 1 - step, lo)
+        if m <= lo:
+            return None
+        if not ev.freaches(side, m, target):
+            break
+        top, step = m, 2 * step
+    return _search_int(lambda k: ev.fvalue(side, k), lambda k: ev.freaches(side, k, target), target, m, top)
 
 
 def _search_float(ev: _Evaluator, side, target, lo, hi):
