@@ -1,6 +1,7 @@
 """Planning at new questions (issue 29, item 5): CPU seconds of ``plan`` where nothing is a repeated request.
 
     python benchmarks/bench_plan_new.py [--quick] [--only readme|rate|sweep|plan] [--root DIR] [--json OUT]
+    python benchmarks/bench_plan_new.py --compare BEFORE.json [...] --to AFTER.json [...]   # ratios
 
 Parts (``--only``, repeatable; default all):
 
@@ -168,7 +169,45 @@ def part_plan(runs, rng, out):
         print(f"  {label:<36s} cpu {statistics.median(cpus):7.3f} s", flush=True)
 
 
+def compare(before_files, after_files):
+    """Print before/after CPU figures and their ratios from the JSON files of two sets of runs."""
+    def load(files):
+        out = {"readme": {}, "rate": {}, "sweep": {}, "plan": {}, "commit": None}
+        for f in files:
+            with open(f, encoding="utf-8") as fh:
+                d = json.load(fh)
+            out["commit"] = d.get("commit")
+            for part in ("readme", "rate", "sweep", "plan"):
+                out[part].update(d.get(part, {}))
+        return out
+
+    a, b = load(before_files), load(after_files)
+    print(f"before: {a['commit']} ({', '.join(before_files)}); after: {b['commit']} ({', '.join(after_files)})")
+    print("CPU seconds (rate: ms); ratio = before / after\n")
+    rows = []
+    for part, key, unit in (("readme", "median", "s"), ("rate", "median", "ms"), ("rate", "max", "ms"),
+                            ("sweep", "sum", "s"), ("sweep", "median", "s"), ("plan", "median", "s")):
+        for label in a[part]:
+            if label in b[part]:
+                x, y = a[part][label][key], b[part][label][key]
+                rows.append((f"{part} {key}", label, x, y, unit))
+    for part, key, label, x, y, unit in [(r[0].split()[0], r[0].split()[1], r[1], r[2], r[3], r[4]) for r in rows]:
+        print(f"  {part + ' ' + key:<14s} {label:<80s} {x:9.3f} -> {y:9.3f} {unit:<2s} {x / y:6.2f}x")
+    sa = sum(v["sum"] for v in a["sweep"].values())
+    sb = sum(v["sum"] for v in b["sweep"].values())
+    if sa and sb:
+        print(f"  {'sweep total':<14s} {'five statistics x 15 shares':<80s} {sa:9.3f} -> {sb:9.3f} s  {sa / sb:6.2f}x")
+    same = all(a["sweep"][k]["answers"] == b["sweep"][k]["answers"] for k in a["sweep"] if k in b["sweep"])
+    if a["sweep"] and b["sweep"]:
+        print(f"\n  sweep answers (eps, n_necessary, n_sufficient) identical before and after: {same}")
+
+
 def main(argv=None):
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--compare":
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--compare":
+        i = argv.index("--to")
+        return compare(argv[1:i], argv[i + 1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--only", action="append", choices=["readme", "rate", "sweep", "plan"])
