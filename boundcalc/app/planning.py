@@ -137,10 +137,68 @@ class _Evaluator:
             self.fcache[key] = None
             return None
         v = entry.with_derived(values)
-        out = (v, [(b, api.evaluate_bound(b, v, certify=False)) for b in entry.bounds(v)
-                   if b.side == side and b.certified])
+        bounds = [b for b in entry.bounds(v) if b.side == side and b.certified]
+        out = (v, *_evaluate_skipping(bounds, v, side))
         self.fcache[key] = out
         return out
+
+    def _unskip(self, side: str, x):
+        """Evaluate the bounds :meth:`_evaluated` skipped at ``var = x`` (after certification moved the best value
+        past the cutoff they were shown to exceed), in the entry's order."""
+        v, pairs, skipped = self.fcache[(side, x)]
+        done = {b.name: (b, bv) for b, bv in pairs}
+        done.update({b.name: (b, api.evaluate_bound(b, v, certify=False)) for b, _ in skipped})
+        order = [b.name for b in self.entry.bounds(v) if b.side == side and b.certified]
+        self.fcache[(side, x)] = (v, [done[name] for name in order if name in done], [])
+
+    def qvalue(self, side: str, x):
+        """A value at least :meth:`fvalue` (side, x), cheap, or None: the best float64 value where every bound with a
+        cheap value above its own (a function declaring ``value_above``: :func:`_above_test`) counts with that
+        value instead. None where no bound declares one (nothing to gain) or the problem rejects the point."""
+        if not self.once.setdefault(("has_quick", side), self._has_quick(side)):
+            return None
+        memo = self.once.setdefault(("quick", side), {})
+        if x in memo:
+            return memo[x]
+        if (side, x) in self.fcache:  # the exact value is at hand
+            memo[x] = self.fvalue(side, x)
+            return memo[x]
+        params = dict(self.fixed)
+        params[self.var] = x
+        try:
+            entry, values = api.resolve(self.problem, self.privacy, params)
+        except InputError:
+            memo[x] = None
+            return None
+        v = entry.with_derived(values)
+        vals = []
+        for b in entry.bounds(v):
+            if b.side != side or not b.certified:
+                continue
+            test = _above_test(b)
+            if test is None:
+                bv = api.evaluate_bound(b, v, certify=False)
+                if bv.usable:
+                    vals.append(bv.value)
+                continue
+            if b.holds(v):
+                continue
+            try:
+                from ..core import bounds as B
+
+                sv = B._symbol_values(v, None)
+                q = float(test(*[float(sv[a.name]) for a in b.expr.args]))
+            except (KeyError, TypeError, ValueError):
+                q = math.nan
+            if math.isfinite(q) and q > 0:
+                vals.append(q)
+        memo[x] = min(vals) if vals else None
+        return memo[x]
+
+    def _has_quick(self, side):
+        v = self.entry.with_derived(self.values)
+        return side == "upper" and self.var == "n" and any(
+            _above_test(b) is not None for b in self.entry.bounds(v) if b.side == side and b.certified)
 
     def fbest(self, side: str, x=None):
         """The best usable bound of ``side`` at ``var = x`` by its float64 optimum (not yet certified), or None."""
@@ -166,7 +224,19 @@ class _Evaluator:
         ev = self._evaluated(side, x)
         best = None
         if ev is not None:
-            v, pairs = ev
+            best = self._certified_best(side, ev)
+            skipped = ev[2]
+            if skipped and (best is None or best.value > min(c for _, c in skipped)):
+                # a skipped bound (float64 value above its cutoff) might now be the best: evaluate it and start again
+                self._unskip(side, x)
+                best = self._certified_best(side, self.fcache[key])
+        self.cache[key] = best
+        return best
+
+    def _certified_best(self, side, ev):
+        best = None
+        if ev is not None:
+            v, pairs = ev[0], ev[1]
             sign = 1.0 if side == "lower" else -1.0
             order = sorted((i for i, (_, bv) in enumerate(pairs) if bv.usable),
                            key=lambda i: (-sign * pairs[i][1].value, i))
@@ -183,7 +253,6 @@ class _Evaluator:
                 cand = (sign * cbv.value, i)
                 if top is None or cand[0] > top[0] or (cand[0] == top[0] and i < top[1]):
                     top, best = cand, cbv
-        self.cache[key] = best
         return best
 
     def value(self, side, x):
@@ -203,6 +272,56 @@ class _Evaluator:
         if v is None:
             return side == "lower"
         return v <= target
+
+
+def _value_test(b):
+    """The cheap test ``value_exceeds(*args, cutoff)`` of a bound that is one call of a function declaring one
+    (True only if the bound's value exceeds the cutoff), or None."""
+    test = getattr(type(b.expr), "value_exceeds", None)
+    if test is None or b.free or not all(getattr(a, "is_Symbol", False) for a in b.expr.args):
+        return None
+    return test
+
+
+def _above_test(b):
+    """``value_above(*args)`` of a bound that is one call of a function declaring it (a value at least the bound's,
+    cheaply; NaN where the bound is unusable), or None."""
+    test = getattr(type(b.expr), "value_above", None)
+    if test is None or b.free or not all(getattr(a, "is_Symbol", False) for a in b.expr.args):
+        return None
+    return test
+
+
+def _evaluate_skipping(bounds, v, side):
+    """([(bound, float64 BoundValue)], [(bound, cutoff)]): the bounds of ``side`` at ``v`` by the solver (float64),
+    in the entry's order, except upper bounds with a cheap test (:func:`_value_test`) that shows them above the
+    best value of the others (they cannot be the best; the cutoff is kept with them). Those are tested last,
+    against the best value so far; a bound whose value the solver already keeps is evaluated (a look-up)."""
+    from ..core import bounds as B
+    from ..core import solver
+
+    tests = {id(b): _value_test(b) for b in bounds} if side == "upper" else {}
+    done, skipped = {}, []
+    for b in bounds:
+        if tests.get(id(b)) is None:
+            done[id(b)] = api.evaluate_bound(b, v, certify=False)
+    for b in bounds:
+        test = tests.get(id(b))
+        if test is None:
+            continue
+        vals = [bv.value for bv in done.values() if bv.usable and bv.value is not None]
+        cutoff = min(vals) if vals else None
+        if cutoff is not None and not solver.memoised(b, v) and b.holds(v) == []:
+            try:
+                sv = B._symbol_values(v, None)
+                shown = bool(test(*[float(sv[a.name]) for a in b.expr.args], float(cutoff)))
+            except (KeyError, TypeError, ValueError):
+                shown = False
+            if shown:
+                skipped.append((b, cutoff))
+                continue
+        done[id(b)] = api.evaluate_bound(b, v, certify=False)
+    return [(b, done[id(b)]) for b in bounds if id(b) in done], skipped
 
 
 # ---------------------------------------------------------------------- searches
@@ -354,12 +473,53 @@ def _search_n(ev: "_Evaluator", side, target, lo, hi):
     within rounding of it, or a bound whose high-precision check fails), the search is run again on certified
     values throughout, so that a reported answer never rests on an uncertified value.
     """
-    n = _search_int(lambda m: ev.fvalue(side, m), lambda m: ev.freaches(side, m, target), target, lo, hi,
-                    known=lambda m: (side, m) in ev.fcache)
+    n = _search_quick(ev, side, target, lo, hi)
+    if n is None:
+        n = _search_int(lambda m: ev.fvalue(side, m), lambda m: ev.freaches(side, m, target), target, lo, hi,
+                        known=lambda m: (side, m) in ev.fcache)
     if ev.reaches(side, n, target) and (n - 1 <= lo or not ev.reaches(side, n - 1, target)):
         return n
     return _search_int(lambda m: ev.value(side, m), lambda m: ev.reaches(side, m, target), target, lo, hi,
                        known=lambda m: (side, m) in ev.cache)
+
+
+def _search_quick(ev: "_Evaluator", side, target, lo, hi):
+    """The answer of the float64 search found from cheap values above the bound's (:meth:`_Evaluator.qvalue`), or
+    None (then the search runs on the bound's own values).
+
+    The crossing n_q of the cheap values is found by :func:`_search_int`; the best bound is at most its cheap value,
+    so it reaches the target at n_q too. If it does not at n_q - 1, n_q is a crossing of the bound itself: where the
+    bound is monotone in n, the one crossing, which the search on its own values finds too. Two evaluations of the
+    bound instead of one per step, where the cheap value is the bound's (the projected subset-selection bounds at
+    their default subset size). Where the bound is below its cheap value at n_q - 1, a short bracket below n_q is
+    searched on the bound's values; None (the search on the bound's values from the start) if none is found."""
+    if side != "upper" or ev.qvalue(side, hi) is None:
+        return None
+
+    def qreaches(m):
+        q = ev.qvalue(side, m)
+        return q is not None and q <= target
+
+    if not qreaches(hi):
+        return None
+    memo = ev.once.get(("quick", side), {})
+    nq = _search_int(lambda m: ev.qvalue(side, m), qreaches, target, lo, hi, known=lambda m: m in memo)
+    if nq - 1 <= lo or not ev.freaches(side, nq, target):
+        return None
+    if not ev.freaches(side, nq - 1, target):
+        return nq
+    # the bound is below its cheap value here (another subset size or parameter won): its crossing is a little below
+    # n_q; a point below it that does not reach is found in steps of 0.1 %, 0.2 %, ... of n_q, then the search on the
+    # bound's own values runs in that short bracket (where the bound is monotone, the same crossing)
+    step, top = max(1, nq // 1000), nq - 1
+    while True:
+        m = max(nq - 1 - step, lo)
+        if m <= lo:
+            return None
+        if not ev.freaches(side, m, target):
+            break
+        top, step = m, 2 * step
+    return _search_int(lambda k: ev.fvalue(side, k), lambda k: ev.freaches(side, k, target), target, m, top)
 
 
 def _search_float(ev: _Evaluator, side, target, lo, hi):

@@ -134,12 +134,14 @@ def optimise(bound: Bound, values: dict) -> Solution:
     if any(len(a) == 0 for a in axes):
         return Solution(math.nan, {})
     grid_values = bound.grid_function(values)  # the expression at these values, as a function of the free ones
+    cap_fn = bound.extra.get("ceiling")
     zoom_npts = max(npts // 2, 5)
     best_pt, best_sc = None, -np.inf
     with np.errstate(all="ignore"):
         for _ in range(ZOOMS + 1):
             grid = _product(axes)
-            vals = grid_values(grid)
+            vals = grid_values(grid) if cap_fn is None else _capped(grid_values, cap_fn, bound, values, grid, sign,
+                                                                    best_sc)
             out = vals if sign > 0 else -vals
             sc = np.where(np.isfinite(out), out, -np.inf)
             i = int(sc.argmax())
@@ -168,6 +170,35 @@ def optimise(bound: Bound, values: dict) -> Solution:
     return Solution(float(sign * best_sc), free)
 
 
+#: relative margin on a bound's ceiling (its float evaluation and the bound's may round differently)
+CAP_MARGIN = 1e-9
+#: at the first level of a search with a ceiling, every CAP_STRIDE-th grid point is evaluated first
+CAP_STRIDE = 16
+
+
+def _capped(grid_values, cap_fn, bound, values, grid, sign, best_sc):
+    """``grid_values(grid)`` where it can matter to the search, NaN elsewhere: where the bound's ceiling
+    (``bound.extra["ceiling"](values, {free name: column})``, a value at least a lower bound's, at most an upper
+    bound's, at every point) is below a value already found (the best of the previous levels; at the first level the
+    best of every ``CAP_STRIDE``-th point, evaluated first). Such a point's value is below that one, so it is neither
+    the level's best point nor the first of equal best ones: the search keeps the same points and values."""
+    cap = sign * np.asarray(cap_fn(values, {fp.name: grid[:, j] for j, fp in enumerate(bound.free)}), dtype=float)
+    cap = np.broadcast_to(cap + CAP_MARGIN * np.abs(cap), (len(grid),))
+    vals = np.full(len(grid), np.nan)
+    ref = best_sc
+    done = np.zeros(len(grid), dtype=bool)
+    if not ref > -np.inf:
+        done[::CAP_STRIDE] = True
+        vals[done] = grid_values(grid[done])
+        first = sign * vals[done]
+        first = first[np.isfinite(first)]
+        ref = float(first.max()) if first.size else -np.inf
+    need = ~done & ~(cap < ref)
+    if need.any():
+        vals[need] = grid_values(grid[need])
+    return vals
+
+
 def solve(bound: Bound, values: dict) -> Solution:
     """:func:`optimise`, then the value at the optimum recomputed with the mpmath fallback (the value reported
     for a bound with free parameters); memoised on disk.
@@ -180,19 +211,10 @@ def solve(bound: Bound, values: dict) -> Solution:
     key = _solve_key(bound, values)
     store = None
     if key is not None:
-        from ..cache.diskcache import JsonStore
-
-        ident, point = key
-        store = _SOLVE_STORES.get(ident)
-        if store is None:
-            store = _SOLVE_STORES[ident] = JsonStore(f"boundcalc.solver.{ident}")
-        hit = store.get(point)
+        store = _store(key[0])
+        hit = _decode_hit(store.get(key[1]))
         if hit is not None:
-            try:
-                return Solution(float.fromhex(hit[0]), {k: (int(v[1:]) if v.startswith("i") else float.fromhex(v))
-                                                        for k, v in hit[1].items()})
-            except Exception:  # noqa: BLE001 - an entry that does not decode is recomputed
-                pass
+            return hit
     sol = optimise(bound, values)
     if math.isfinite(sol.value) and sol.free:
         sol = Solution(float(bound.evaluate(values, sol.free)), sol.free)
@@ -203,6 +225,31 @@ def solve(bound: Bound, values: dict) -> Solution:
 
 
 _SOLVE_STORES: dict = {}
+
+
+def _store(ident):
+    from ..cache.diskcache import JsonStore
+
+    store = _SOLVE_STORES.get(ident)
+    if store is None:
+        store = _SOLVE_STORES[ident] = JsonStore(f"boundcalc.solver.{ident}")
+    return store
+
+
+def _decode_hit(hit):
+    if hit is None:
+        return None
+    try:
+        return Solution(float.fromhex(hit[0]), {k: (int(v[1:]) if v.startswith("i") else float.fromhex(v))
+                                                for k, v in hit[1].items()})
+    except Exception:  # noqa: BLE001 - an entry that does not decode is recomputed
+        return None
+
+
+def memoised(bound: Bound, values: dict) -> bool:
+    """Whether :func:`solve` (bound, values) is kept (it then costs a look-up, not a search)."""
+    key = _solve_key(bound, values)
+    return key is not None and _decode_hit(_store(key[0]).get(key[1])) is not None
 
 
 def _solve_key(bound: Bound, values: dict):

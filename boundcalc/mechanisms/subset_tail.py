@@ -232,7 +232,7 @@ def _min_over_points(u, v):
     return float(np.max(u - k * v))
 
 
-def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0):
+def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0, abort: float = math.inf):
     """(d · sup_x [h(x) - κ(x - 1/d)], κ) certified over x ∈ [0, 1].
 
     ``cell_fn(xa, xb)`` returns arrays (g_a, g_b) with ``h(x) - κ(x - 1/d) <= max_e (g_e - κ(x_e - 1/d))`` for
@@ -243,7 +243,11 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     is d times the maximum of the cell bounds over cells covering [0, 1]: a certified bound.
 
     ``cell_fn`` must be elementwise (a cell's bound depends only on its own endpoints): each cell is evaluated
-    once, when it is made, and the points and cells of a round go to ``cell_fn`` in one call."""
+    once, when it is made, and the points and cells of a round go to ``cell_fn`` in one call.
+
+    ``abort``: return ``(inf, κ)`` as soon as a point value shows that the returned value would exceed ``abort``
+    (every point evaluated is an end of a final cell, whose bound dominates it: the value is at least d times the
+    largest point value, up to :data:`LOWER_MARGIN`); otherwise the same floats as without it."""
     pts = initial_points(d)
     xa, xb = pts[:-1], pts[1:]
     m = pts.size
@@ -253,6 +257,8 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
         kappa = _argmin_kappa(pv, pts - 1.0 / d)
     lin = lambda x: kappa * (x - 1.0 / d)
     point_best = float(np.max(pv - lin(pts)))
+    if _exceeds(d * point_best, abort):
+        return math.inf, kappa
     ub = np.maximum(ga[m:] - lin(xa), gb[m:] - lin(xb))
     frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
     for rnd in range(REFINE_ROUNDS + 1):
@@ -272,6 +278,8 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
         m = inner.size
         ga, gb = cell_fn(np.concatenate([inner, na]), np.concatenate([inner, nb]))
         point_best = max(point_best, float(np.max(np.maximum(ga[:m], gb[:m]) - lin(inner))))
+        if _exceeds(d * point_best, abort):
+            return math.inf, kappa
         xa = np.concatenate([xa[~bad], na])
         xb = np.concatenate([xb[~bad], nb])
         ub = np.concatenate([ub[~bad], np.maximum(ga[m:] - lin(na), gb[m:] - lin(nb))])
@@ -281,6 +289,11 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
 #: relative margin below the first-round point value (:func:`point_lower`) for float rounding in the
 #: monotonicity it relies on
 LOWER_MARGIN = 1e-9
+
+
+def _exceeds(value: float, cutoff: float) -> bool:
+    """Whether a value computed from point values, less :data:`LOWER_MARGIN`, is above ``cutoff``."""
+    return cutoff < math.inf and value - LOWER_MARGIN * abs(value) > cutoff
 
 
 def point_lower(cell_fn, d: int) -> float:
@@ -459,7 +472,7 @@ def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
     return True
 
 
-def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False) -> float:
+def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False, abort: float = math.inf) -> float:
     """d · majorant of E((y - μ)₊ - x)² (ℓ2²) or of 2E(w - μ)₊ (ℓ1), certified cell by cell.
 
     ℓ2²: with v = (y - μ)₊ and x >= 0, ``E(v - x)² = E(y - μ - x)₊² + E(x - v)₊²``; the first part is a
@@ -499,7 +512,7 @@ def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False) -> flo
         return np.where(use_tan, sd, alpha), np.where(use_tan, tan_b, alpha)
 
     fn = cell_l2 if loss == "l2sq" else cell_l1
-    return point_lower(fn, st.d) if lower else certified_sup(fn, st.d)[0]
+    return point_lower(fn, st.d) if lower else certified_sup(fn, st.d, abort=abort)[0]
 
 
 def _bad_lower_memo(st: _Setup, mu: float):
@@ -690,6 +703,8 @@ def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
     if all(v > cutoff for v in lows):  # the bound is at least min_i main(μ_i) (False with a NaN)
         return None
     mains = {}
+    if cutoff < math.inf and _threshold_exceeds(st, loss, grid, lows, mains, cutoff):
+        return None
 
     def main(i):
         if i not in mains:
@@ -713,6 +728,31 @@ def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
         if 2 * p <= 1e-3 * mains[i]:
             break
     return best
+
+
+def _threshold_exceeds(st: _Setup, loss: str, grid, lows, mains: dict, cutoff: float) -> bool:
+    """True only if :func:`threshold_route` (st, loss) exceeds ``cutoff``; the main values it computes in full are
+    put in ``mains`` (by grid index) for the search to reuse.
+
+    The route's value is main(0) or main(μ_i) + 2 p_i for some grid index i >= 1, where p_i >= :func:`bad_event_lower`
+    and main(μ_i) >= lows[i]; so it exceeds the cutoff if main(0) does and, for every i >= 1, lows[i] + 2 (the
+    event's lower value) does or main(μ_i) does. A main value is computed with ``abort`` at the cutoff: it stops as
+    soon as its point values exceed the cutoff, and is otherwise the full value (the same floats)."""
+    def main_exceeds(i):
+        if i not in mains:
+            v = threshold_main(st, grid[i], loss, abort=cutoff)
+            if v < math.inf:
+                mains[i] = v
+                return v > cutoff
+            return True
+        return mains[i] > cutoff
+
+    for i in range(1, len(grid)):
+        if lows[i] > cutoff or lows[i] + 2 * bad_event_lower(st, grid[i]) > cutoff:
+            continue
+        if not main_exceeds(i):
+            return False
+    return main_exceeds(0)
 
 
 def max_route_best(st: _Setup, cutoff: float = math.inf):
@@ -789,7 +829,68 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     return v, s, tried[s][1]
 
 
+#: the steps the subset-size search of :func:`best` can take (each round halves the step's excess over 1)
+_S_STEPS = (1.25, 1.125, 1.0625, 1.03125)
+
+
+def _reachable_sizes(d: int, eps: float) -> list[int]:
+    """Every subset size :func:`best` can evaluate at (ε, d), whatever the values: its three first candidates and
+    what four rounds of steps down (⌊s/step⌋) or up (⌈s·step⌉) reach from them, for every step it can use."""
+    s0 = _default_s(d, eps)
+    clamp = lambda s: min(max(int(s), 1), d - 1)
+    seen = {clamp(round(s0 * f)) for f in (0.4, 0.7, 1.0)}
+    front = set(seen)
+    for _ in range(4):
+        nxt = set()
+        for s in front:
+            for step in _S_STEPS:
+                nxt.add(clamp(math.floor(s / step)))
+                nxt.add(clamp(math.ceil(s * step)))
+        front = nxt - seen
+        seen |= nxt
+    return sorted(seen)
+
+
+def exceeds(route: str, loss: str, n, eps, d, cutoff: float) -> bool:
+    """True only if :func:`tail_value` (route, loss, n, ε, d) > ``cutoff`` (see :func:`_exceeds_kept`)."""
+    return bool(_exceeds_kept(route, loss, float(n), float(eps), float(d), float(cutoff)))
+
+
+@persistent  # a pure function of numbers: kept in memory and on disk, since a planner asks again at the same points
+def _exceeds_kept(route: str, loss: str, n, eps, d, cutoff: float) -> float:
+    """1.0 only if :func:`tail_value` (route, loss, n, ε, d) > ``cutoff``; 0.0 says nothing.
+
+    For the max route (ℓ2²): every subset size the search can reach (:func:`_reachable_sizes`) and every t it can
+    try (its grid and the golden-section search between grid points lie in [σ/2, 6σ]) give a value above the
+    cutoff (:func:`_max_route_exceeds`, from the initial points only). About 1/5 of the search's cost where the
+    route is far from the cutoff; meant for a planner that only needs the best of several bounds. The threshold
+    route is not tested (False)."""
+    n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
+    eps, cutoff = float(eps), float(cutoff)
+    if route != "max" or loss != "l2sq" or not (math.isfinite(eps) and eps > 0) or n_i < 2 or d_i < 2:
+        return 0.0
+    if not cutoff < 2.0:  # tail_value is at most 2
+        return 0.0
+    s0 = _default_s(d_i, eps)
+    if _Setup(n_i, eps, d_i, s0).sigma * d_i < USEFUL_BELOW:  # best() gives NaN: an unusable bound, not a large one
+        return 0.0
+    for s in _reachable_sizes(d_i, eps):
+        st = _Setup(n_i, eps, d_i, s)
+        lo, hi = 0.5 * st.sigma, 6.0 * st.sigma
+        if lo > cutoff:
+            continue
+        if not _max_route_exceeds(st, lo, hi, cutoff):
+            return 0.0
+    return 1.0
+
+
 def quick_upper(route: str, loss: str, n, eps, d) -> float:
+    """A value at least :func:`tail_value` (route, loss, n, ε, d), cheaply (see :func:`_quick_upper_kept`)."""
+    return _quick_upper_kept(route, loss, float(n), float(eps), float(d))
+
+
+@persistent  # a pure function of numbers: kept in memory and on disk, since a planner asks again at the same points
+def _quick_upper_kept(route: str, loss: str, n, eps, d) -> float:
     """A value at least :func:`tail_value` (route, loss, n, ε, d), from one certified supremum (about 1/20 to
     1/100 of the search's cost): the route at Ye & Barg's subset size s0 and one parameter value the search
     always weighs in full (μ = 0 for the threshold route, whose bound starts there; t = 2σ for the max route,
@@ -823,6 +924,10 @@ class SubsetProjectedMax(S.ScalarFunction):
     nargs = 3
     scalar_value = staticmethod(lambda n, e, d: tail_value("max", "l2sq", n, e, d))
     latex = r"R_{{\max}}({0}, {1}, {2})"
+    #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
+    value_above = staticmethod(lambda n, e, d: quick_upper("max", "l2sq", n, e, d))
+    #: ``value_exceeds(n, ε, d, cutoff)``: True only if the value exceeds the cutoff (a cheap test, for planners)
+    value_exceeds = staticmethod(lambda n, e, d, cutoff: exceeds("max", "l2sq", n, e, d, cutoff))
 
 
 class SubsetProjectedThreshold(S.ScalarFunction):
@@ -831,6 +936,8 @@ class SubsetProjectedThreshold(S.ScalarFunction):
     nargs = 3
     scalar_value = staticmethod(lambda n, e, d: tail_value("threshold", "l2sq", n, e, d))
     latex = r"R_{{\tau}}({0}, {1}, {2})"
+    #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
+    value_above = staticmethod(lambda n, e, d: quick_upper("threshold", "l2sq", n, e, d))
 
 
 class SubsetProjectedThresholdL1(S.ScalarFunction):
@@ -839,3 +946,5 @@ class SubsetProjectedThresholdL1(S.ScalarFunction):
     nargs = 3
     scalar_value = staticmethod(lambda n, e, d: tail_value("threshold", "l1", n, e, d))
     latex = r"R^{{\ell_1}}_{{\tau}}({0}, {1}, {2})"
+    #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
+    value_above = staticmethod(lambda n, e, d: quick_upper("threshold", "l1", n, e, d))

@@ -56,6 +56,7 @@ d/(n κ_ε) squared, so it only matters in the saturated and transition regimes 
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -147,6 +148,17 @@ def _G(a, eps, p):
     return w * _phi_tilde(x1) + (1 - w) * _phi_tilde(x0)
 
 
+def _G_scalar(a: float, eps: float, p: float) -> float:
+    """:func:`_G` at one float a, in Python floats: the same operations in the same order (numpy's float64
+    arithmetic and log1p are those of Python floats and of ``math.log1p``), so the same value, without numpy's
+    per-call cost (the bounded scalar search calls it about 40 times per value of g)."""
+    em1 = math.expm1(eps)
+    w = (1 - a) / (a * em1)
+    lam = p / ((1 - p) * a + p)
+    x1, x0 = lam * (a * (em1 + 1) - 1), lam * (a - 1)
+    return w * _phi_tilde_scalar(x1) + (1 - w) * _phi_tilde_scalar(x0)
+
+
 def _p_grid_up(p: float) -> float:
     """p rounded up to the grid exp(j/1000): g is increasing in p (λ is), so g at the rounded p is still an
     upper bound, and the cache is shared by nearby p."""
@@ -172,7 +184,7 @@ def _erased_info_exact(p: float, eps: float) -> float:
     vals = _G(grid, eps, p)
     i = int(np.argmax(vals))
     a0, a1 = grid[max(i - 1, 0)], (grid[i + 1] if i + 1 < len(grid) else 1.0)
-    res = optimize.minimize_scalar(lambda a: -float(_G(a, eps, p)), bounds=(a0, a1), method="bounded",
+    res = optimize.minimize_scalar(lambda a: -_G_scalar(a, eps, p), bounds=(a0, a1), method="bounded",
                                    options={"xatol": 1e-13})
     best = max(float(vals.max()), -res.fun)
     return best * (1 + 1e-9) + 1e-300
@@ -201,13 +213,51 @@ def _phi_tilde(x):
     return out
 
 
-def _cell_upper(p, eps, blo, al, ah):
-    """Upper bound of F(β, a) over β >= blo and a ∈ [al, ah] (arrays broadcast): with m = (1-p)blo + p,
-    w(a) = (1-a)/(a(e^ε-1)) (decreasing), F <= w(al) m φ̃(p(ah e^ε - 1)/m) + (1 - w(ah)) m φ̃(p(al - 1)/m)."""
+def _phi_tilde_scalar(x: float) -> float:
+    """:func:`_phi_tilde` of one float (the same branches and operations)."""
+    if abs(x) < 1e-2:
+        return x * x * (0.5 + x * (-1 / 6 + x * (1 / 12 + x * (-1 / 20 + x * (1 / 30 + x * (
+            -1 / 42 + x * (1 / 56 + x * (-1 / 72 + x / 90))))))))
+    return (1 + x) * math.log1p(x) - x
+
+
+@functools.lru_cache(maxsize=64)
+def _sharp_cells(eps: float, nb: int, na: int):
+    """The cells of :func:`erased_info_sharp_certified` that do not depend on p (read-only arrays, kept per ε):
+    β-cell ends, a-cell ends, the weights w(a) of :func:`_cell_upper` at them and θ's extreme values."""
+    E = math.exp(eps)
+    half = nb // 2
+    edges = np.exp(np.concatenate([np.linspace(-eps, 0.0, half + 1), np.linspace(0.0, eps, half + 1)[1:]]))
+    edges[0], edges[half], edges[-1] = math.exp(-eps), 1.0, E
+    blo, bhi = edges[:-1], edges[1:]
+    alo = np.maximum(math.exp(-eps), blo / E)
+    ahi = np.minimum(1.0, bhi)
+    u = np.linspace(0.0, 1.0, na + 1)
+    la, lh = np.log(alo)[:, None], np.log(ahi)[:, None]
+    ag = np.exp(la + (lh - la) * u[None, :])
+    ag[:, 0], ag[:, -1] = alo, ahi
+    al, ah = ag[:, :-1], ag[:, 1:]
     em1 = math.expm1(eps)
-    m = (1 - p) * blo + p
     w_al = (1 - al) / (al * em1)
     w_ah = (1 - ah) / (ah * em1)
+    thmax = (1 - blo[:half, None]) / (blo[None, half:] - blo[:half, None])
+    thmin = (1 - bhi[:half, None]) / (bhi[None, half:] - bhi[:half, None])
+    out = (blo, bhi, np.ascontiguousarray(al), np.ascontiguousarray(ah), w_al, w_ah, thmax, thmin)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def _cell_upper(p, eps, blo, al, ah, w_al=None, w_ah=None):
+    """Upper bound of F(β, a) over β >= blo and a ∈ [al, ah] (arrays broadcast): with m = (1-p)blo + p,
+    w(a) = (1-a)/(a(e^ε-1)) (decreasing), F <= w(al) m φ̃(p(ah e^ε - 1)/m) + (1 - w(ah)) m φ̃(p(al - 1)/m).
+    ``w_al``, ``w_ah``: w at al and ah when already computed."""
+    em1 = math.expm1(eps)
+    m = (1 - p) * blo + p
+    if w_al is None:
+        w_al = (1 - al) / (al * em1)
+    if w_ah is None:
+        w_ah = (1 - ah) / (ah * em1)
     return (w_al * m * _phi_tilde(p * (ah * (em1 + 1) - 1) / m)
             + (1 - w_ah) * m * _phi_tilde(p * (al - 1) / m))
 
@@ -221,19 +271,9 @@ def erased_info_sharp_certified(p: float, eps: float, nb: int = 200, na: int = 1
     into ``sub`` pieces. The envelope at 1: a law of β with mean 1 may be taken on two points β1 <= 1 <= β2
     (Carathéodory), with value (1-θ)H(β1) + θH(β2), θ = (1-β1)/(β2-β1) decreasing in β1 and β2; over a pair
     of cells it is at most U_j + θ (U_k - U_j) with θ at its largest (U_k > U_j) or smallest end."""
-    E = math.exp(eps)
     half = nb // 2
-    edges = np.exp(np.concatenate([np.linspace(-eps, 0.0, half + 1), np.linspace(0.0, eps, half + 1)[1:]]))
-    edges[0], edges[half], edges[-1] = math.exp(-eps), 1.0, E
-    blo, bhi = edges[:-1], edges[1:]
-    alo = np.maximum(math.exp(-eps), blo / E)
-    ahi = np.minimum(1.0, bhi)
-    u = np.linspace(0.0, 1.0, na + 1)
-    la, lh = np.log(alo)[:, None], np.log(ahi)[:, None]
-    ag = np.exp(la + (lh - la) * u[None, :])
-    ag[:, 0], ag[:, -1] = alo, ahi
-    al, ah = ag[:, :-1], ag[:, 1:]
-    Ua = _cell_upper(p, eps, blo[:, None], al, ah)
+    blo, bhi, al, ah, w_al, w_ah, thmax, thmin = _sharp_cells(eps, nb, na)
+    Ua = _cell_upper(p, eps, blo[:, None], al, ah, w_al, w_ah)
     order = np.argsort(Ua, axis=1)
     rows = np.arange(nb)[:, None]
     rest = Ua[rows, order[:, :-top]].max(axis=1)  # cells not refined
@@ -246,8 +286,6 @@ def erased_info_sharp_certified(p: float, eps: float, nb: int = 200, na: int = 1
     U = np.maximum(np.maximum(rest, Uf), 0.0)
     Ul, Ur = U[:half], U[half:]
     diff = Ur[None, :] - Ul[:, None]
-    thmax = (1 - blo[:half, None]) / (blo[None, half:] - blo[:half, None])
-    thmin = (1 - bhi[:half, None]) / (bhi[None, half:] - bhi[:half, None])
     return float(np.max(Ul[:, None] + np.where(diff > 0, thmax, thmin) * diff))
 
 

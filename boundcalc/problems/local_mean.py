@@ -276,7 +276,16 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
         "E‖E[V|Z]‖² <= d Ψ(I/d) (subadditivity of entropy, Jensen; Ψ the inverse of s ↦ KL(Bern((1+√s)/2)‖"
         "Bern(1/2))). Sequential interaction allowed. p tuned: near the no-data risk c²p²d at small n.",
         free=(FreeParameter(p, lambda v: 1e-9, lambda v: 1.0, doc="probability of the vertex"),),
-        extra={"instance": "vertices"})
+        extra={"instance": "vertices", "ceiling": _vertex_ceiling(float(a), d1, linf)})
+
+
+def _vertex_ceiling(a: float, d1: bool, linf: bool):
+    """The no-data risk c²p²d of the erased family, at least the bound (its factor 1 - Ψ is in [0, 1]): lets the
+    solver skip values of p that cannot be the best (core/solver.py)."""
+    def cap(v, free):
+        p, dd = free["p_erase"], 1.0 if d1 else float(v["d"])
+        return float(v["r"]) ** 2 * p ** (-2 * (1 - a)) / (1.0 if linf else dd) * p ** 2 * dd
+    return cap
 
 
 def _cube_van_trees(ball: str) -> Bound:
