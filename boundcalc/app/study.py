@@ -809,11 +809,161 @@ def _reliability(res):
 # ---------------------------------------------------------------------- solve="eps" and solve="target"
 
 def _solve_eps(stats, model, n, delta, strategy) -> StudyResult:
-    raise InputError("solve", "eps is not implemented yet for studies", "eps")
+    """The smallest budget meeting every target with n people: splitting the budget (each statistic's smallest
+    sufficient level at n, added up) or splitting the people (the smallest level at which the groups' sufficient
+    sizes add up to at most n, by bisection in the level)."""
+    if strategy == "mixed":
+        raise InputError("strategy", "with solve eps, give split-eps or split-people (or leave it out)", strategy)
+    m = len(stats)
+    dl_seq = None if delta is None else delta / m
+    spec = model.level
+    ss = [_Stat(st, model.name, {}, -2.0 if not model.central else -1.0) for st in stats]
+    necs, sufs, plans = [], [], []
+    for i, st in enumerate(ss):
+        kw = dict(st.stat.params, n=n)
+        if model.uses_delta:
+            kw["delta"] = delta
+        try:  # the necessary side at the whole δ; the sufficient side at the δ share of splitting the budget
+            whole = planning.plan(st.stat.problem, model.name, target=st.stat.target, solve="eps", **kw)
+            share = whole if m == 1 or not model.uses_delta else planning.plan(
+                st.stat.problem, model.name, target=st.stat.target, solve="eps", **dict(kw, delta=dl_seq))
+        except InputError as exc:
+            raise InputError("study", f"{_where(i, st.stat.name)}: {exc}", None) from None
+        necs.append(whole.rows[0].necessary)
+        sufs.append((share.rows[0].sufficient, share.rows[0].reason_sufficient, whole.rows[0].sufficient))
+        plans.append(whole)
+    strategies = {}
+    # split the budget: every statistic on the n records at its own smallest level
+    seq = None
+    if strategy in (None, "split-eps") and all(x[0] is not None for x in sufs):
+        seq = math.fsum(x[0] for x in sufs)
+        if spec.high is not None and (seq > spec.high or (spec.high_open and seq >= spec.high)):
+            seq = None
+    strategies["split-eps"] = {"eps": seq, "groups": [[st.stat.name for st in ss]], "group_sizes": [n]}
+    # split the people: bisection on the level
+    par = None
+    if strategy in (None, "split-people") and m > 1 and all(x[2] is not None for x in sufs):
+        par = _people_level(ss, model, n, delta, max(x[2] for x in sufs), spec)
+    if m > 1:
+        strategies["split-people"] = {"eps": None if par is None else par[0],
+                                      "groups": [[st.stat.name] for st in ss],
+                                      "group_sizes": None if par is None else par[1]}
+    choices = {k: v["eps"] for k, v in strategies.items() if v["eps"] is not None}
+    if not choices:
+        why = next((f"{st.stat.name!r}: {x[1]}" for st, x in zip(ss, sufs) if x[0] is None), None)
+        raise InputError("study", "no budget reaches every target with n = %d people" % n + (f" ({why})" if why else ""))
+    winner = min(choices, key=lambda k: (choices[k], STRATEGIES.index(k)))
+    res = StudyResult(model.name, model.level_name, None, delta, "eps", n, [])
+    res.strategy, res.strategies = winner, strategies
+    res.eps_sufficient = choices[winner]
+    res.eps = res.eps_sufficient
+    known = [x for x in necs if x is not None]
+    res.eps_necessary = max(known) if known else None
+    if known:
+        who = ss[necs.index(res.eps_necessary)].stat.name
+        res.evidence_necessary = {"statistic": who, "eps_necessary": res.eps_necessary, "certificate": (
+            f"study lower bound: any joint protocol, restricted to {who!r}, is an estimator private at the whole "
+            f"budget with the n people; below {res.eps_necessary:.6g} its certified lower bound exceeds the target")}
+    for i, st in enumerate(ss):
+        if winner == "split-eps":
+            lvl = {"eps": sufs[i][0]}
+            if model.uses_delta:
+                lvl["delta"] = dl_seq if m > 1 else delta
+            n_i = n
+        else:
+            lvl = {"eps": par[0]}
+            if model.uses_delta:
+                lvl["delta"] = delta
+            n_i = par[1][i]
+        ev = st.evaluator(lvl)
+        bv = ev.best("upper", n_i)
+        pl = _Planner.__new__(_Planner)
+        pl.model, pl.level, pl.delta = model, res.eps, delta
+        row = _row(pl, st, lvl, n_i, bv)
+        row.group = 1 if winner == "split-eps" else i + 1
+        row.group_n = n if winner == "split-eps" else n_i
+        row.eps_necessary = necs[i]
+        row.eps_sufficient = sufs[i][2]
+        row.reliability = None
+        res.rows.append(row)
+    rule = composition.rule(model.name)
+    res.composition = {"rule": rule.sequential, "parallel": rule.parallel, "source": rule.source}
+    return res
+
+
+def _people_level(ss, model, n, delta, lo, spec):
+    """(level, group sizes): the smallest level (to a relative 1e-2) at which the statistics' sufficient sizes at
+    that level, one group each, add up to at most n; None when no level up to the model's largest does."""
+    cap = (spec.high * (1 - 1e-9) if spec.high_open else spec.high) if spec.high is not None else 1e4
+
+    def sizes(level):
+        lvl = {"eps": level}
+        if model.uses_delta:
+            lvl["delta"] = delta
+        out = []
+        for st in ss:
+            guess = st.curve(1.0).n(level) if st.exact else None
+            k, _ = st.n_at(lvl, guess)
+            if k is None:
+                return None
+            out.append(k)
+        return out
+
+    def fits(level):
+        sz = sizes(level)
+        return sz is not None and sum(sz) <= n
+
+    hi = min(lo * 1.5, cap)
+    while not fits(hi):
+        if hi >= cap:
+            return None
+        lo, hi = hi, min(hi * 2, cap)
+    while hi / lo > 1.01:
+        mid = math.sqrt(lo * hi)
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, sizes(hi)
 
 
 def _solve_target(stats, model, n, level, delta, strategy) -> StudyResult:
-    raise InputError("solve", "target is not implemented yet for studies", "target")
+    """The certified band of each statistic's risk with n people and the budget: every statistic on the n
+    records with an equal share of the budget (``split-eps``, the default), or equal groups of people each with
+    the whole budget (``split-people``)."""
+    if strategy == "mixed":
+        raise InputError("strategy", "with solve target, give split-eps or split-people (or leave it out)", strategy)
+    m = len(stats)
+    kind = strategy or ("split-eps" if model.level is not None else "same-records")
+    if model.level is None:
+        kind = "same-records"
+    pl = _Planner(stats, model, level, delta, kind)
+    res = StudyResult(model.name, None if model.level is None else model.level_name, level, delta, "target", n, [])
+    res.strategy = kind
+    for i, st in enumerate(pl.ss):
+        if kind == "split-people":
+            n_i, lvl = max(1, n // m), pl._lvl(level, delta)
+        elif kind == "split-eps" and m > 1:
+            n_i = n
+            lvl = pl._lvl(_round_down(level / m), None if delta is None else delta / m)
+        else:
+            n_i, lvl = n, pl._lvl(level, delta)
+        try:
+            ev = st.evaluator(lvl)
+            ev_n = planning._Evaluator(st.stat.problem, model.name, dict(st.stat.params, **lvl, n=n_i), None)
+        except InputError as exc:
+            raise InputError("study", f"{_where(i, st.stat.name)}: {exc}", None) from None
+        bv = ev_n.best("upper", None)
+        row = _row(pl, st, lvl, n_i, bv)
+        row.group = 1 if kind != "split-people" else i + 1
+        row.group_n = n_i
+        if bv is None:
+            row.notes.append("no certified upper bound at this allocation")
+        res.rows.append(row)
+        _ = ev
+    rule = composition.rule(model.name)
+    res.composition = {"rule": rule.sequential, "parallel": rule.parallel, "source": rule.source}
+    return res
 
 
 # ---------------------------------------------------------------------- study files

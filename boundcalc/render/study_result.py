@@ -108,7 +108,7 @@ class StudyResult:
         worse = [x for x in others if mine is not None and x > mine]
         if mine and worse:
             out += (f" ({STRATEGY_TEXT.get(self.strategy, self.strategy).split(' (')[0]} wins: the next best needs "
-                    f"{min(worse) / mine:.3g} times as many" + (" people)" if key == "n" else " budget)"))
+                    f"{min(worse) / mine:.3g} times " + ("as many people)" if key == "n" else "the budget)"))
         return out
 
     def _sym(self):
@@ -143,8 +143,9 @@ class StudyResult:
         if self.solve == "target":
             return ["statistic", "problem", "target", "n", sym + " share", "certified lower", "certified upper",
                     "meets target"]
+        alone = "n necessary alone" if self.solve == "n" else sym + " necessary alone"
         return ["statistic", "problem", "target", "group", "n", sym + " share", "certified upper",
-                "certified lower", "n necessary alone", "mechanism"]
+                "certified lower", alone, "mechanism"]
 
     def _cells(self, r):
         share = "-" if r.eps is None else _fmt(r.eps) + (f", δ={_fmt(r.delta)}" if r.delta is not None else "")
@@ -154,8 +155,8 @@ class StudyResult:
                                                                           else "not certified"))
             return [r.name, r.problem, _fmt(r.target), _show(r.n), share, _fmt(lo), _fmt(up), meets]
         mech = (r.upper or {}).get("mechanism") or ""
-        return [r.name, r.problem, _fmt(r.target), _show(r.group), _show(r.n), share, _fmt(up), _fmt(lo),
-                _show(r.n_necessary), mech]
+        alone = _show(r.n_necessary) if self.solve == "n" else _fmt(r.eps_necessary)
+        return [r.name, r.problem, _fmt(r.target), _show(r.group), _show(r.n), share, _fmt(up), _fmt(lo), alone, mech]
 
     def _title(self):
         sym = self._sym()
