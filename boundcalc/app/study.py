@@ -58,6 +58,8 @@ SHARE_DIGITS = 4
 ROUNDS = 4
 #: a group is evaluated again only where the interpolation promises a smaller group by more than this fraction
 GAIN = 5e-3
+#: a strategy that loses is refined only while the interpolation says it could come within this factor of the best
+CONTEND = 1.25
 #: keys a study sets once for every statistic (not allowed inside a statistic)
 STUDY_LEVEL_KEYS = ("privacy", "eps", "alpha", "delta", "n", "solve", "strategy")
 
@@ -513,6 +515,12 @@ class _Planner:
         return new
 
     def optimise(self):
+        """Choose the allocation: split people (exact from the plans), then groups of statistics sharing the budget,
+        each evaluated (certified) at the shares the interpolation chooses, refined while it promises a gain.
+
+        Splitting the budget is evaluated and refined once (its certified total is reported in the comparison),
+        then refined further only while the interpolation says it could come within :data:`CONTEND` of the best
+        total found."""
         m = len(self.ss)
         idx_all = tuple(range(m))
         for i in idx_all:  # split people: singletons at the whole budget (exact from the plans)
@@ -521,36 +529,46 @@ class _Planner:
                                            "ns": [n], "bounds": [bv], "accounting": "whole"}
         if m == 1 or self.model.level is None or self.strategy == "split-people":
             return
-        # a first point below the whole budget: the equal split
-        self.eval_group(idx_all, [1.0 / m] * m)
         want_mixed = self.strategy in (None, "mixed") and m <= MIXED_MAX
-        for _ in range(ROUNDS):
+        want_seq = self.strategy in (None, "split-eps")
+        for rnd in range(ROUNDS):
             curves = [st.curve(self.level) for st in self.ss]
-            cands = [idx_all] if self.strategy in (None, "split-eps") or not want_mixed else []
+            memo = {}
+
+            def model(g):
+                key = tuple(sorted(g))
+                if key not in memo:
+                    memo[key] = _group_shares([curves[i] for i in key])
+                return memo[key]
+
+            best_exact = min(self.best_partition(k)[0] for k in STRATEGIES)
+            cands = []
+            if want_seq:
+                n_model = model(idx_all)[0]
+                have = self.groups.get(frozenset(idx_all))
+                if have is None or (n_model < have["n"] * (1 - GAIN) and (
+                        rnd <= 1 or self.strategy == "split-eps" or n_model <= CONTEND * best_exact)):
+                    cands.append(idx_all)
             if want_mixed:
                 best, best_part = math.inf, None
-                memo = {}
                 for part in _set_partitions(list(idx_all)):
                     tot = 0.0
                     for g in part:
-                        key = tuple(sorted(g))
-                        if key not in memo:
-                            memo[key] = _group_shares([curves[i] for i in key])
-                        tot += memo[key][0]
+                        have = self.groups.get(frozenset(g))
+                        tot += min(model(g)[0], have["n"] if have else math.inf)
                     if tot < best:
                         best, best_part = tot, part
-                if best_part is not None:
-                    cands += [tuple(sorted(g)) for g in best_part if len(g) > 1]
-                if self.strategy is None:
-                    cands.append(idx_all)
+                if best_part is not None and best < best_exact * (1 - GAIN):
+                    for g in best_part:
+                        g = tuple(sorted(g))
+                        have = self.groups.get(frozenset(g))
+                        if len(g) > 1 and (have is None or model(g)[0] < have["n"] * (1 - GAIN)):
+                            cands.append(g)
             new = False
             for g in dict.fromkeys(cands):
-                n_model, shares = _group_shares([curves[i] for i in g])
+                n_model, shares = model(g)
                 if not math.isfinite(n_model):
                     continue
-                have = self.groups.get(frozenset(g))
-                if have is not None and have["n"] <= n_model * (1 + GAIN):
-                    continue  # the interpolation promises less than GAIN over what is already certified
                 before = sum(len(self.ss[i].exact) for i in g)
                 self.eval_group(g, shares)
                 new = new or sum(len(self.ss[i].exact) for i in g) > before
