@@ -1,4 +1,4 @@
-"""How privacy budgets compose when several statistics are estimated in one study (docs/planning-a-study.md).
+"""How privacy budgets compose when several statistics are estimated in one study (docs/methods/planning-a-study.md).
 
 A study runs one mechanism per statistic. Two ways of sharing one budget, each a composition theorem:
 
@@ -19,7 +19,7 @@ A study runs one mechanism per statistic. Two ways of sharing one budget, each a
   composition of ε_i-DP mechanisms (Kairouz, Oh & Viswanath 2015).
 - **Parallel composition** (the statistics are computed on disjoint groups of people): each group's mechanism
   sees only its own records, a neighbouring sample changes one record and so one group's input, and the study is
-  private at the largest of the groups' levels (McSherry 2009, Theorem 4; the same one-group argument for
+  private at the largest of the groups' levels (McSherry 2009; the same one-group argument for
   every model here, local, smooth, KL, TV and (ε,δ) included). Each group may then use the whole budget.
 
 ``none`` (no privacy) has no budget to share: every statistic is computed on the same records.
@@ -44,9 +44,9 @@ class Rule:
 _PURE_SEQ = "levels add on the same records (sequential composition)"
 _PAR = "disjoint groups of people each use the whole budget (parallel composition)"
 RULES = {
-    "pure": Rule(_PURE_SEQ, _PAR, "Dwork & Roth 2014, Theorem 3.14; McSherry 2009, Theorem 4"),
+    "pure": Rule(_PURE_SEQ, _PAR, "Dwork & Roth 2014, Theorem 3.14; McSherry 2009"),
     "local": Rule(_PURE_SEQ + " (each person's channels compose)", _PAR,
-                  "Dwork & Roth 2014, Theorem 3.14 (applied to each person's channel); McSherry 2009, Theorem 4"),
+                  "Dwork & Roth 2014, Theorem 3.14 (applied to each person's channel); McSherry 2009"),
     "smooth": Rule(_PURE_SEQ + " (the pointwise likelihood-ratio bounds multiply)", _PAR,
                    "Dwork & Roth 2014, Theorem 3.14 (its proof, with ε ρ_n in place of ε); McSherry 2009"),
     "kl": Rule("KL levels add (chain rule of the Kullback–Leibler divergence)", _PAR,

@@ -1,4 +1,4 @@
-"""Planning a study: several statistics estimated under one privacy model and one budget (docs/planning-a-study.md).
+"""Planning a study: several statistics estimated under one privacy model and one budget (docs/methods/planning-a-study.md).
 
 A **study** is a list of statistics, each a problem with its parameters, a target risk and a name, under one
 privacy model and one budget (ε; ε and δ for ``approx``; the level α for ``tv``/``kl``). :func:`plan_study`
