@@ -1,4 +1,5 @@
-"""The derivation pages (docs/problems/<problem>.md, docs/methods/<method>.md), wherever boundcalc runs.
+"""The derivation pages (docs/problems/<problem>.md, docs/methods/<method>.md) and the engineering notes
+(docs/engineering/<page>.md), wherever boundcalc runs.
 
 An installed wheel carries them as package data (``boundcalc/docs/``, copied there by the build step in
 setup.py); a checkout reads them from its docs/ directory. ``boundcalc docs <page>`` prints one, and
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from ..core.errors import InputError
 
-SECTIONS = ("problems", "methods")
+SECTIONS = ("problems", "methods", "engineering")
 
 
 def docs_root():

@@ -25,7 +25,7 @@ r = sp.Symbol("r", positive=True)
 # free parameters of bounds
 T = sp.Symbol("T", positive=True)  # truncation radius
 p = sp.Symbol("p", positive=True)  # mixture weight
-M = sp.Symbol("M", nonnegative=True)  # group size in the coupling of §1.4
+M = sp.Symbol("M", nonnegative=True)  # group size in the uniformity-of-mass coupling (docs/methods/uniformity-of-mass.md)
 s = sp.Symbol("s", positive=True)  # packing distance
 h = sp.Symbol("h", positive=True)  # half-gap of a two-point construction
 

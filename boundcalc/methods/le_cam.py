@@ -1,8 +1,8 @@
 """Le Cam's two-point method and the central TV contraction (docs/methods/le-cam.md, docs/methods/tv-contraction.md).
 
-- Two points (§1.1): if ρ(θ_0, θ_1) >= 2s, then for any estimator
+- Two points (Le Cam 1973; Yu 1997; docs/methods/le-cam.md): if ρ(θ_0, θ_1) >= 2s, then for any estimator
   max_v E_v Φ(ρ(θ̂, θ_v)) >= Φ(s) (1 - TV(M_0, M_1)) / 2, M_v the law of what the statistician sees.
-- Central α-TV privacy (Barber–Duchi Thm 2, constant derived, §1.2): for i.i.d. samples
+- Central α-TV privacy (Barber & Duchi 2014, Theorem 2, constant derived; docs/methods/tv-contraction.md): for i.i.d. samples
   TV(M_0, M_1) <= min{α n TV(P_0, P_1), TV(P_0^n, P_1^n)}.
   Hybrid argument: swap the n coordinates one at a time; for fixed other coordinates the map
   x_i -> Q(A | x) varies by at most α (TV privacy), so integrating against P_1 - P_0 moves it by at

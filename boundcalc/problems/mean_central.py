@@ -7,9 +7,10 @@ Family 𝒫_k = {P on ℝ^d : E||X||₂^k <= r^k}, k in [2, ∞] (k = ∞: ||X||
 
 Upper bounds: the projection estimator θ̂ = (1/n) Σ π_T(X_i) + W (π_T projects onto the ℓ2 ball of
 radius T; ℓ2 sensitivity 2T/n) with each noise of docs/problems/mean.md, T tuned by the solver.
-Lower bounds: Hodges–Lehmann and Le Cam (non-private), the TV-privacy mixture (§1.2, transferred to
-pure/smooth/approx/kl through :func:`boundcalc.relations.tv_level`), and uniformity of mass (§1.4)
-over several packings of the unit ball; under (ε,δ)-DP also the fingerprinting bound
+Lower bounds: Hodges–Lehmann and Le Cam (non-private), the TV-privacy mixture (Barber & Duchi 2014,
+Theorem 2; docs/methods/tv-contraction.md; transferred to pure/smooth/approx/kl through
+:func:`boundcalc.relations.tv_level`), and uniformity of mass (Barber & Duchi 2014, Lemma 2 / Theorem 3;
+docs/methods/uniformity-of-mass.md) over several packings of the unit ball; under (ε,δ)-DP also the fingerprinting bound
 (:mod:`boundcalc.methods.fingerprinting`), which grows like d.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ K_PARAM = ParamSpec("k", "float", 2.0, "moment order k in [2, inf]: E||X||^k <= 
                     low=2, high=1000, allow_inf=True, structural=True)
 PARAMS = (N, D, R, K_PARAM)
 
-alpha_tv = sp.Symbol("alpha_TV", positive=True)  # TV level implied by the privacy model (§1.6)
+alpha_tv = sp.Symbol("alpha_TV", positive=True)  # TV level implied by the privacy model (docs/methods/relations.md)
 
 
 def _knum(k: float):
@@ -410,8 +411,8 @@ def _uniformity_lowers(privacy, k, d):
             "lower", f"uniformity-{pname}", f"uniformity of mass, packing: {pname}", expr,
             "Barber & Duchi Lemma 2 / Thm 3 / Prop 4; explicit form derived (docs/methods/uniformity-of-mass.md)",
             "Mixtures (1-p)δ_0 + p δ_{r p^{-1/k} v} ∈ 𝒫_k with means r p^{(k-1)/k} v, v in a packing of the unit "
-            f"ball ({what}); separation ρ* = r p^{{(k-1)/k}}·dist; risk >= (ρ*/2)² × the §1.4 failure probability "
-            "(see boundcalc.methods.uniformity)." + (" Smooth DP implies pure DP." if privacy == "smooth" else ""),
+            f"ball ({what}); separation ρ* = r p^{{(k-1)/k}}·dist; risk >= (ρ*/2)² × the failure probability of "
+            "the uniformity-of-mass coupling (Barber & Duchi Thm 3; docs/methods/uniformity-of-mass.md)." + (" Smooth DP implies pure DP." if privacy == "smooth" else ""),
             free=tuple(free)))
     return out
 

@@ -457,7 +457,7 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
             "lower", "two-point-dp", "two points + DP coupling (uniformity of mass, N = 2)", expr,
             "Barber & Duchi Lemma 2 / Thm 3 (docs/methods/uniformity-of-mass.md), applied to two members of the model",
             "θ_1,2 = c ∓ Δ/2 ∈ N. With τ >= TV(P_1,P_2), P_v = (1-τ)R + τ S_v, so the coupled samples differ "
-            "in Bin(n,τ) entries and §1.4 with N = 2 gives average failure probability >= "
+            "in Bin(n,τ) entries and Barber & Duchi Thm 3 with N = 2 gives average failure probability >= "
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}); the loss is >= (Δ/2)² on failure. τ = min{1, sqrt(KL/2)} "
             "(Pinsker, KL derived by sympy).",
             free=(FreeParameter(DELTA_SEP, lambda v: 1e-12 * float(np.max(v["theta_hi"] - v["theta_lo"])) + 1e-300,

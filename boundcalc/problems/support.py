@@ -2,7 +2,8 @@
 
 Family {Unif[0, θ] : θ ∈ [θ_0, 2θ_0]} (``--theta0``, default 1), loss |θ̂ - θ| (``--loss abs``,
 default) or (θ̂ - θ)² (``--loss squared``). Non-private: the sample maximum, E|max - θ| = θ/(n+1).
-Private rate (paper, lower side): θ_0 min{1, 1/(nα)}, α the implied TV level (§1.6).
+Private rate (paper, lower side): θ_0 min{1, 1/(nα)}, α the implied TV level (Barber & Duchi 2014, Section 2;
+docs/methods/relations.md).
 
 Lower bounds (certified):
 
@@ -10,13 +11,14 @@ Lower bounds (certified):
   P_0 = Unif[0, 2θ_0/(1+p)], P_1 = Unif[0, 2θ_0], p ∈ (0,1]; TV(P_0,P_1) = p/(1+p),
   TV(P_0^n,P_1^n) = 1 - (1+p)^{-n} (P_0^n has constant density ratio (1+p)^n w.r.t. P_1^n on its support,
   which has P_1^n-mass (1+p)^{-n}); separation 2θ_0 p/(1+p) = 2s (docs/problems/support.md puts the pair at the
-  bottom, Unif[0,θ_0] vs Unif[0,(1+p)θ_0], separation pθ_0: half as large). Le Cam (§1.1) + central TV
-  contraction (§1.2): ``M_n >= Φ(θ_0 p/(1+p)) (1 - min{n α_TV p/(1+p), 1 - (1+p)^{-n}})/2``, Φ(s) = s or s²;
+  bottom, Unif[0,θ_0] vs Unif[0,(1+p)θ_0], separation pθ_0: half as large). Le Cam (docs/methods/le-cam.md) + central TV
+  contraction (Barber & Duchi 2014, Theorem 2; docs/methods/tv-contraction.md): ``M_n >= Φ(θ_0 p/(1+p)) (1 - min{n α_TV p/(1+p), 1 - (1+p)^{-n}})/2``, Φ(s) = s or s²;
   α_TV the TV level
   implied by the privacy model (relations.tv_level: tv α, kl min{√(α/2), √(1-e^{-α})}, pure tanh(ε/2),
   approx (e^ε-1+2δ)/(e^ε+1)). Without privacy only the second term of the min is used.
 * ``uniformity-two-point`` (pure, approx): the same pair; P_1 = (1-q)P_0 + q Unif(2θ_0/(1+p), 2θ_0] with
-  q = p/(1+p) is a mixture with base P_0, so the uniformity-of-mass coupling of §1.4 with N = 2 applies:
+  q = p/(1+p) is a mixture with base P_0, so the uniformity-of-mass coupling (Barber & Duchi 2014,
+  Lemma 2 / Theorem 3; docs/methods/uniformity-of-mass.md) with N = 2 applies:
   ``M_n >= Φ(θ_0 p/(1+p)) (1 - t_M - δ S_ε(M))/(1 + e^{Mε})``, t_M = P(Bin(n, q) > M); free p and M.
 
 * ``threshold-bayes`` (pure, approx, tv, kl; the best in practice): uniform prior on [2θ_0(1-ω), 2θ_0] and the
@@ -216,7 +218,7 @@ def _bounds(privacy: str, loss: str) -> tuple:
             phi_s * uniformity.failure_probability(S.n, q, S.M, S.eps, 0, delta),
             "Barber & Duchi Lemma 2 / Thm 3 with N = 2; explicit form derived (docs/methods/uniformity-of-mass.md)",
             "Unif[0,2θ_0] = (1-q) Unif[0,2θ_0/(1+p)] + q Unif(2θ_0/(1+p),2θ_0], q = p/(1+p): a mixture with base "
-            "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the §1.4 coupling gives Hamming "
+            "P_0 = Unif[0,2θ_0/(1+p)] (the other hypothesis is P_0 itself), so the uniformity-of-mass coupling (Barber & Duchi Lemma 2) gives Hamming "
             "distance Bin(n, q); the success sets {|θ̂ - θ_v| < θ_0 p/(1+p)} are disjoint; average failure >= "
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}) (N = 2), and risk >= Φ(θ_0 p/(1+p)) × failure.",
             free=(p_free, FreeParameter(S.M, lambda v: 0, lambda v: v["n"], integer=True,
