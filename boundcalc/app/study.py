@@ -170,12 +170,13 @@ def _loglog(a, fa, b, fb, target):
     return x if math.isfinite(x) and x > 0 else None
 
 
-def search_n_upper(ev, target, guess, n_lo, n_hi, rtol=RTOL):
+def search_n_upper(ev, target, guess, n_lo, n_hi, rtol=RTOL, slope=-1.0):
     """(n, None): an n at which the certified upper bound of ``ev`` is <= target, at most ``rtol`` above the
     smallest such n of the float64 search; or (None, reason) when no n <= n_hi reaches it.
 
     Log-log secant steps from ``guess`` (a prediction of the answer: a good guess brackets the crossing in two or
-    three evaluations), safeguarded by geometric bisection; the answer point is then certified (high precision,
+    three evaluations; ``slope``, the bound's log-log slope in n, sets the first step), safeguarded by geometric
+    bisection; the answer point is then certified (high precision,
     rounded outward, as ``boundcalc rate``), moving up by ``rtol`` steps in the rare case certification moves its
     value above the target.
     """
@@ -221,7 +222,7 @@ def search_n_upper(ev, target, guess, n_lo, n_hi, rtol=RTOL):
         elif hi is None:  # every point so far below the target: go up
             near = [n for n in pts if fv(n) is not None]
             est = _loglog(near[-2], fv(near[-2]), near[-1], fv(near[-1]), target) if len(near) >= 2 else \
-                (lo * fv(lo) / target if fv(lo) else None)  # one point: risk taken as proportional to 1/n
+                (lo * (fv(lo) / target) ** (-1.0 / slope) if fv(lo) else None)  # one point: risk ∝ n^slope
             cand = lo * 4.0 if est is None or est <= lo else min(est * (1 + rtol / 3), lo * 1e3)
             cand = int(min(max(math.ceil(cand), lo + 1), n_hi))
         else:  # every point reaches: go down
@@ -229,7 +230,7 @@ def search_n_upper(ev, target, guess, n_lo, n_hi, rtol=RTOL):
                 break
             near = [n for n in pts if fv(n) is not None]
             est = _loglog(near[0], fv(near[0]), near[1], fv(near[1]), target) if len(near) >= 2 else \
-                (hi * fv(hi) / target if fv(hi) else None)
+                (hi * (fv(hi) / target) ** (-1.0 / slope) if fv(hi) else None)
             cand = hi / 4.0 if est is None or est >= hi else max(est * (1 - rtol / 3), hi / 1e3)
             cand = int(max(min(math.floor(cand), hi - 1), n_lo))
         x = cand
@@ -270,10 +271,37 @@ class _Stat:
             return self.exact[key]
         ev = self.evaluator(lvl)
         lo, hi = planning._n_range(ev)
-        n, reason = search_n_upper(ev, self.stat.target, guess, lo, hi)
+        n, reason = search_n_upper(ev, self.stat.target, guess, lo, hi, slope=self.n_slope())
         out = (n, ev.best("upper", n)) if n is not None else (None, reason)
         self.exact[key] = out
         return out
+
+    def n_slope(self) -> float:
+        """The log-log slope in n of the certified upper bound near its sufficient n at the whole budget, from the
+        evaluations its plan kept (-1, the usual 1/n, when they do not tell); it sets a search's first step."""
+        if "_slope" in self.__dict__:
+            return self.__dict__["_slope"]
+        slope = -1.0
+        key = tuple(sorted(self.level.items()))
+        n1 = self.exact.get(key, (None,))[0]
+        if n1:
+            ev = self.evaluator(self.level)
+            ns = sorted(n for (side, n) in list(ev.fcache) if side == "upper" and isinstance(n, int))
+            vals = [(n, ev.fvalue("upper", n)) for n in ns]
+            vals = [(n, f) for n, f in vals if f is not None and f > 0]
+            below = [(n, f) for n, f in vals if n1 / 30 <= n <= n1 / 1.2]
+            above = [(n, f) for n, f in vals if n1 * 1.2 <= n <= n1 * 30]
+            a = below[-1] if below else None
+            b = above[0] if above else None
+            if a is None or b is None:
+                cands = [p for p in vals if n1 / 30 <= p[0] <= n1 * 30]
+                a, b = (cands[0], cands[-1]) if len(cands) >= 2 and cands[-1][0] > 1.2 * cands[0][0] else (None, None)
+            if a and b and a[1] > 0 and b[1] > 0 and b[1] != a[1]:
+                est = math.log(b[1] / a[1]) / math.log(b[0] / a[0])
+                if -3.0 <= est <= -0.2:
+                    slope = est
+        self.__dict__["_slope"] = slope
+        return slope
 
     def mechanism_event(self, lvl: dict, n: int):
         """The accountant's view (composition.Event) of the mechanism reaching the target at (n, lvl)."""
