@@ -131,6 +131,18 @@ def test_approx_round_trip_and_composition_checked_by_dp_accounting():
         assert basic <= 1.0 or _independent_epsilon(rows, 1e-6) <= 1.0
 
 
+def test_gaussian_mechanisms_share_the_budget_through_the_pld_accountant():
+    # two d = 10 means under (ε,δ)-DP whose certified uppers are Gaussian mechanisms: the accountant lets the shares
+    # add up to more than ε (basic composition would not), and dp-accounting, called independently, agrees
+    stats = [dict(MEAN, d=10, name=f"m{i}", target=0.02) for i in range(2)]
+    res = bc.plan_study(stats, privacy="approx", eps=1.0, delta=1e-3, strategy="split-eps")
+    rows = _round_trip(res, "approx")[1]
+    assert all(r.accountant == "gaussian" for r in rows)
+    assert math.fsum(r.eps for r in rows) > 1.0
+    assert _independent_epsilon(rows, 1e-3) <= 1.0
+    assert res.groups[0]["accounting"].startswith("PLD")
+
+
 def test_pld_accountant_is_tighter_than_basic_composition_for_gaussians():
     ev = [composition.Event("gaussian", 0.5, 1e-7)] * 4
     eps = composition.composed_epsilon(ev, 1e-6)

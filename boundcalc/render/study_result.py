@@ -181,10 +181,11 @@ class StudyResult:
             if len(self.groups) > 1 or len(g["statistics"]) > 1:
                 line = f"group {g['group']}: {g['n']:,} people answer " + ", ".join(g["statistics"])
                 if g.get("budget") is not None:
-                    line += f" (budget used {_fmt(g['budget'])}"
+                    pld = g.get("composed_eps") is not None and str(g.get("accounting", "")).startswith("PLD")
+                    line += (f" (shares add up to {_fmt(g['budget'])}" if pld else f" (budget used {_fmt(g['budget'])}")
                     if g.get("accounting"):
                         line += f"; {g['accounting']}"
-                        if g.get("composed_eps") is not None and g["accounting"].startswith("PLD"):
+                        if pld:
                             line += f": composed ε = {_fmt(g['composed_eps'])} at δ = {_fmt(g.get('delta'))}"
                     line += ")"
                 out.append(line)
