@@ -612,7 +612,6 @@ class _Planner:
             parts = [[idx_all]]
         else:
             parts = [[tuple(sorted(g)) for g in p] for p in _set_partitions(list(idx_all))] if m <= MIXED_MAX else []
-            parts += [[tuple(sorted(g)) for g in self._greedy()]] if m > MIXED_MAX else []
         best, best_part = math.inf, None
         for p in parts:
             recs = [self.groups.get(frozenset(g)) for g in p]
@@ -622,9 +621,6 @@ class _Planner:
             if tot < best:
                 best, best_part = tot, [r for r in recs]
         return best, best_part
-
-    def _greedy(self):
-        return [(i,) for i in range(len(self.ss))]
 
 
 # ---------------------------------------------------------------------- the entry point
@@ -690,6 +686,9 @@ def plan_study(statistics, privacy="local", eps=None, delta=None, n=None, solve=
         if strategy not in STRATEGIES:
             raise InputError("strategy", "must be one of " + ", ".join(STRATEGIES), strategy)
     stats = parse_statistics(statistics, model.name, locate=locate)
+    if strategy == "mixed" and len(stats) > MIXED_MAX:
+        raise InputError("strategy", f"mixed partitions are tried up to {MIXED_MAX} statistics (this study has "
+                                     f"{len(stats)}): give split-eps or split-people, or leave it out", strategy)
     if solve == "n":
         if n is not None:
             raise InputError("n", "leave it out when solving for n (solve n); give the targets instead", n)
@@ -795,7 +794,12 @@ def _solve_n(stats, model, level, delta, strategy) -> StudyResult:
                     break
     recs = summary[winner]["_recs"]
     rows = _alloc_rows(pl, recs)
+    if model.level is not None and len(pl.ss) > MIXED_MAX and strategy in (None, "mixed"):
+        notes = [f"mixed partitions are tried up to {MIXED_MAX} statistics; this study has {len(pl.ss)}"]
+    else:
+        notes = []
     res = StudyResult(model.name, None if model.level is None else model.level_name, level, delta, "n", None, rows)
+    res.notes += notes
     res.strategy = winner
     res.strategies = {k: {kk: vv for kk, vv in v.items() if not kk.startswith("_")} for k, v in summary.items()}
     res.n_sufficient = int(summary[winner]["n"])
