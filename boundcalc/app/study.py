@@ -834,8 +834,9 @@ def _necessary(res, pl):
         ev = who.plan.rows[0].evidence_necessary
         res.evidence_necessary = {
             "statistic": who.stat.name, "n_necessary": int(best),
-            "certificate": (f"study lower bound: any joint protocol, restricted to {who.stat.name!r}, is an estimator "
-                            f"private at the whole budget; " + (ev.get("certificate") or
+            "certificate": (f"study lower bound: any joint protocol, restricted to {who.stat.name!r}, is an estimator"
+                            + ("" if pl.model.level is None else " private at the whole budget") + "; "
+                            + (ev.get("certificate") or
                                                                  f"its certified n necessary is {int(best)}"))}
     else:
         res.evidence_necessary = {"reason": "no statistic has a certified lower bound"}

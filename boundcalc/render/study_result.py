@@ -164,7 +164,8 @@ class StudyResult:
             f", δ = {_fmt(self.delta)}" if self.delta is not None else "")
         what = {"n": "people needed", "eps": "budget needed", "target": "certified bands"}[self.solve]
         n = f", n = {self.n:,}" if self.n is not None else ""
-        return f"study under {self.privacy} privacy ({budget}{n}): {what}"
+        model = "no privacy" if self.privacy == "none" else f"{self.privacy} privacy"
+        return f"study under {model} ({budget}{n}): {what}"
 
     def _summary(self) -> list[str]:
         out = []
@@ -194,9 +195,9 @@ class StudyResult:
             out.append("necessary: " + ev["certificate"])
         elif ev.get("reason"):
             out.append("necessary: " + ev["reason"])
-        if self.composition.get("rule"):
+        if self.composition.get("rule") and self.composition.get("source"):
             out.append(f"composition: {self.composition['rule']}; {self.composition.get('parallel', '')} "
-                       f"({self.composition.get('source', '')})")
+                       f"({self.composition['source']})")
         return out
 
     def _all_notes(self):
