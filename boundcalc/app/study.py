@@ -324,6 +324,13 @@ class _Stat:
         return _Curve(self.points(whole_level), self.default_slope)
 
 
+@dataclass
+class _OnePlan:
+    """A statistic's one-statistic plan at the whole budget (its rows, as :class:`boundcalc.plan` has them)."""
+
+    rows: list
+
+
 class _Curve:
     """A monotone log-log interpolation of a statistic's sufficient n against its budget share (steering only)."""
 
@@ -442,13 +449,15 @@ class _Planner:
 
     def whole_plans(self):
         for i, st in enumerate(self.ss):
-            try:
-                res = planning.plan(st.stat.problem, self.model.name, target=st.stat.target,
-                                    **dict(st.stat.params, **self._lvl(self.level, self.delta)))
+            try:  # the one-statistic plan at the whole budget (both sides), as boundcalc.plan computes it
+                ev = st.evaluator(self._lvl(self.level, self.delta))
+                planning._refuse_targets_reached_everywhere(ev, [st.stat.target], "n")
+                row = planning._plan_n(ev, [st.stat.target])[0]
             except InputError as exc:
                 raise InputError("study", f"{_where(i, st.stat.name)}: {exc}", None) from None
-            row = res.rows[0]
-            st.plan = res
+            if row.necessary and row.sufficient and row.sufficient / row.necessary > planning.RELIABLE_RATIO:
+                row.reliability = {"ratio": row.sufficient / row.necessary, "reliable": False}
+            st.plan = _OnePlan([row])
             if row.sufficient is None:
                 why = row.reason_sufficient or "no certified upper bound reaches it"
                 if row.reason_necessary and row.reason_necessary.startswith("unreachable"):
