@@ -232,3 +232,18 @@ def test_model_without_a_composition_rule_is_refused():
         composition.rule("renyi")
     with pytest.raises(bc.InputError, match="privacy"):
         bc.plan_study(_stats(S2, [0.01]), privacy="renyi")
+
+
+def test_mixed_is_refused_beyond_six_statistics():
+    stats = _stats(S2, [0.01] * 7)
+    with pytest.raises(bc.InputError, match="up to 6 statistics"):
+        bc.plan_study(stats, privacy="local", strategy="mixed")
+
+
+def test_study_keys_are_checked_before_any_computation():
+    with pytest.raises(bc.InputError, match="n"):
+        bc.plan_study(_stats(S2, [0.01]), privacy="local", n=100)  # solve n: n is what is solved for
+    with pytest.raises(bc.InputError, match="delta"):
+        bc.plan_study(_stats(S2, [0.01]), privacy="local", delta=1e-6)
+    with pytest.raises(bc.InputError, match="strategy"):
+        bc.plan_study(_stats(S2, [0.01]), privacy="local", strategy="random")
