@@ -29,7 +29,7 @@ WITHIN = {
     "render": {"fileio": 0, "outpath": 1, "notebook": 2, "result": 2, "plan_result": 2, "table_result": 2,
                "study_result": 3},
     "app": {"catalog": 0, "docpages": 0, "result_cache": 0, "api": 1, "simulate": 2, "planning": 2, "export": 2,
-            "composition": 0, "study": 3},
+            "composition": 0, "study_file": 0, "study": 3},
 }
 APPLICATION = {"app", "cli", "clihelp", "plotting"}
 
