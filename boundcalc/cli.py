@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what to solve for: n (default), eps, or target (the risk reachable at the given n)")
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     p.add_argument("--study", help="plan several statistics under one budget from a study file (TOML or JSON; "
-                                   "docs/planning-a-study.md); then --problem is not used")
+                                   "docs/methods/planning-a-study.md); then --problem is not used")
 
     p = sub.add_parser("table", help="table of bounds across privacy models", formatter_class=fmt,
                        lazy_epilog=_problem_options, epilog=_epilog("table", extra=(
