@@ -23,6 +23,7 @@ _LAZY = {
     "check": ("app.simulate", "check"),
     "convert": ("privacy_relations.relations", "convert"),
     "plan": ("app.planning", "plan"),
+    "plan_study": ("app.study", "plan_study"),
     "table": ("app.export", "table"),
     "plot": ("plotting", "plot"),
     "InputError": ("core.errors", "InputError"),

@@ -233,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solve", default=None,
                    help="what to solve for: n (default), eps, or target (the risk reachable at the given n)")
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    p.add_argument("--study", help="plan several statistics under one budget from a study file (TOML or JSON; "
+                                   "docs/methods/planning-a-study.md); then --problem is not used")
 
     p = sub.add_parser("table", help="table of bounds across privacy models", formatter_class=fmt,
                        lazy_epilog=_problem_options, epilog=_epilog("table", extra=(
@@ -431,6 +433,41 @@ def cmd_plan(args, extras):
     print(_dumps(res.to_dict()) if args.json else res.to_text())
 
 
+def cmd_plan_study(argv):
+    """``boundcalc plan --study FILE [--json | --format ...]``: a study file, optionally overridden by options."""
+    p = _Parser(prog="boundcalc plan", allow_abbrev=False)
+    p.add_argument("--study", required=True)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action=_OnceFlag)
+    g.add_argument("--format")
+    for name in ("privacy", "eps", "alpha", "delta", "n", "solve", "strategy", "output"):
+        p.add_argument("--" + name)
+    args = p.parse_args(argv)
+    from .app.study import load_study, plan_study
+
+    if args.output is not None:
+        _output_path(args.output, "output")
+    kw = load_study(args.study)
+    if args.solve is not None and args.solve.strip().lower() in ("eps", "alpha") and args.eps is None:
+        kw.pop("eps", None)  # --solve eps leaves the file's budget open
+        kw.pop("alpha", None)
+    for name in ("privacy", "eps", "alpha", "delta", "n", "solve", "strategy"):
+        if getattr(args, name) is not None:
+            kw[name] = getattr(args, name)
+    if "alpha" in kw and "eps" in kw:
+        raise UsageError("--alpha: an alias of --eps; give one of them (the study file or the options)")
+    res = plan_study(**kw)
+    text = _dumps(res.to_dict()) + "\n" if args.json else res.render(args.format or "text")
+    if args.format and args.format.strip().lower() == "json":
+        text = _dumps(res.to_dict()) + "\n"
+    if args.output:
+        from .render.fileio import write_atomic
+
+        write_atomic(args.output, text, option="output")
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
 def _output_path(path, option):
     from .render.outpath import validate_output_path
 
@@ -534,6 +571,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     try:
+        if argv[:1] == ["plan"] and any(a == "--study" or a.startswith("--study=") for a in argv[1:]):
+            return cmd_plan_study(argv[1:]) or 0
         args, rest = parser.parse_known_args(argv)
         extras = _extras(rest)
         rc = COMMANDS[args.command](args, extras)

@@ -24,9 +24,10 @@ WITHIN = {
     "core": {"errors": 0, "latex": 0, "distributions": 0, "params": 1, "gauss_calibration": 1, "symbolic": 2,
              "privacy": 2, "models": 3, "bounds": 3, "solver": 4, "certify": 4},
     "privacy_relations": {"chtp": 0, "relation_table": 1, "relations": 2},
-    "render": {"fileio": 0, "numbers": 0, "outpath": 1, "notebook": 2, "result": 3, "plan_result": 4,
-               "table_result": 4},
-    "app": {"catalog": 0, "docpages": 0, "result_cache": 0, "api": 1, "simulate": 2, "planning": 2, "export": 2},
+    "render": {"fileio": 0, "numbers": 0, "outpath": 1, "study_result": 1, "notebook": 2, "result": 3,
+               "plan_result": 4, "table_result": 4},
+    "app": {"catalog": 0, "docpages": 0, "result_cache": 0, "composition": 0, "study_file": 0, "api": 1,
+            "simulate": 2, "planning": 2, "export": 2, "study": 3},
 }
 APPLICATION = {"app", "cli", "clihelp", "plotting"}
 

@@ -88,14 +88,20 @@ REFINE_TOL, REFINE_SPLIT, REFINE_ROUNDS = 0.01, 4, 12
 #: d² ≳ nε²/100, where the projection matters); elsewhere they are reported unusable (the exact unprojected
 #: risk is the better bound there, and certifying the supremum would need about sqrt(n) cells)
 USEFUL_BELOW = 0.05
+#: above this ε, e^ε overflows a float (exp(709.78...) is the largest finite value)
+EXP_OVERFLOW_EPS = 700.0
 #: refinement stops (the bound stays certified, only looser) once this many cells are in use
 MAX_CELLS = 800
 
 
 def subset_constants(eps: float, d: int, s: int):
     """(p*, q*, D) of subset selection with subset size s (floats)."""
-    e = math.exp(eps)
-    ps = s * e / (s * e + d - s)
+    if eps > EXP_OVERFLOW_EPS:
+        # e^ε overflows a float: the same p* = s/(s + (d - s) e^{-ε}), divided through by e^ε
+        ps = s / (s + (d - s) * math.exp(-eps))
+    else:
+        e = math.exp(eps)
+        ps = s * e / (s * e + d - s)
     qs = (s - ps) / (d - 1)
     return ps, qs, ps - qs
 
