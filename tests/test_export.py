@@ -129,7 +129,7 @@ def test_write_atomic(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(InputError, match="could not be written: disk full"):  # a failed write is bad input (exit 2)
         write_atomic(p, "three\n")
     assert p.read_text() == "two\n" and os.listdir(tmp_path) == ["t.tex"]
     monkeypatch.undo()

@@ -104,8 +104,9 @@ def test_tv_lower_rate_in_n_alpha():
 
 def test_ratio_constant_in_n_where_rates_match():
     # within one regime (none: statistical; pure with ε = 1e-3: the privacy term dominates for n <= 1e6)
-    for priv, eps in (("none", 1.0), ("pure", 1e-3), ("smooth", 1e-3)):
-        ratios = [bc.rate("mean", priv, k=4, n=n, eps=eps).ratio for n in (10**4, 10**5, 10**6)]
+    for priv, eps in (("none", None), ("pure", 1e-3), ("smooth", 1e-3)):
+        level = {} if eps is None else {"eps": eps}  # privacy none has no level
+        ratios = [bc.rate("mean", priv, k=4, n=n, **level).ratio for n in (10**4, 10**5, 10**6)]
         assert max(ratios) / min(ratios) < 1.5, ratios
     ratios = [bc.rate("mean", "pure", k=4, n=10**5, eps=e).ratio for e in (1e-3, 3e-3, 1e-2)]
     assert max(ratios) / min(ratios) < 1.5, ratios
