@@ -125,27 +125,17 @@ def _check_table_params(params: dict, entries: list) -> None:
                              + (": --alpha sets the level of tv and kl" if "alpha" in params else
                                 ": no privacy level") + ")", params["eps"])
         EPS.parse(params["eps"])  # a bad value for every model: report it as such
-        errors = []
-        for m in levels:
-            try:
-                m.level.parse(params["eps"])
-            except InputError as exc:
-                errors.append(exc)
-        if len(errors) == len(levels):
-            raise errors[0]
+        error = _refused_by_every_row(levels, params["eps"])
+        if error is not None:
+            raise error
     if "alpha" in params:
         tvkl = [m for m in models if m.level_name == "alpha" and m.level is not None]
         if not tvkl:
             raise InputError("alpha", f"is the level of the tv and kl rows; this table has none (--privacy {privs}):"
                                       " give --eps", params["alpha"])
-        errors = []
-        for m in tvkl:
-            try:
-                m.level.parse(params["alpha"])
-            except InputError as exc:
-                errors.append(exc)
-        if len(errors) == len(tvkl):
-            raise InputError("alpha", errors[0].allowed, params["alpha"])
+        error = _refused_by_every_row(tvkl, params["alpha"])
+        if error is not None:
+            raise InputError("alpha", error.allowed, params["alpha"])
     if "delta" in params and not any(m.uses_delta for m in models):
         raise InputError("delta", f"is only used by the approx row; this table has none (--privacy {privs})",
                          params["delta"])
@@ -222,3 +212,15 @@ def table(problem, privacies=None, **params) -> Table:
     for k, where in unused.items():
         notes.append(f"--{k} is not used in the rows of: {', '.join(dict.fromkeys(where))}")
     return Table(rows, names, params, notes)
+
+
+def _refused_by_every_row(models, value):
+    """The first row's ``InputError`` when the level of every privacy model in ``models`` refuses ``value``
+    (a level one row accepts is valid for the table); None otherwise."""
+    errors = []
+    for m in models:
+        try:
+            m.level.parse(value)
+        except InputError as exc:
+            errors.append(exc)
+    return errors[0] if len(errors) == len(models) else None
