@@ -138,3 +138,56 @@ def check_instances(t):
 
 
 CHECK = CheckSpec(check_instances, DEFAULT_NS)
+
+
+# ---------------------------------------------------------------------- the runnable mechanism
+
+def _expr_value(expr, values, free) -> float:
+    return float(Bound(side="upper", name="x", label="", expr=expr, source="", derivation="").evaluate(values, free))
+
+
+def mean_mechanism(values, upper, bound):
+    """The mechanism of the upper bound ``bound`` of the central mean at ``values``, tuned at ``upper`` (its
+    free parameters): a :class:`boundcalc.mechanisms.central.ProjectedMean` (the same object the check runs)."""
+    from ..mechanisms.central import ProjectedMean
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
+
+    free = dict(upper.free_parameters)
+    privacy = values["privacy"]
+    n, d = int(values["n"]), int(values["d"])
+    T = float(free.get("T", math.inf))
+    subsample = None
+    if "subsample" in bound.extra:
+        subsample = max(1, int(round(_expr_value(bound.extra["subsample"], values, free))))
+    if "sigma_shrink" in free:
+        f = 1.0 - float(free["sigma_shrink"])
+    elif "shrink_factor" in bound.extra:
+        f = _expr_value(bound.extra["shrink_factor"], values, free)
+    else:
+        f = 1.0
+    noise = bound.extra.get("noise")
+    scale = _expr_value(bound.extra["scale"], values, {**free, "T": T}) if noise else 0.0
+    level = None if privacy == "none" else float(values["eps"])
+    guarantee = Guarantee(privacy, level, float(values["delta"]) if privacy == "approx" else None,
+                          CENTRAL_NEIGHBOURS, "alpha" if privacy in ("tv", "kl") else "eps")
+    params = {}
+    if math.isfinite(T):
+        params["T"] = T
+    if noise:
+        params["noise"] = noise
+        params["scale"] = scale
+    params["shrink_factor"] = f
+    if subsample is not None:
+        params["subsample"] = subsample
+    notes = []
+    if math.isfinite(T):
+        notes.append(f"records with ||x|| > T = {T:.6g} are projected onto the ball of radius T (clamped to [-T, T] "
+                     "when d = 1); this is part of the mechanism and of its privacy")
+    if subsample is not None:
+        notes.append(f"uses a uniformly random subset of m = {subsample} of the n records")
+    if privacy == "smooth":
+        notes.append("smooth privacy: ε-private for the metric min{||x - x'||, 2T}/(2T) on records, hence ε-DP")
+    return ProjectedMean(d=d, T=T, noise=noise, scale=scale, shrink=f, subsample=subsample,
+                         problem=values.get("problem", "mean"), privacy=privacy, label=bound.label,
+                         parameters=params, guarantee=guarantee, certified_risk=upper.value, n=n,
+                         bound=bound.name, notes=tuple(notes), values=values)

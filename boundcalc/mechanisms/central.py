@@ -1,0 +1,256 @@
+"""Runnable central mechanisms: a clipped statistic plus calibrated additive noise (numpy reference
+implementations, and the OpenDP measurement of the central mean where OpenDP has the parts).
+
+The central mean (docs/problems/mean.md; Barber & Duchi 2014, Propositions 2, 4, 6): with the tuned truncation
+radius T, noise W and shrinkage factor f,
+
+    θ̂ = f · ((1/m) Σ_{i ∈ S} π_T(X_i) + W),
+
+π_T the projection onto the ℓ2 ball of radius T (records outside it are projected onto it: this is part of the
+mechanism, and of its privacy), S all n records or, for the subsampling mechanisms under TV privacy, a uniformly
+random subset of m of them. Replacing one record moves the projected mean by at most 2T/m in ℓ2 (and 2√d T/m in
+ℓ1), which the noise is calibrated to.
+
+:func:`calibration_check` re-evaluates the privacy of additive noise from the sensitivity and the noise scale alone
+(independently of the expressions that built the scale): Laplace ε = Δ₁/b; ℓ2-Laplace ε = Δ₂/b; Gaussian (ε, δ) by the
+exact analytic condition of Balle & Wang (2018), Theorem 8; Gaussian KL Δ₂²/(2σ²); Gaussian TV 2Φ(Δ₂/(2σ)) - 1,
+times the sampling probability m/n for a random m-subset. Docs: docs/methods/from-a-plan-to-data.md.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.errors import InputError
+from .noise import SAMPLERS
+from .runnable import (CENTRAL_NEIGHBOURS, CentralMechanism, Guarantee, as_records, as_reps, as_rng)
+
+#: relative slack of the privacy checks (floating-point rounding of the scale; the calibrations are exact)
+REL_TOL = 1e-9
+
+OPENDP_INSTALL = "pip install 'boundcalc[opendp]'"
+
+
+def project(x: np.ndarray, T: float) -> np.ndarray:
+    """Projection of the rows of x onto the ℓ2 ball of radius T (T = inf: no projection)."""
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    scale = np.minimum(1.0, T / np.maximum(norms, 1e-300))
+    return x * scale
+
+
+def gaussian_delta(eps: float, sigma_over_sens: float) -> float:
+    """δ of the Gaussian mechanism with σ/Δ₂ = ``sigma_over_sens`` at ε (Balle & Wang 2018, Theorem 8, exact):
+    δ = Φ(1/(2s) - εs) - e^ε Φ(-1/(2s) - εs), evaluated in log space (scipy.special.log_ndtr)."""
+    from scipy import special
+
+    s = float(sigma_over_sens)
+    if s <= 0:
+        return 1.0
+    a, b = 0.5 / s, eps * s
+    l1 = special.log_ndtr(a - b)
+    l2 = eps + special.log_ndtr(-a - b)
+    if l2 >= l1:
+        return 0.0
+    return float(math.exp(l1) * -math.expm1(l2 - l1))
+
+
+def calibration_check(privacy: str, noise: str | None, scale: float, sens_l1: float, sens_l2: float,
+                      eps: float | None, delta: float | None = None, sample_fraction: float = 1.0) -> dict:
+    """The privacy of ``noise`` (``laplace`` per coordinate, ``l2-laplace``, ``gaussian`` or None) of ``scale`` on a
+    statistic of ℓ1/ℓ2 sensitivity ``sens_l1``/``sens_l2``, re-evaluated and compared with the level ``eps``
+    (``delta``); ``sample_fraction`` m/n for a random m-subset (TV only). Returns ``{"method", "passed", ...}``."""
+    out = {"method": "calibration formula re-evaluated", "noise": noise, "scale": scale,
+           "sensitivity_l1": sens_l1, "sensitivity_l2": sens_l2}
+    if privacy == "none":
+        return {**out, "method": "no privacy claimed", "passed": True}
+    if sens_l2 == 0 and sens_l1 == 0:  # the output does not depend on the data
+        return {**out, "achieved": 0.0, "passed": True, "method": "output independent of the data"}
+    if privacy in ("pure", "smooth", "approx") and noise in ("laplace", "l2-laplace"):
+        achieved = (sens_l1 if noise == "laplace" else sens_l2) / scale
+        out.update(achieved_eps=achieved, passed=bool(achieved <= eps * (1 + REL_TOL)))
+        if privacy == "approx":
+            out["note"] = "ε-DP implies (ε, δ)-DP for every δ >= 0"
+        return out
+    if privacy == "approx" and noise == "gaussian":
+        d_ach = gaussian_delta(eps, scale / sens_l2)
+        out.update(method="exact analytic Gaussian calibration (Balle & Wang 2018, Theorem 8) re-evaluated",
+                   achieved_delta=d_ach, passed=bool(d_ach <= delta * (1 + 1e-6)))
+        return out
+    if privacy == "kl" and noise == "gaussian":
+        achieved = sens_l2 ** 2 / (2 * scale ** 2)
+        out.update(achieved_alpha=achieved, passed=bool(achieved <= eps * (1 + REL_TOL)))
+        return out
+    if privacy == "tv" and noise in ("gaussian", None):
+        from scipy import stats
+
+        tv = 1.0 if (noise is None or scale == 0) else float(2 * stats.norm.cdf(sens_l2 / (2 * scale)) - 1)
+        achieved = sample_fraction * tv
+        out.update(achieved_alpha=achieved, sample_fraction=sample_fraction,
+                   passed=bool(achieved <= eps * (1 + REL_TOL)))
+        return out
+    return {**out, "passed": False, "method": f"no calibration rule for noise {noise!r} under {privacy}"}
+
+
+class ProjectedMean(CentralMechanism):
+    """θ̂ = f · (mean of π_T over the records, or over a uniformly random m-subset, + W): the central mean's
+    mechanisms (see the module docstring). ``noise``: ``laplace``/``l2-laplace``/``gaussian`` or None;
+    ``scale``: the sampler's scale (Laplace b, Gaussian σ); ``shrink``: the factor f; ``subsample``: m or None."""
+
+    def __init__(self, *, d: int, T: float, noise: str | None, scale: float, shrink: float = 1.0,
+                 subsample: int | None = None, **kw):
+        self.d, self.T = int(d), float(T)
+        self.noise, self.scale = noise, float(scale)
+        self.shrink = float(shrink)
+        self.subsample = None if subsample is None else int(subsample)
+        super().__init__(**kw)
+        self._scalar_output = self.d == 1
+
+    # ------------------------------------------------------------------ the data step
+    def clipped_mean(self, x: np.ndarray) -> np.ndarray:
+        """The mean of the projected records (rows of ``x``, shape (m, d)): shape (d,)."""
+        return project(x, self.T).mean(axis=0)
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        x = as_records(records, self.d, n=self.n)
+        x = x.reshape(x.shape[0], self.d)
+        if self.subsample is not None and self.subsample < x.shape[0]:
+            rng = as_rng(rng)
+            x = x[rng.choice(x.shape[0], size=self.subsample, replace=False)]
+        return self.clipped_mean(x)
+
+    def release(self, records, rng=None):
+        """The estimate from the n records (array (n,) for d = 1, else (n, d)); records with ||x|| > T are projected
+        onto the ball of radius T (part of the mechanism)."""
+        if not self.reference:
+            return self._release_opendp(records)
+        rng = as_rng(rng)
+        stat = self.statistic(records, rng)
+        out = self.release_from_statistic(stat.reshape(1, -1), rng, 1)[0]
+        return float(out[0]) if self._scalar_output else out
+
+    # ------------------------------------------------------------------ the rest, vectorised
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        """f · (statistic + W) for ``statistic`` of shape (reps, d) (the clipped means of ``reps`` data sets)."""
+        reps = as_reps(reps)
+        stat = np.asarray(statistic, dtype=float).reshape(reps, self.d)
+        if self.noise is None or self.shrink == 0.0:
+            return self.shrink * stat
+        return self.shrink * (stat + SAMPLERS[self.noise](rng, reps, self.d, self.scale))
+
+    # ------------------------------------------------------------------ privacy
+    def sensitivities(self) -> tuple:
+        """(ℓ1, ℓ2) sensitivity of the projected mean of m records under replacing one record."""
+        if self.shrink == 0.0:
+            return 0.0, 0.0
+        m = self.subsample or self.n
+        return 2 * math.sqrt(self.d) * self.T / m, 2 * self.T / m
+
+    def check_privacy(self) -> dict:
+        if not self.reference:
+            return self.check_opendp()
+        g = self.guarantee
+        l1, l2 = self.sensitivities()
+        frac = 1.0 if self.subsample is None else self.subsample / self.n
+        if self.privacy != "none" and self.noise is None and self.shrink != 0.0 and self.privacy != "tv":
+            return {"method": "calibration formula re-evaluated", "passed": False, "why": "no noise"}
+        if self.privacy == "tv" and frac < 1.0 and self.noise == "gaussian":
+            # the noise is calibrated on the subsample at level α' = min{1, αn/m}; overall level (m/n)·TV
+            pass
+        return calibration_check(g.privacy, self.noise, self.scale, l1, l2, g.eps, g.delta, frac)
+
+    # ------------------------------------------------------------------ OpenDP (d = 1, pure: Laplace; approx: Gaussian)
+    def to_opendp(self) -> "ProjectedMean":
+        meas, d_in, d_out = self.opendp_measurement()
+        twin = ProjectedMean(d=self.d, T=self.T, noise=self.noise, scale=self.scale, shrink=self.shrink,
+                             subsample=self.subsample, problem=self.problem, privacy=self.privacy, label=self.label,
+                             parameters=self.parameters, guarantee=self.guarantee,
+                             certified_risk=self.certified_risk, n=self.n, reference=False, bound=self.bound,
+                             notes=self.notes + (OPENDP_NOTE,), values=self.values)
+        twin._opendp = (meas, d_in, d_out)
+        if twin.certified_risk is not None:
+            twin.certified_risk *= (1 + OPENDP_INFLATE) ** 2
+        twin.parameters = {**self.parameters, "scale": self.scale * (1 + OPENDP_INFLATE)}
+        verdict = twin.check_opendp()
+        if not verdict["passed"]:
+            why = ""
+            if isinstance(d_out, tuple):
+                why = (" (OpenDP accounts Gaussian noise in zCDP, and its conversion to (ε, δ) is looser than the exact "
+                       f"analytic calibration the planned σ uses: δ = {verdict['achieved_delta']:.3g} > "
+                       f"{verdict['delta']:.3g})")
+            raise InputError("reference", "OpenDP's privacy map does not confirm the planned guarantee at the tuned "
+                                          f"noise scale{why}; use the reference implementation", False)
+        return twin
+
+    def opendp_measurement(self):
+        """The OpenDP measurement of this mechanism, with ``(d_in, d_out)``: ``meas.map(d_in) <= d_out`` is the
+        guarantee. Built for d = 1, privacy pure (Laplace noise) and approx (Gaussian noise), without
+        subsampling or shrinkage; InputError otherwise or without OpenDP (``pip install 'boundcalc[opendp]'``)."""
+        cached = getattr(self, "_opendp", None)
+        if cached is not None:
+            return cached
+        return build_opendp_mean(self)
+
+    def _release_opendp(self, records):
+        x = as_records(records, self.d, n=self.n)
+        meas = self.opendp_measurement()[0]
+        return float(meas(x.reshape(-1).tolist())) * self.shrink
+
+    def check_opendp(self) -> dict:
+        meas, d_in, d_out = self.opendp_measurement()
+        if not isinstance(d_out, tuple):
+            achieved = float(meas.map(d_in))
+            return {"method": "OpenDP privacy map", "d_in": d_in, "achieved_eps": achieved, "eps": d_out,
+                    "passed": bool(achieved <= d_out)}
+        curve = meas.map(d_in)
+        eps, delta = d_out
+        achieved = float(curve.delta(eps))
+        return {"method": "OpenDP privacy map (zCDP curve -> (ε, δ))", "d_in": d_in, "eps": eps,
+                "achieved_delta": achieved, "delta": delta, "passed": bool(achieved <= delta)}
+
+
+OPENDP_NOTE = ("OpenDP measurement: clamp to [-T, T], sized bounded mean (SymmetricDistance 2 = one record "
+               "replaced, n fixed), then OpenDP's noise")
+
+
+def _import_opendp():
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        raise InputError("reference", "False needs OpenDP, an optional extra: " + OPENDP_INSTALL, False) from None
+    return dp
+
+
+#: the relative inflation of the noise scale in the OpenDP measurement: OpenDP rounds its privacy map outward
+#: (the map of the exactly calibrated scale exceeds ε by about 1e-13 relative), so the scale is raised by this
+#: much; the certified risk is raised by (1 + OPENDP_INFLATE)² accordingly (the noise term scales with b²)
+OPENDP_INFLATE = 1e-9
+
+
+def build_opendp_mean(mech: ProjectedMean):
+    """The OpenDP measurement of the central mean (d = 1): clamp each record to [-T, T] (the projection π_T in one
+    dimension), OpenDP's mean of sized bounded data (n fixed), then OpenDP's Laplace noise (pure, and approx where
+    the reported upper bound uses Laplace noise: ε-DP implies (ε, δ)-DP) or Gaussian noise (approx; OpenDP accounts
+    it in zCDP and converts to (ε, δ)) at the tuned scale, raised by the relative ``OPENDP_INFLATE``.
+    Neighbours: boundcalc's relation is "replace one record, n fixed"; OpenDP's SymmetricDistance counts added plus
+    removed records, so one replacement is d_in = 2. Returns ``(meas, d_in, d_out)``: the guarantee is
+    ``meas.map(d_in) <= d_out`` (ε), or ``meas.map(d_in).delta(ε) <= δ`` for ``d_out`` = (ε, δ)."""
+    if mech.d != 1 or mech.subsample is not None or mech.privacy not in ("pure", "approx") \
+            or mech.noise is None or not math.isfinite(mech.T):
+        raise InputError("reference", "an OpenDP measurement is offered for the central mean with d = 1 under "
+                                      "privacy pure or approx (Laplace or Gaussian noise); here "
+                                      f"{mech.privacy}, d = {mech.d}, {mech.label}", False)
+    dp = _import_opendp()
+    dp.enable_features("contrib")
+    T, n = mech.T, mech.n
+    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n), dp.symmetric_distance())
+    mean = space >> dp.t.then_clamp((-T, T)) >> dp.t.then_mean()
+    eps = mech.guarantee.eps
+    scale = mech.scale * (1 + OPENDP_INFLATE)
+    if mech.noise in ("laplace", "l2-laplace"):
+        # d = 1: the per-coordinate and the ℓ2 Laplace mechanisms are the same law, scale b = 2T/(nε)
+        return mean >> dp.m.then_laplace(scale=scale), 2, eps
+    if mech.noise == "gaussian" and mech.privacy == "approx":
+        meas = dp.c.make_zCDP_to_approxDP(mean >> dp.m.then_gaussian(scale=scale))
+        return meas, 2, (eps, mech.guarantee.delta)
+    raise InputError("reference", f"no OpenDP measurement for noise {mech.noise!r} under {mech.privacy}", False)
