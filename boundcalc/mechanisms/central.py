@@ -134,7 +134,7 @@ class ProjectedMean(CentralMechanism):
         """f · (statistic + W) for ``statistic`` of shape (reps, d) (the clipped means of ``reps`` data sets)."""
         reps = as_reps(reps)
         stat = np.asarray(statistic, dtype=float).reshape(reps, self.d)
-        if self.noise is None or self.shrink == 0.0:
+        if self.noise is None:
             return self.shrink * stat
         return self.shrink * (stat + SAMPLERS[self.noise](rng, reps, self.d, self.scale))
 
