@@ -254,3 +254,42 @@ def build_opendp_mean(mech: ProjectedMean):
         meas = dp.c.make_zCDP_to_approxDP(mean >> dp.m.then_gaussian(scale=scale))
         return meas, 2, (eps, mech.guarantee.delta)
     raise InputError("reference", f"no OpenDP measurement for noise {mech.noise!r} under {mech.privacy}", False)
+
+
+class BernoulliMean(CentralMechanism):
+    """The Bernoulli rate's estimators (docs/problems/bernoulli.md) on records in {0, 1}: ``kind`` ``sample-mean``
+    (X̄), ``hodges-lehmann`` ((ΣX + √n/2)/(n + √n)), ``laplace`` (X̄ + Laplace(1/(nε)) clipped to [0, 1]: the mean
+    has sensitivity 1/n under replacing one record) or ``constant`` (1/2, uses no data). Records must be 0 or 1
+    (anything else is refused: there is nothing to clamp a non-binary value to)."""
+
+    def __init__(self, *, kind: str, scale: float = 0.0, **kw):
+        self.kind_name, self.scale = kind, float(scale)
+        super().__init__(**kw)
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        x = as_records(records, 1, n=self.n)
+        if not np.all((x == 0) | (x == 1)):
+            raise InputError("records", "must be 0 or 1 (Bernoulli records)", "other values")
+        return np.array([x.mean()])
+
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        """The estimates from the sample means ``statistic`` (shape (reps,) or (reps, 1))."""
+        reps = as_reps(reps)
+        xbar = np.asarray(statistic, dtype=float).reshape(reps, 1)
+        n = self.n
+        if self.kind_name == "sample-mean":
+            return xbar
+        if self.kind_name == "hodges-lehmann":
+            root = np.sqrt(n)
+            return (np.round(n * xbar) + root / 2) / (n + root)  # n·X̄ is the count of ones, an integer
+        if self.kind_name == "laplace":
+            return np.clip(xbar + rng.laplace(0.0, self.scale, size=(reps, 1)), 0.0, 1.0)
+        return np.full((reps, 1), 0.5)
+
+    def check_privacy(self) -> dict:
+        g = self.guarantee
+        if self.kind_name == "constant":
+            return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
+        if self.kind_name == "laplace":
+            return calibration_check(g.privacy, "laplace", self.scale, 1.0 / self.n, 1.0 / self.n, g.eps)
+        return calibration_check(g.privacy, None, 0.0, 1.0 / self.n, 1.0 / self.n, g.eps)
