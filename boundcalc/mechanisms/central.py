@@ -293,3 +293,98 @@ class BernoulliMean(CentralMechanism):
         if self.kind_name == "laplace":
             return calibration_check(g.privacy, "laplace", self.scale, 1.0 / self.n, 1.0 / self.n, g.eps)
         return calibration_check(g.privacy, None, 0.0, 1.0 / self.n, 1.0 / self.n, g.eps)
+
+
+def exp_mech_level_check(privacy: str, eps_used: float, level: float, delta: float | None = None) -> dict:
+    """Whether an ε'-DP mechanism (``eps_used``) gives the privacy model's guarantee at ``level``: pure and approx
+    ε' <= ε (ε-DP implies (ε, δ)-DP); tv tanh(ε'/2) <= α (the TV level of ε'-DP); kl ε' tanh(ε'/2) <= α (KL of
+    ε'-DP; Barber & Duchi 2014, Section 2; docs/methods/relations.md)."""
+    implied = {"pure": eps_used, "approx": eps_used, "tv": math.tanh(eps_used / 2),
+               "kl": eps_used * math.tanh(eps_used / 2)}[privacy]
+    return {"method": "level of the ε'-DP mechanism re-evaluated in the privacy model", "eps_used": eps_used,
+            "achieved": implied, "level": level, "passed": bool(implied <= level * (1 + REL_TOL))}
+
+
+class SupportEstimator(CentralMechanism):
+    """The support problem's estimators (docs/problems/support.md) on records in [0, ∞) (negative records are set
+    to 0 before anything else: the family lives on [0, 2θ_0], and a per-record map keeps the privacy):
+
+    - ``max``: the sample maximum (|·| loss) or (n+1)/n times it (squared loss), no privacy;
+    - ``exp-mech``: the exponential mechanism with utility -#{i : X_i > t} (sensitivity 1, monotone, so ε'-DP
+      without a factor 2) and the data-independent base measure e^{-γt} on [0, ∞), shifted by -b and projected
+      onto [θ_0, 2θ_0]; sampled exactly (piecewise exponential density);
+    - ``subsample-max``: c times the maximum of a uniformly random subset of m = ⌊αn⌋ records, projected onto
+      [θ_0, 2θ_0] (TV: the changed record is in the subset with probability m/n <= α);
+    - ``constant``: 3θ_0/2.
+
+    The statistic is the sorted sample (the order statistics), shape (n,); ``release_from_statistic`` takes
+    ``reps`` sorted samples (reps, n)."""
+
+    def __init__(self, *, kind: str, theta0: float, loss: str, eps_used: float | None = None,
+                 gamma: float | None = None, shift: float | None = None, subsample: int | None = None,
+                 factor: float = 1.0, **kw):
+        self.kind_name, self.theta0, self.loss = kind, float(theta0), loss
+        self.eps_used, self.gamma, self.shift = eps_used, gamma, shift
+        self.subsample, self.factor = subsample, float(factor)
+        super().__init__(**kw)
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        x = as_records(records, 1, n=self.n)
+        return np.sort(np.maximum(x, 0.0))
+
+    def release(self, records, rng=None):
+        rng = as_rng(rng)
+        return float(self.release_from_statistic(self.statistic(records)[None, :], rng, 1)[0])
+
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        """The estimates (shape (reps,)) from ``reps`` sorted samples ``statistic`` (reps, n)."""
+        reps = as_reps(reps)
+        x = np.asarray(statistic, dtype=float).reshape(reps, -1)
+        t0, n = self.theta0, x.shape[1]
+        if self.kind_name == "max":
+            return x[:, -1] if self.loss == "abs" else x[:, -1] * (n + 1) / n
+        if self.kind_name == "exp-mech":
+            tt = exp_mech_sample(x, self.eps_used, self.gamma, rng)
+            return np.clip(tt - self.shift / self.gamma, t0, 2 * t0)
+        if self.kind_name == "subsample-max":
+            m = self.subsample
+            keys = rng.random((reps, n))
+            top = np.argpartition(keys, m - 1, axis=1)[:, :m].max(axis=1)  # largest chosen index = rank of the max
+            return np.clip(self.factor * x[np.arange(reps), top], t0, 2 * t0)
+        return np.full(reps, 1.5 * t0)
+
+    def check_privacy(self) -> dict:
+        g = self.guarantee
+        if g.privacy == "none" or self.kind_name == "constant":
+            return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
+        if self.kind_name == "exp-mech":
+            return exp_mech_level_check(g.privacy, self.eps_used, g.eps, g.delta)
+        if self.kind_name == "subsample-max" and g.privacy == "tv":
+            frac = self.subsample / self.n
+            return {"method": "sampling probability m/n re-evaluated (the output depends on a record only when it "
+                              "is in the subset)", "achieved_alpha": frac, "passed": bool(frac <= g.eps * (1 + REL_TOL))}
+        return {"method": "none", "passed": False, "why": f"{self.kind_name} under {g.privacy}"}
+
+
+def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
+    """One draw per row of the exponential mechanism (density ∝ exp(-γt - ε N(t)) on [0, ∞), N(t) = #{X_i > t}).
+
+    Exact: the density is piecewise exponential on [0, X_(1)), [X_(j), X_(j+1)), [X_(n), ∞) with
+    N = n, n - j, 0; pick the piece by the Gumbel-max trick on its log-mass, then an exponential
+    truncated to the piece (inverse CDF).
+    """
+    reps, n = x_sorted.shape
+    a = np.concatenate([np.zeros((reps, 1)), x_sorted], axis=1)  # left ends, (reps, n+1)
+    b = np.concatenate([x_sorted, np.full((reps, 1), np.inf)], axis=1)
+    cnt = n - np.arange(n + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = b - a
+        logmass = -eps * cnt - gamma * a + np.where(np.isinf(width), 0.0, np.log(-np.expm1(-gamma * width)))
+    j = np.argmax(logmass + rng.gumbel(size=logmass.shape), axis=1)
+    rows = np.arange(reps)
+    aj, wj = a[rows, j], width[rows, j]
+    u = rng.random(reps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t_fin = aj - np.log1p(-u * -np.expm1(-gamma * np.where(np.isinf(wj), 1.0, wj))) / gamma
+    t_inf = aj + rng.exponential(1.0 / gamma, size=reps)
+    return np.where(np.isinf(wj), t_inf, t_fin)
