@@ -55,6 +55,46 @@ def gaussian_delta(eps: float, sigma_over_sens: float) -> float:
     return float(math.exp(l1) * -math.expm1(l2 - l1))
 
 
+def _rule_dp_laplace(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+    achieved = sens_of(l1, l2) / scale
+    out = {"achieved_eps": achieved, "passed": bool(achieved <= eps * (1 + REL_TOL))}
+    if privacy == "approx":
+        out["note"] = "ε-DP implies (ε, δ)-DP for every δ >= 0"
+    return out
+
+
+def _rule_approx_gauss(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+    d_ach = gaussian_delta(eps, scale / l2)
+    return {"method": "exact analytic Gaussian calibration (Balle & Wang 2018, Theorem 8) re-evaluated",
+            "achieved_delta": d_ach, "passed": bool(d_ach <= delta * (1 + 1e-6))}
+
+
+def _rule_kl_gauss(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+    achieved = l2 ** 2 / (2 * scale ** 2)
+    return {"achieved_alpha": achieved, "passed": bool(achieved <= eps * (1 + REL_TOL))}
+
+
+def _rule_tv(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+    from scipy import stats
+
+    tv = 1.0 if scale == 0 else float(2 * stats.norm.cdf(l2 / (2 * scale)) - 1)
+    achieved = frac * tv
+    return {"achieved_alpha": achieved, "sample_fraction": frac, "passed": bool(achieved <= eps * (1 + REL_TOL))}
+
+
+_L1 = lambda l1, l2: l1  # noqa: E731  (Laplace coordinates: ℓ1 sensitivity)
+_L2 = lambda l1, l2: l2  # noqa: E731  (ℓ2-Laplace: ℓ2 sensitivity)
+#: (privacy model, noise) -> (rule, which sensitivity); noise None = no noise
+CALIBRATION_RULES = {
+    **{(p, "laplace"): (_rule_dp_laplace, _L1) for p in ("pure", "smooth", "approx")},
+    **{(p, "l2-laplace"): (_rule_dp_laplace, _L2) for p in ("pure", "smooth", "approx")},
+    ("approx", "gaussian"): (_rule_approx_gauss, _L2),
+    ("kl", "gaussian"): (_rule_kl_gauss, _L2),
+    ("tv", "gaussian"): (_rule_tv, _L2),
+    ("tv", None): (_rule_tv, _L2),
+}
+
+
 def calibration_check(privacy: str, noise: str | None, scale: float, sens_l1: float, sens_l2: float,
                       eps: float | None, delta: float | None = None, sample_fraction: float = 1.0) -> dict:
     """The privacy of ``noise`` (``laplace`` per coordinate, ``l2-laplace``, ``gaussian`` or None) of ``scale`` on a
@@ -66,30 +106,11 @@ def calibration_check(privacy: str, noise: str | None, scale: float, sens_l1: fl
         return {**out, "method": "no privacy claimed", "passed": True}
     if sens_l2 == 0 and sens_l1 == 0:  # the output does not depend on the data
         return {**out, "achieved": 0.0, "passed": True, "method": "output independent of the data"}
-    if privacy in ("pure", "smooth", "approx") and noise in ("laplace", "l2-laplace"):
-        achieved = (sens_l1 if noise == "laplace" else sens_l2) / scale
-        out.update(achieved_eps=achieved, passed=bool(achieved <= eps * (1 + REL_TOL)))
-        if privacy == "approx":
-            out["note"] = "ε-DP implies (ε, δ)-DP for every δ >= 0"
-        return out
-    if privacy == "approx" and noise == "gaussian":
-        d_ach = gaussian_delta(eps, scale / sens_l2)
-        out.update(method="exact analytic Gaussian calibration (Balle & Wang 2018, Theorem 8) re-evaluated",
-                   achieved_delta=d_ach, passed=bool(d_ach <= delta * (1 + 1e-6)))
-        return out
-    if privacy == "kl" and noise == "gaussian":
-        achieved = sens_l2 ** 2 / (2 * scale ** 2)
-        out.update(achieved_alpha=achieved, passed=bool(achieved <= eps * (1 + REL_TOL)))
-        return out
-    if privacy == "tv" and noise in ("gaussian", None):
-        from scipy import stats
-
-        tv = 1.0 if (noise is None or scale == 0) else float(2 * stats.norm.cdf(sens_l2 / (2 * scale)) - 1)
-        achieved = sample_fraction * tv
-        out.update(achieved_alpha=achieved, sample_fraction=sample_fraction,
-                   passed=bool(achieved <= eps * (1 + REL_TOL)))
-        return out
-    return {**out, "passed": False, "method": f"no calibration rule for noise {noise!r} under {privacy}"}
+    rule = CALIBRATION_RULES.get((privacy, noise))
+    if rule is None:
+        return {**out, "passed": False, "method": f"no calibration rule for noise {noise!r} under {privacy}"}
+    fn, sens_of = rule
+    return {**out, **fn(privacy, sens_l1, sens_l2, scale, eps, delta, sample_fraction, sens_of)}
 
 
 class ProjectedMean(CentralMechanism):
@@ -134,9 +155,10 @@ class ProjectedMean(CentralMechanism):
         """f · (statistic + W) for ``statistic`` of shape (reps, d) (the clipped means of ``reps`` data sets)."""
         reps = as_reps(reps)
         stat = np.asarray(statistic, dtype=float).reshape(reps, self.d)
-        if self.noise is None:
+        sampler = SAMPLERS.get(self.noise)  # None: no noise
+        if sampler is None:
             return self.shrink * stat
-        return self.shrink * (stat + SAMPLERS[self.noise](rng, reps, self.d, self.scale))
+        return self.shrink * (stat + sampler(rng, reps, self.d, self.scale))
 
     # ------------------------------------------------------------------ privacy
     def sensitivities(self) -> tuple:
@@ -152,11 +174,7 @@ class ProjectedMean(CentralMechanism):
         g = self.guarantee
         l1, l2 = self.sensitivities()
         frac = 1.0 if self.subsample is None else self.subsample / self.n
-        if self.privacy != "none" and self.noise is None and self.shrink != 0.0 and self.privacy != "tv":
-            return {"method": "calibration formula re-evaluated", "passed": False, "why": "no noise"}
-        if self.privacy == "tv" and frac < 1.0 and self.noise == "gaussian":
-            # the noise is calibrated on the subsample at level α' = min{1, αn/m}; overall level (m/n)·TV
-            pass
+        # (TV with subsampling: the noise is calibrated on the subsample at α' = min{1, αn/m}; overall (m/n)·TV)
         return calibration_check(g.privacy, self.noise, self.scale, l1, l2, g.eps, g.delta, frac)
 
     # ------------------------------------------------------------------ OpenDP (d = 1, pure: Laplace; approx: Gaussian)
@@ -236,7 +254,7 @@ def build_opendp_mean(mech: ProjectedMean):
     removed records, so one replacement is d_in = 2. Returns ``(meas, d_in, d_out)``: the guarantee is
     ``meas.map(d_in) <= d_out`` (ε), or ``meas.map(d_in).delta(ε) <= δ`` for ``d_out`` = (ε, δ)."""
     if mech.d != 1 or mech.subsample is not None or mech.privacy not in ("pure", "approx") \
-            or mech.noise is None or not math.isfinite(mech.T):
+            or mech.noise not in SAMPLERS or not math.isfinite(mech.T):
         raise InputError("reference", "an OpenDP measurement is offered for the central mean with d = 1 under "
                                       "privacy pure or approx (Laplace or Gaussian noise); here "
                                       f"{mech.privacy}, d = {mech.d}, {mech.label}", False)
@@ -247,13 +265,27 @@ def build_opendp_mean(mech: ProjectedMean):
     mean = space >> dp.t.then_clamp((-T, T)) >> dp.t.then_mean()
     eps = mech.guarantee.eps
     scale = mech.scale * (1 + OPENDP_INFLATE)
-    if mech.noise in ("laplace", "l2-laplace"):
-        # d = 1: the per-coordinate and the ℓ2 Laplace mechanisms are the same law, scale b = 2T/(nε)
-        return mean >> dp.m.then_laplace(scale=scale), 2, eps
-    if mech.noise == "gaussian" and mech.privacy == "approx":
-        meas = dp.c.make_zCDP_to_approxDP(mean >> dp.m.then_gaussian(scale=scale))
-        return meas, 2, (eps, mech.guarantee.delta)
-    raise InputError("reference", f"no OpenDP measurement for noise {mech.noise!r} under {mech.privacy}", False)
+    build = _OPENDP_NOISE.get((mech.privacy, mech.noise))
+    if build is None:
+        raise InputError("reference", f"no OpenDP measurement for noise {mech.noise!r} under {mech.privacy}", False)
+    return build(dp, mean, scale, eps, mech.guarantee.delta)
+
+
+def _opendp_laplace(dp, mean, scale, eps, delta):
+    # d = 1: the per-coordinate and the ℓ2 Laplace mechanisms are the same law, scale b = 2T/(nε); ε-DP implies
+    # (ε, δ)-DP, so under approx the guarantee checked is ε
+    return mean >> dp.m.then_laplace(scale=scale), 2, eps
+
+
+def _opendp_gaussian(dp, mean, scale, eps, delta):
+    # OpenDP accounts Gaussian noise in zCDP; make_zCDP_to_approxDP gives the (ε, δ) curve, read at ε
+    return dp.c.make_zCDP_to_approxDP(mean >> dp.m.then_gaussian(scale=scale)), 2, (eps, delta)
+
+
+#: (privacy model, noise) -> builder of the OpenDP measurement
+_OPENDP_NOISE = {("pure", "laplace"): _opendp_laplace, ("pure", "l2-laplace"): _opendp_laplace,
+                 ("approx", "laplace"): _opendp_laplace, ("approx", "l2-laplace"): _opendp_laplace,
+                 ("approx", "gaussian"): _opendp_gaussian}
 
 
 class BernoulliMean(CentralMechanism):
@@ -276,23 +308,31 @@ class BernoulliMean(CentralMechanism):
         """The estimates from the sample means ``statistic`` (shape (reps,) or (reps, 1))."""
         reps = as_reps(reps)
         xbar = np.asarray(statistic, dtype=float).reshape(reps, 1)
-        n = self.n
-        if self.kind_name == "sample-mean":
-            return xbar
-        if self.kind_name == "hodges-lehmann":
-            root = np.sqrt(n)
-            return (np.round(n * xbar) + root / 2) / (n + root)  # n·X̄ is the count of ones, an integer
-        if self.kind_name == "laplace":
-            return np.clip(xbar + rng.laplace(0.0, self.scale, size=(reps, 1)), 0.0, 1.0)
+        return getattr(self, _BERNOULLI_KINDS[self.kind_name][0])(xbar, rng, reps)
+
+    def _sample_mean(self, xbar, rng, reps):
+        return xbar
+
+    def _hodges_lehmann(self, xbar, rng, reps):
+        n, root = self.n, np.sqrt(self.n)
+        return (np.round(n * xbar) + root / 2) / (n + root)  # n·X̄ is the count of ones, an integer
+
+    def _laplace(self, xbar, rng, reps):
+        return np.clip(xbar + rng.laplace(0.0, self.scale, size=(reps, 1)), 0.0, 1.0)
+
+    def _constant(self, xbar, rng, reps):
         return np.full((reps, 1), 0.5)
 
     def check_privacy(self) -> dict:
         g = self.guarantee
-        if self.kind_name == "constant":
-            return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
-        if self.kind_name == "laplace":
-            return calibration_check(g.privacy, "laplace", self.scale, 1.0 / self.n, 1.0 / self.n, g.eps)
-        return calibration_check(g.privacy, None, 0.0, 1.0 / self.n, 1.0 / self.n, g.eps)
+        noise, depends = _BERNOULLI_KINDS[self.kind_name][1:]
+        sens = 1.0 / self.n if depends else 0.0  # the mean of n records in {0, 1}: sensitivity 1/n
+        return calibration_check(g.privacy, noise, self.scale, sens, sens, g.eps)
+
+
+#: kind -> (method, noise, whether the output depends on the data)
+_BERNOULLI_KINDS = {"sample-mean": ("_sample_mean", None, True), "hodges-lehmann": ("_hodges_lehmann", None, True),
+                    "laplace": ("_laplace", "laplace", True), "constant": ("_constant", None, False)}
 
 
 def exp_mech_level_check(privacy: str, eps_used: float, level: float, delta: float | None = None) -> dict:
@@ -340,30 +380,52 @@ class SupportEstimator(CentralMechanism):
         """The estimates (shape (reps,)) from ``reps`` sorted samples ``statistic`` (reps, n)."""
         reps = as_reps(reps)
         x = np.asarray(statistic, dtype=float).reshape(reps, -1)
-        t0, n = self.theta0, x.shape[1]
-        if self.kind_name == "max":
-            return x[:, -1] if self.loss == "abs" else x[:, -1] * (n + 1) / n
-        if self.kind_name == "exp-mech":
-            tt = exp_mech_sample(x, self.eps_used, self.gamma, rng)
-            return np.clip(tt - self.shift / self.gamma, t0, 2 * t0)
-        if self.kind_name == "subsample-max":
-            m = self.subsample
-            keys = rng.random((reps, n))
-            top = np.argpartition(keys, m - 1, axis=1)[:, :m].max(axis=1)  # largest chosen index = rank of the max
-            return np.clip(self.factor * x[np.arange(reps), top], t0, 2 * t0)
-        return np.full(reps, 1.5 * t0)
+        return getattr(self, _SUPPORT_KINDS[self.kind_name][0])(x, rng, reps)
+
+    def _max(self, x, rng, reps):
+        n = x.shape[1]
+        return x[:, -1] if self.loss == "abs" else x[:, -1] * (n + 1) / n
+
+    def _exp_mech(self, x, rng, reps):
+        t0 = self.theta0
+        tt = exp_mech_sample(x, self.eps_used, self.gamma, rng)
+        return np.clip(tt - self.shift / self.gamma, t0, 2 * t0)
+
+    def _subsample_max(self, x, rng, reps):
+        t0, n, m = self.theta0, x.shape[1], self.subsample
+        keys = rng.random((reps, n))
+        top = np.argpartition(keys, m - 1, axis=1)[:, :m].max(axis=1)  # largest chosen index = rank of the max
+        return np.clip(self.factor * x[np.arange(reps), top], t0, 2 * t0)
+
+    def _constant(self, x, rng, reps):
+        return np.full(reps, 1.5 * self.theta0)
 
     def check_privacy(self) -> dict:
         g = self.guarantee
-        if g.privacy == "none" or self.kind_name == "constant":
-            return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
-        if self.kind_name == "exp-mech":
-            return exp_mech_level_check(g.privacy, self.eps_used, g.eps, g.delta)
-        if self.kind_name == "subsample-max" and g.privacy == "tv":
-            frac = self.subsample / self.n
-            return {"method": "sampling probability m/n re-evaluated (the output depends on a record only when it "
-                              "is in the subset)", "achieved_alpha": frac, "passed": bool(frac <= g.eps * (1 + REL_TOL))}
-        return {"method": "none", "passed": False, "why": f"{self.kind_name} under {g.privacy}"}
+        return getattr(self, _SUPPORT_KINDS[self.kind_name][1])(g)
+
+    def _privacy_none(self, g):
+        if g.privacy == "none":
+            return calibration_check("none", None, 0.0, 0.0, 0.0, None)
+        return {"method": "no privacy", "passed": False, "why": f"{self.kind_name} is not private"}
+
+    def _privacy_exp_mech(self, g):
+        return exp_mech_level_check(g.privacy, self.eps_used, g.eps, g.delta)
+
+    def _privacy_subsample(self, g):
+        frac = self.subsample / self.n
+        ok = g.privacy in ("tv", "none") and frac <= (g.eps if g.eps is not None else 1.0) * (1 + REL_TOL)
+        return {"method": "sampling probability m/n re-evaluated (the output depends on a record only when it is in "
+                          "the subset; TV <= m/n)", "achieved_alpha": frac, "passed": bool(ok)}
+
+    def _privacy_constant(self, g):
+        return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
+
+
+#: kind -> (release method, privacy check method)
+_SUPPORT_KINDS = {"max": ("_max", "_privacy_none"), "exp-mech": ("_exp_mech", "_privacy_exp_mech"),
+                  "subsample-max": ("_subsample_max", "_privacy_subsample"),
+                  "constant": ("_constant", "_privacy_constant")}
 
 
 def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
