@@ -450,3 +450,53 @@ def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.rand
         t_fin = aj - np.log1p(-u * -np.expm1(-gamma * np.where(np.isinf(wj), 1.0, wj))) / gamma
     t_inf = aj + rng.exponential(1.0 / gamma, size=reps)
     return np.where(np.isinf(wj), t_inf, t_fin)
+
+
+class CentralHistogram(CentralMechanism):
+    """The central density estimators (docs/problems/density.md; Barber & Duchi 2014, Prop 5): the histogram with
+    ``bins`` equal bins per axis on [0, 1]^d, Laplace(2/ε) added to every bin count (``eps``; None: no noise), and
+    optionally shrunk toward f ≡ 1: f̂ = 1 + λ(g - 1) (``shrink`` λ; 1: no shrinkage). Replacing one record changes
+    two counts by 1 (ℓ1 sensitivity 2), so Laplace(2/ε) per count is ε-DP; shrinkage is post-processing.
+    Records outside [0, 1]^d are clamped onto it (each coordinate to [0, 1]) before binning.
+
+    The statistic is the vector of bin counts (length bins^d, bins in C order of the (bins,)*d grid);
+    ``release_from_statistic`` returns the density heights f̂_j on the bins, shape (reps, bins^d), and ``release``
+    the heights as an array of shape (bins,)*d."""
+
+    def __init__(self, *, d: int, bins: int, eps: float | None, shrink: float = 1.0, **kw):
+        self.d, self.bins, self.eps, self.shrink = int(d), int(bins), eps, float(shrink)
+        super().__init__(**kw)
+
+    @property
+    def h_vol(self) -> float:
+        return (1.0 / self.bins) ** self.d
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        x = as_records(records, self.d, n=self.n).reshape(-1, self.d)
+        idx = np.minimum((np.clip(x, 0.0, 1.0) * self.bins).astype(np.int64), self.bins - 1)
+        flat = np.ravel_multi_index(tuple(idx.T), (self.bins,) * self.d)
+        return np.bincount(flat, minlength=self.bins ** self.d).astype(float)
+
+    def release(self, records, rng=None):
+        rng = as_rng(rng)
+        c = self.statistic(records)
+        return self.release_from_statistic(c[None, :], rng, 1)[0].reshape((self.bins,) * self.d)
+
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        """The heights f̂ (reps, bins^d) from the bin counts ``statistic`` (reps, bins^d)."""
+        reps = as_reps(reps)
+        c = np.asarray(statistic, dtype=float).reshape(reps, -1)
+        if self.eps is not None:
+            c = c + rng.laplace(0.0, 2.0 / self.eps, size=c.shape)
+        n, hv = self.n, self.h_vol
+        if self.shrink != 1.0:  # f̂ = 1 + λ(g - 1) on every bin, as equivalent counts n h^d f̂_j
+            c = n * hv * (1 + self.shrink * (c / (n * hv) - 1))
+        return c / (n * hv)
+
+    def check_privacy(self) -> dict:
+        g = self.guarantee
+        if self.bins == 1 and self.eps is None:  # one bin: its count is n whatever the data
+            return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
+        noise = None if self.eps is None else "laplace"
+        return calibration_check(g.privacy, noise, 0.0 if self.eps is None else 2.0 / self.eps, 2.0, math.sqrt(2.0),
+                                 g.eps)
