@@ -500,3 +500,121 @@ class CentralHistogram(CentralMechanism):
         noise = None if self.eps is None else "laplace"
         return calibration_check(g.privacy, noise, 0.0 if self.eps is None else 2.0 / self.eps, 2.0, math.sqrt(2.0),
                                  g.eps)
+
+
+class SubsampleAggregate(CentralMechanism):
+    """Smith's subsample-and-aggregate estimator (docs/methods/subsample-and-aggregate.md) for a one-parameter
+    model: the n records split in order into k blocks (r = n - k⌊n/k⌋ blocks of ⌊n/k⌋+1 records first, then blocks
+    of ⌊n/k⌋), the model's block estimator on each, each clipped to [lo, hi], averaged, plus noise calibrated to
+    the sensitivity (hi - lo)/k: Laplace((hi - lo)/(kε)) (``noise="laplace"``), Gaussian σ = ((hi - lo)/k) σ_aG(ε, δ)
+    with the exact analytic calibration (``"gauss"``), or none (privacy none, k = 1: the clipped full-sample
+    estimator). Records are used as given: every block estimate is clipped to [lo, hi], which is what the privacy
+    rests on. The statistic is the average of the clipped block estimates."""
+
+    def __init__(self, *, model: str, blocks: int, lo: float, hi: float, noise: str | None, eps: float | None,
+                 delta: float | None = None, extra: dict | None = None, **kw):
+        self.model, self.blocks, self.lo, self.hi = model, int(blocks), float(lo), float(hi)
+        self.noise, self.eps, self.delta, self.extra = noise, eps, delta, dict(extra or {})
+        super().__init__(**kw)
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        from .subsample_aggregate import get_block_estimator
+
+        x = as_records(records, 1, n=self.n)
+        est = get_block_estimator(self.model)
+        n, k = x.shape[0], self.blocks
+        t = n // k
+        r = n - k * t
+        total = 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if r:
+                total += np.clip(est.from_data(x[: r * (t + 1)].reshape(r, t + 1), self.extra), self.lo, self.hi).sum()
+            total += np.clip(est.from_data(x[r * (t + 1):].reshape(k - r, t), self.extra), self.lo, self.hi).sum()
+        return np.array([total / k])
+
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        """The estimates (reps,) from the averages of the clipped block estimates ``statistic`` (reps,)."""
+        from .subsample_aggregate import noise_sampler
+
+        reps = as_reps(reps)
+        avg = np.asarray(statistic, dtype=float).reshape(reps)
+        if self.noise is None:
+            return avg
+        return avg + noise_sampler(rng, reps, self.blocks, self.eps, self.hi - self.lo, self.noise, self.delta)
+
+    def release(self, records, rng=None):
+        rng = as_rng(rng)
+        return float(self.release_from_statistic(self.statistic(records), rng, 1)[0])
+
+    def noise_scale(self) -> float:
+        from .subsample_aggregate import _gauss_sigma
+
+        lam, k = self.hi - self.lo, self.blocks
+        scales = {"laplace": lambda: lam / (k * self.eps), "gauss": lambda: lam / k * _gauss_sigma(self.eps, self.delta)}
+        return scales[self.noise]() if self.noise in scales else 0.0
+
+    def check_privacy(self) -> dict:
+        g = self.guarantee
+        sens = (self.hi - self.lo) / self.blocks  # one record moves one clipped block estimate by at most hi - lo
+        noise = {"laplace": "laplace", "gauss": "gaussian"}.get(self.noise)
+        return calibration_check(g.privacy, noise, self.noise_scale(), sens, sens, g.eps, g.delta)
+
+
+class ClippedStatistic(CentralMechanism):
+    """The clipped-statistic mechanism of the point problem (docs/methods/clipped-statistic.md): Y = the mean of
+    ψ(X_i) = clip(T(X_i), l, u) (T(x) = x, or (x - μ0)² for normal-var) plus Laplace((u - l)/(nε)), inverted through
+    m(θ) = E_θ ψ and projected onto N = [θ_lo, θ_hi]. Any real record is allowed: ψ is clipped to [l, u], which is
+    what the privacy (sensitivity (u - l)/n) rests on. The statistic is the mean of ψ."""
+
+    def __init__(self, *, model: str, l: float, u: float, theta_lo: float, theta_hi: float, eps: float,
+                 sigma: float = 1.0, mu0: float = 0.0, **kw):
+        self.model, self.l, self.u = model, float(l), float(u)
+        self.theta_lo, self.theta_hi, self.eps = float(theta_lo), float(theta_hi), float(eps)
+        self.sigma, self.mu0 = float(sigma), float(mu0)
+        super().__init__(**kw)
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        x = as_records(records, 1, n=self.n)
+        t = (x - self.mu0) ** 2 if self.model == "normal-var" else x
+        return np.array([np.clip(t, self.l, self.u).mean()])
+
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        from .clipped_statistic import estimate
+
+        reps = as_reps(reps)
+        avg = np.asarray(statistic, dtype=float).reshape(reps)
+        y = avg + rng.laplace(0.0, (self.u - self.l) / (self.n * self.eps), reps)
+        return estimate(self.model, y, self.theta_lo, self.theta_hi, self.l, self.u, self.sigma)
+
+    def release(self, records, rng=None):
+        rng = as_rng(rng)
+        return float(self.release_from_statistic(self.statistic(records), rng, 1)[0])
+
+    def check_privacy(self) -> dict:
+        g = self.guarantee
+        sens = (self.u - self.l) / self.n
+        return calibration_check(g.privacy, "laplace", (self.u - self.l) / (self.n * self.eps), sens, sens, g.eps,
+                                 g.delta)
+
+
+class ConstantEstimate(CentralMechanism):
+    """An estimator that ignores the data: θ̂ = ``value`` (private under every definition)."""
+
+    def __init__(self, *, value: float, **kw):
+        self.value = float(value)
+        super().__init__(**kw)
+
+    def statistic(self, records, rng=None) -> np.ndarray:
+        as_records(records, 1, n=self.n)
+        return np.array([0.0])
+
+    def release_from_statistic(self, statistic, rng, reps: int) -> np.ndarray:
+        return np.full(as_reps(reps), self.value)
+
+    def release(self, records, rng=None):
+        self.statistic(records)
+        return self.value
+
+    def check_privacy(self) -> dict:
+        g = self.guarantee
+        return calibration_check(g.privacy, None, 0.0, 0.0, 0.0, g.eps)
