@@ -250,3 +250,74 @@ def test_support_privacy_check_can_fail():
     mech.eps_used = (mech.eps_used or 0) * 2
     mech.subsample = (mech.subsample or 0) * 2
     assert not mech.check_privacy()["passed"]
+
+
+# ---------------------------------------------------------------------- point, density
+
+POINT_CASES = [("pure", dict(eps=1.0, model="bernoulli")), ("approx", dict(eps=1.0, delta=1e-6, model="normal-mean")),
+               ("pure", dict(eps=1.0, model="poisson")), ("none", dict(model="poisson")),
+               ("pure", dict(eps=1.0, model="exponential"))]
+
+
+@pytest.mark.parametrize("privacy,kw", POINT_CASES)
+def test_point_mechanism(privacy, kw):
+    """The reported upper bound's mechanism, run on records at θ_lo, θ and θ_hi (the local minimax risk is the
+    sup over N = [θ_lo, θ_hi]): the 99% interval of the simulated risk does not lie above the certified bound."""
+    from boundcalc.core.models import get_point_model
+
+    n, reps = 400, 200
+    res = bc.rate("point", privacy, n=n, **kw)
+    mech = res.mechanism()
+    assert mech.bound == res.upper.name and mech.check_privacy()["passed"]
+    model = get_point_model(kw["model"])
+    v = mech.values
+    rng = np.random.default_rng(4)
+    for theta in (v["theta_lo"], float(res.params["theta"]), v["theta_hi"]):
+        if not (model.natural_space[0] < theta < model.natural_space[1]):
+            continue
+        err = [(mech.release(model.sampler(rng, theta, (n,)), rng) - theta) ** 2 for _ in range(reps)]
+        assert _ci_low(err) <= res.upper.value, (theta, np.mean(err), res.upper.value)
+
+
+def test_point_every_certified_upper_has_a_private_mechanism():
+    for privacy, kw in POINT_CASES[:3]:
+        res = bc.rate("point", privacy, n=400, **kw)
+        for b in res.uppers:
+            if b.certified and b.usable:
+                mech = b.mechanism()
+                assert mech.check_privacy()["passed"], (b.name, mech.check_privacy())
+                mech.eps = mech.eps * 3 if getattr(mech, "eps", None) else None  # noise for 3ε: caught
+                if getattr(mech, "noise", None) or type(mech).__name__ == "ClippedStatistic":
+                    assert not mech.check_privacy()["passed"], b.name
+
+
+def _linear_density_sample(rng, n, slope):
+    """n draws of f(x) = 1 + slope (x - 1/2) on [0, 1] (|slope| <= 2), by inverting its CDF."""
+    u = rng.random(n)
+    a, b = slope / 2, 1 - slope / 2  # F(x) = a x² + b x
+    return u if a == 0 else (-b + np.sqrt(b * b + 4 * a * u)) / (2 * a)
+
+
+@pytest.mark.parametrize("privacy,kw", [("pure", dict(eps=1.0, L=1.0)), ("pure", dict(eps=0.02, L=1.0)),
+                                        ("none", dict(L=2.0))])
+def test_density_central_mechanism(privacy, kw):
+    n, reps = 400, 200
+    res = bc.rate("density", privacy, n=n, d=1, **kw)
+    mech = res.mechanism()
+    assert mech.bound == res.upper.name and mech.check_privacy()["passed"]
+    slope = min(kw["L"], 1.8)
+    rng = np.random.default_rng(6)
+    b = mech.bins
+    edges = np.arange(b + 1) / b
+    p = np.diff(edges + slope * (edges ** 2 - edges) / 2)  # the bin probabilities of the linear density
+    int_f2 = 1 + slope ** 2 / 12
+    err = []
+    for _ in range(reps):
+        fh = mech.release(_linear_density_sample(rng, n, slope), rng)
+        err.append(np.sum(fh ** 2) / b - 2 * fh @ p + int_f2)
+    assert _ci_low(err) <= res.upper.value
+    # records outside [0, 1] are clamped onto it
+    x = rng.random(n)
+    y = x.copy()
+    x[:3], y[:3] = [-5.0, 7.0, 1.5], [0.0, 1.0, 1.0]
+    assert np.array_equal(mech.release(x, rng=2), mech.release(y, rng=2))
