@@ -214,12 +214,35 @@ def _direction_of(path: str) -> str | None:
     return None
 
 
+def _key_table_rows(data: dict) -> dict:
+    """Table rows keyed by (problem, privacy, mechanism) instead of position, so an added row moves nothing."""
+    for table in data.get("table", {}).values():
+        rows = table.get("rows")
+        if isinstance(rows, list):
+            table["rows"] = {f"{r.get('problem')}|{r.get('privacy')}|{r.get('k', '')}|{i_same}": r
+                             for i_same, r in _numbered(rows)}
+            for r in table["rows"].values():
+                for side in ("lower", "upper"):
+                    if side in r and not isinstance(r[side], dict):
+                        r[f"{side}/value"] = r.pop(side)
+    return data
+
+
+def _numbered(rows):
+    """(occurrence number of the row's (problem, privacy, k) so far, row)."""
+    seen = {}
+    for r in rows:
+        key = (r.get("problem"), r.get("privacy"), r.get("k"))
+        seen[key] = seen.get(key, 0) + 1
+        yield seen[key], r
+
+
 def direction(path_a: str, path_b: str, show: int = 40) -> int:
     """After a tightening: every best lower bound (and n necessary) may only go up, every best upper bound
     (ratio, n sufficient) only down; reports the counts each way and every move the wrong way."""
     with open(path_a, encoding="utf-8") as fa, open(path_b, encoding="utf-8") as fb:
-        a = _flatten(json.load(fa), "", {})
-        b = _flatten(json.load(fb), "", {})
+        a = _flatten(_key_table_rows(json.load(fa)), "", {})
+        b = _flatten(_key_table_rows(json.load(fb)), "", {})
     counts = {"better": 0, "worse": 0, "same": 0, "other numeric changes": 0, "became null": 0,
               "became a number": 0}
     worse = []
