@@ -89,3 +89,22 @@ def test_rate_same_with_and_without_prefetch(monkeypatch):
     assert with_threads == without
     names = {u["name"] for r in without for u in r["uppers"] if u.get("value") is not None}
     assert {"subset-projected", "subset-projected-threshold"} <= names  # both routes evaluated at these points
+
+
+def test_plan_same_with_and_without_prefetch(monkeypatch):
+    """``plan`` starts the projected bound's value at n_q - 1 while it evaluates n_q: the same plan, every number."""
+    from boundcalc.app import planning
+
+    started = []
+    orig = ST.prefetch
+    monkeypatch.setattr(ST, "prefetch", lambda *a: started.append(a) or orig(*a))
+    out = {}
+    for on in (True, False):
+        monkeypatch.setattr(ST, "_cores", (lambda: 2) if on else (lambda: 1))
+        planning.clear_memo()
+        api.clear_rate_cache()
+        ST.best.cache_clear()
+        out[on] = bc.plan("multinomial", "local", d=30, eps=2.0, target="0.05,0.04").to_dict()
+    planning.clear_memo()
+    assert any(a[0] == "threshold" for a in started)
+    assert out[True] == out[False]
