@@ -115,14 +115,18 @@ def part_rate(runs, rng, out):
     print(f"rate: bc.rate multinomial local at a new n and eps, warm process ({runs} points, CPU ms)")
     for kw in ({}, {"d": 100}):
         bc.rate("multinomial", "local", **kw)
-        cpus = []
+        cpus, walls = [], []
         for _ in range(runs):
             n = int(round(10 ** rng.uniform(2.3, 6)))
             eps = round(10 ** rng.uniform(-0.7, 0.477), 6)
+            w = time.perf_counter()
             cpus.append(1e3 * _timed(lambda: bc.rate("multinomial", "local", n=n, eps=eps, **kw)))
+            walls.append(1e3 * (time.perf_counter() - w))
         label = f"multinomial local {kw or ''}"
-        out["rate"][label] = {"median": statistics.median(cpus), "max": max(cpus), "all": cpus}
-        print(f"  {label:<36s} median {statistics.median(cpus):8.2f} ms  max {max(cpus):8.2f} ms", flush=True)
+        out["rate"][label] = {"median": statistics.median(cpus), "max": max(cpus), "all": cpus,
+                              "wall_median": statistics.median(walls), "wall_all": walls}
+        print(f"  {label:<36s} median {statistics.median(cpus):8.2f} ms  max {max(cpus):8.2f} ms  "
+              f"(wall median {statistics.median(walls):8.2f} ms)", flush=True)
 
 
 def part_sweep(rng, out, shares=SHARES):

@@ -2,6 +2,8 @@
 
     python benchmarks/compare_rate_grid.py OUT.json            # record rate/plan/table/check/convert
     python benchmarks/compare_rate_grid.py --compare A.json B.json
+    python benchmarks/compare_rate_grid.py --direction A.json B.json   # after a tightening
+
 
 The grid covers every registered (problem, privacy) pair at its defaults and at a few parameter points
 (n, the privacy level, d, and every value of each choice parameter such as k, loss, model, geometry),
@@ -200,11 +202,85 @@ def compare(path_a: str, path_b: str, show: int = 40) -> int:
     return 1 if (diff or only_a or only_b) else 0
 
 
+def _direction_of(path: str) -> str | None:
+    """Which way a better certified answer moves the value at ``path``: "up", "down" or None (not a bound)."""
+    if "/check/" in path or path.startswith("/check"):
+        return None  # simulated rows: their bounds follow the rate calls, their draws are not bounds
+    if path.endswith("/lower/value") or path.endswith("/n_necessary") or "/necessary/value" in path:
+        return "up"
+    if path.endswith("/upper/value") or path.endswith("/ratio") or path.endswith("/n_sufficient") \
+            or "/sufficient/value" in path:
+        return "down"
+    return None
+
+
+def _key_table_rows(data: dict) -> dict:
+    """Table rows keyed by (problem, privacy, mechanism) instead of position, so an added row moves nothing."""
+    for table in data.get("table", {}).values():
+        rows = table.get("rows")
+        if isinstance(rows, list):
+            table["rows"] = {f"{r.get('problem')}|{r.get('privacy')}|{r.get('k', '')}|{i_same}": r
+                             for i_same, r in _numbered(rows)}
+            for r in table["rows"].values():
+                for side in ("lower", "upper"):
+                    if side in r and not isinstance(r[side], dict):
+                        r[f"{side}/value"] = r.pop(side)
+    return data
+
+
+def _numbered(rows):
+    """(occurrence number of the row's (problem, privacy, k) so far, row)."""
+    seen = {}
+    for r in rows:
+        key = (r.get("problem"), r.get("privacy"), r.get("k"))
+        seen[key] = seen.get(key, 0) + 1
+        yield seen[key], r
+
+
+def direction(path_a: str, path_b: str, show: int = 40) -> int:
+    """After a tightening: every best lower bound (and n necessary) may only go up, every best upper bound
+    (ratio, n sufficient) only down; reports the counts each way and every move the wrong way."""
+    with open(path_a, encoding="utf-8") as fa, open(path_b, encoding="utf-8") as fb:
+        a = _flatten(_key_table_rows(json.load(fa)), "", {})
+        b = _flatten(_key_table_rows(json.load(fb)), "", {})
+    counts = {"better": 0, "worse": 0, "same": 0, "other numeric changes": 0, "became null": 0,
+              "became a number": 0}
+    worse = []
+    for k in sorted(set(a) & set(b)):
+        want = _direction_of(k)
+        x, y = a[k], b[k]
+        if want is None:
+            if not _same(x, y) and isinstance(x, (int, float)) and not isinstance(x, bool):
+                counts["other numeric changes"] += 1
+            continue
+        if _same(x, y):
+            counts["same"] += 1
+        elif x is None or y is None:
+            # a lower that appears (None -> number) or an upper that appears is better; a lost one is worse
+            key = "became a number" if y is not None else "became null"
+            counts[key] += 1
+            if y is None:
+                worse.append((k, x, y))
+        elif (want == "up" and y > x) or (want == "down" and y < x):
+            counts["better"] += 1
+        else:
+            counts["worse"] += 1
+            worse.append((k, x, y))
+    for k, x, y in worse[:show]:
+        print(f"WORSE {k}: {x!r} -> {y!r}")
+    print("; ".join(f"{name} {c}" for name, c in counts.items()))
+    return 1 if worse else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", help="file to write the canonical JSON to")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two recorded files")
+    ap.add_argument("--direction", nargs=2, metavar=("A", "B"),
+                    help="after a tightening: lower bounds only up, upper bounds only down")
     args = ap.parse_args(argv)
+    if args.direction:
+        return direction(*args.direction)
     if args.compare:
         return compare(*args.compare)
     if not args.out:

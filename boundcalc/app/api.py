@@ -215,6 +215,7 @@ def _rate(entry, values) -> RateResult:
 
     v = entry.with_derived(values)
     bounds = entry.bounds(v)
+    prefetch(bounds, v)
     evaluated = [evaluate_bound(b, v) for b in bounds]
     lowers = [b for b in evaluated if b.side == "lower"]
     uppers = [b for b in evaluated if b.side == "upper"]
@@ -248,6 +249,28 @@ def _rate(entry, values) -> RateResult:
     if entry.report is not None:
         result.notes.extend(entry.report(v, result))
     return result
+
+
+def prefetch(bounds, v) -> None:
+    """Start, on worker threads, the values of the bounds that are one call of a function declaring ``prefetch``
+    (e.g. the projected subset-selection bounds: boundcalc.mechanisms.subset_tail), where they hold at ``v``: their
+    evaluation then waits for those values instead of computing them, and two of them take about the time of
+    one. Every value is the one the evaluation computes itself."""
+    from ..core.bounds import _symbol_values
+
+    sv = None
+    for b in bounds:
+        start = getattr(type(b.expr), "prefetch", None)
+        if start is None or b.free or not all(getattr(a, "is_Symbol", False) for a in b.expr.args):
+            continue
+        if b.holds(v):
+            continue
+        sv = _symbol_values(v, None) if sv is None else sv
+        try:
+            args = [float(sv[a.name]) for a in b.expr.args]
+        except (KeyError, TypeError, ValueError):
+            continue
+        start(*args)
 
 
 def _regime(term_vals: dict) -> str:

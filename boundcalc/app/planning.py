@@ -142,6 +142,21 @@ class _Evaluator:
         self.fcache[key] = out
         return out
 
+    def prefetch(self, side: str, x) -> None:
+        """Start on worker threads the values at ``var = x`` that :meth:`_evaluated` will compute in full: those of the
+        bounds declaring ``prefetch`` and no cheap test that could skip them (:func:`api.prefetch`). Nothing else
+        changes: their evaluation then waits for the same values instead of computing them."""
+        if (side, x) in self.fcache or self.var is None:
+            return
+        params = dict(self.fixed)
+        params[self.var] = x
+        try:
+            entry, values = api.resolve(self.problem, self.privacy, params)
+        except InputError:
+            return
+        v = entry.with_derived(values)
+        api.prefetch([b for b in entry.bounds(v) if b.side == side and b.certified and _value_test(b) is None], v)
+
     def _unskip(self, side: str, x):
         """Evaluate the bounds :meth:`_evaluated` skipped at ``var = x`` (after certification moved the best value
         past the cutoff they were shown to exceed), in the entry's order."""
@@ -504,6 +519,8 @@ def _search_quick(ev: "_Evaluator", side, target, lo, hi):
         return None
     memo = ev.once.get(("quick", side), {})
     nq = _search_int(lambda m: ev.qvalue(side, m), qreaches, target, lo, hi, known=lambda m: m in memo)
+    if nq - 1 > lo:  # the bound reaches the target at n_q (below its cheap value), so n_q - 1 is evaluated next
+        ev.prefetch(side, nq - 1)
     if nq - 1 <= lo or not ev.freaches(side, nq, target):
         return None
     if not ev.freaches(side, nq - 1, target):

@@ -546,5 +546,11 @@ def persistent(fn):
         memo.clear()
         store.clear()
 
+    def known(*args) -> bool:
+        """Whether ``fn(*args)`` is at hand (in memory or on disk) without computing it."""
+        key = repr(args)
+        return key in memo or store.get(key) is not None
+
     wrapper.cache_clear = cache_clear
+    wrapper.known = known
     return wrapper

@@ -376,12 +376,41 @@ class _PointMemo:
 
 
 def _argmin_kappa(u, v):
-    """An approximate minimiser over κ of max_i (u_i - κ v_i) (convex in κ; bisection on the slope)."""
+    """An approximate minimiser over κ of max_i (u_i - κ v_i) (convex in κ; bisection on the slope).
+
+    With finite u and v the slope is found on Python floats: ``u_i - k*v_i`` is the same two IEEE operations as
+    numpy's ``u - k * v`` (no fused multiply-add), and the first index of the largest value is ``np.argmax``'s, so
+    the bisection takes the same steps and returns the same float as :func:`_argmin_kappa_numpy` at a few times
+    less cost (it is called about a hundred times per certified supremum)."""
+    u, v = np.ravel(u), np.ravel(v)
+    if u.size != v.size or not (np.isfinite(u).all() and np.isfinite(v).all()):
+        return _argmin_kappa_numpy(u, v)
+    pairs = list(zip(u.tolist(), v.tolist()))
+
+    def slope(k):
+        bu, bv = pairs[0]
+        best, at = bu - k * bv, bv
+        for a, b in pairs:
+            x = a - k * b
+            if x > best:
+                best, at = x, b
+        return -at
+
+    return _bisect_kappa(slope)
+
+
+def _argmin_kappa_numpy(u, v):
+    """:func:`_argmin_kappa` on numpy arrays (any values; NaN as ``np.argmax`` takes it)."""
     u, v = np.ravel(u), np.ravel(v)
 
     def slope(k):
         return -float(v[int(np.argmax(u - k * v))])
 
+    return _bisect_kappa(slope)
+
+
+def _bisect_kappa(slope):
+    """The bisection of :func:`_argmin_kappa` on ``slope(κ)`` (minus the v of a maximiser)."""
     lo, hi = -1.0, 1.0
     for _ in range(200):
         if slope(lo) <= 0:
@@ -795,7 +824,53 @@ def best(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     """(certified bound, s, route parameter) of ``route`` ('max' or 'threshold') at (n, ε, d): s chosen by a
     search around Ye & Barg's ⌈d/(e^ε+1)⌉ (each s gives a valid bound). Kept in memory and in the disk cache
     (boundcalc.cache.diskcache: keyed by the exact arguments and the package's fingerprint), since a planner
-    asks for the same n again."""
+    asks for the same n again. Where :func:`prefetch` started the search on another thread, its result (the same
+    function of the same arguments)."""
+    fut = _PENDING.pop((route, n, eps, d, loss), None)
+    if fut is not None:
+        return fut.result()
+    return _search(route, n, eps, d, loss)
+
+
+#: searches started by :func:`prefetch`, by the arguments of :func:`best`
+_PENDING: dict = {}
+_POOL = None
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def prefetch(route: str, loss: str, n, eps, d) -> None:
+    """Start :func:`tail_value` (route, loss, n, ε, d)'s search on a worker thread, where the process may use two
+    cores and the value is neither known nor already started; :func:`best` then waits for it instead of searching.
+
+    The search's time is almost all in scipy's binomial tails, which release the interpreter lock, so a caller
+    that needs both routes (``rate`` lists every bound) gets them in about the time of the slower one. The value is
+    the same: the same function of the same arguments, which reads no state another thread writes (numpy's error
+    state is per thread). CPU time is not saved, only waiting."""
+    global _POOL
+    n_i, d_i = int(math.floor(float(n) + 1e-9)), int(round(float(d)))
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps > 0) or n_i < 2 or d_i < 2 or _cores() < 2:
+        return
+    args = (route, n_i, eps, d_i, loss)
+    if args in _PENDING or best.known(*args):
+        return
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="boundcalc-subset-tail")
+    _PENDING[args] = _POOL.submit(_search, *args)
+
+
+def _search(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
+    """The search of :func:`best` (not kept)."""
     if n < 2 or d < 2:
         return math.nan, 0, math.nan
     s0 = _default_s(d, eps)
@@ -932,6 +1007,8 @@ class SubsetProjectedMax(S.ScalarFunction):
     latex = r"R_{{\max}}({0}, {1}, {2})"
     #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
     value_above = staticmethod(lambda n, e, d: quick_upper("max", "l2sq", n, e, d))
+    #: ``prefetch(n, ε, d)``: start the value's search on a worker thread (for callers that will need it)
+    prefetch = staticmethod(lambda n, e, d: prefetch("max", "l2sq", n, e, d))
     #: ``value_exceeds(n, ε, d, cutoff)``: True only if the value exceeds the cutoff (a cheap test, for planners)
     value_exceeds = staticmethod(lambda n, e, d, cutoff: exceeds("max", "l2sq", n, e, d, cutoff))
 
@@ -944,6 +1021,8 @@ class SubsetProjectedThreshold(S.ScalarFunction):
     latex = r"R_{{\tau}}({0}, {1}, {2})"
     #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
     value_above = staticmethod(lambda n, e, d: quick_upper("threshold", "l2sq", n, e, d))
+    #: ``prefetch(n, ε, d)``: start the value's search on a worker thread (for callers that will need it)
+    prefetch = staticmethod(lambda n, e, d: prefetch("threshold", "l2sq", n, e, d))
 
 
 class SubsetProjectedThresholdL1(S.ScalarFunction):
@@ -954,3 +1033,5 @@ class SubsetProjectedThresholdL1(S.ScalarFunction):
     latex = r"R^{{\ell_1}}_{{\tau}}({0}, {1}, {2})"
     #: ``value_above(n, ε, d)``: a value at least the function's, at a small part of its cost (for planners)
     value_above = staticmethod(lambda n, e, d: quick_upper("threshold", "l1", n, e, d))
+    #: ``prefetch(n, ε, d)``: start the value's search on a worker thread (for callers that will need it)
+    prefetch = staticmethod(lambda n, e, d: prefetch("threshold", "l1", n, e, d))

@@ -1,0 +1,110 @@
+"""The faster paths of the projected subset-selection bounds give the floats of the plain ones (issue 29, item 5).
+
+- ``_argmin_kappa`` (the slope bisection on Python floats) returns the float of its numpy form, on the (u, v) arrays
+  that real certified searches pass it and on random and tied ones.
+- ``prefetch`` (``rate`` starts the two searches on worker threads): the whole result of ``bc.rate`` is the same with
+  and without it, at points where both routes are evaluated, and the threads were used.
+- ``best`` waits for a prefetched search and returns the value the plain search gives.
+Every expected value is computed here by the plain path, none is written down.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import boundcalc as bc
+from boundcalc.app import api
+from boundcalc.mechanisms import subset_tail as ST
+
+
+def _same_float(a, b) -> bool:
+    return np.float64(a).tobytes() == np.float64(b).tobytes()
+
+
+def test_argmin_kappa_same_float_as_numpy(monkeypatch):
+    seen = []
+    fast = ST._argmin_kappa
+
+    def spy(u, v):
+        seen.append((np.array(u, float).ravel().copy(), np.array(v, float).ravel().copy()))
+        return fast(u, v)
+
+    monkeypatch.setattr(ST, "_argmin_kappa", spy)
+    for route in ("max", "threshold"):
+        ST._search(route, 3000, 0.7, 20)
+    monkeypatch.setattr(ST, "_argmin_kappa", fast)
+    assert len(seen) > 20
+    rng = np.random.default_rng(29)
+    for _ in range(300):
+        m = int(rng.integers(1, 60))
+        u = rng.normal(size=m) * 10.0 ** rng.uniform(-12, 3)
+        v = rng.uniform(-1, 1, size=m)
+        if rng.random() < 0.3:  # ties: repeated values and slopes
+            u[: m // 2] = u[0]
+            v[: m // 3] = v[0]
+        seen.append((u, v))
+    seen.append((np.array([1.0, np.nan, 2.0]), np.array([-0.5, 0.0, 0.5])))  # NaN: the numpy form decides
+    for u, v in seen:
+        assert _same_float(ST._argmin_kappa(u, v), ST._argmin_kappa_numpy(u, v))
+
+
+@pytest.mark.parametrize("route,loss", [("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")])
+def test_prefetched_best_is_the_plain_search(monkeypatch, route, loss):
+    monkeypatch.setattr(ST, "_cores", lambda: 2)
+    n, eps, d = 2417, 0.83, 24
+    plain = ST._search(route, n, eps, d, loss)
+    args = (route, n, eps, d, loss)
+    if ST.best.known(*args):
+        pytest.skip("kept from an earlier run: nothing to prefetch")
+    ST.prefetch(route, loss, n, eps, d)
+    assert args in ST._PENDING  # the search was started on a worker thread
+    got = ST.best(*args)
+    assert args not in ST._PENDING
+    assert all(_same_float(a, b) for a, b in zip(got, plain))
+
+
+def test_rate_same_with_and_without_prefetch(monkeypatch):
+    started = []
+    orig = ST.prefetch
+
+    def counting(*a):
+        before = len(ST._PENDING)
+        orig(*a)
+        started.append(len(ST._PENDING) > before)
+
+    monkeypatch.setattr(ST, "prefetch", counting)
+    points = [dict(n=3011, eps=0.61, d=30), dict(n=477, eps=1.37, d=12)]
+    for on in (True, False):
+        monkeypatch.setattr(ST, "_cores", (lambda: 2) if on else (lambda: 1))
+        out = []
+        for kw in points:
+            api.clear_rate_cache()
+            ST.best.cache_clear()
+            out.append(bc.rate("multinomial", "local", **kw).to_dict())
+        if on:
+            with_threads = out
+            assert any(started), "the searches were started on worker threads"
+        else:
+            without = out
+    assert with_threads == without
+    names = {u["name"] for r in without for u in r["uppers"] if u.get("value") is not None}
+    assert {"subset-projected", "subset-projected-threshold"} <= names  # both routes evaluated at these points
+
+
+def test_plan_same_with_and_without_prefetch(monkeypatch):
+    """``plan`` starts the projected bound's value at n_q - 1 while it evaluates n_q: the same plan, every number."""
+    from boundcalc.app import planning
+
+    started = []
+    orig = ST.prefetch
+    monkeypatch.setattr(ST, "prefetch", lambda *a: started.append(a) or orig(*a))
+    out = {}
+    for on in (True, False):
+        monkeypatch.setattr(ST, "_cores", (lambda: 2) if on else (lambda: 1))
+        planning.clear_memo()
+        api.clear_rate_cache()
+        ST.best.cache_clear()
+        out[on] = bc.plan("multinomial", "local", d=30, eps=2.0, target="0.05,0.04").to_dict()
+    planning.clear_memo()
+    assert any(a[0] == "threshold" for a in started)
+    assert out[True] == out[False]
