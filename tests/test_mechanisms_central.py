@@ -321,3 +321,18 @@ def test_density_central_mechanism(privacy, kw):
     y = x.copy()
     x[:3], y[:3] = [-5.0, 7.0, 1.5], [0.0, 1.0, 1.0]
     assert np.array_equal(mech.release(x, rng=2), mech.release(y, rng=2))
+
+
+def test_mean_subsample_mechanism_under_tv():
+    """The subsampling mechanism of the TV mean (every certified upper has its mechanism, not only the best):
+    release() uses a random m-subset of the n records; its privacy is the sampling probability m/n <= α."""
+    n, reps = 200, 400
+    res = bc.rate("mean", "tv", n=n, alpha=0.05)
+    b = next(u for u in res.uppers if u.name == "subsample-shrunk-tv")
+    mech = b.mechanism()
+    assert mech.subsample == 10 and mech.check_privacy()["passed"]
+    rng = np.random.default_rng(8)
+    err = [mech.release(rng.choice([-1.0, 1.0], n), rng) ** 2 for _ in range(reps)]
+    assert _ci_low(err) <= b.value
+    mech.subsample = 20  # m/n = 0.1 > α: caught
+    assert not mech.check_privacy()["passed"]
