@@ -336,3 +336,24 @@ def test_mean_subsample_mechanism_under_tv():
     assert _ci_low(err) <= b.value
     mech.subsample = 20  # m/n = 0.1 > α: caught
     assert not mech.check_privacy()["passed"]
+
+
+def test_an_upper_bound_without_a_mechanism_is_refused():
+    """A bound the builders do not know (a new upper bound, say) raises InputError rather than getting another
+    bound's mechanism; so does a pointwise (uncertified) bound of the point problem."""
+    from boundcalc.core.bounds import Bound
+
+    fake = Bound(side="upper", name="not-a-mechanism", label="some new bound", expr=1, source="", derivation="")
+    res = bc.rate("mean", "pure", n=100, eps=1.0)
+    for problem, privacy, kw in [("mean", "pure", dict(eps=1.0)), ("support", "pure", dict(eps=1.0)),
+                                 ("density", "pure", dict(eps=1.0))]:
+        entry, values = bc.resolve(problem, privacy, dict(n=100, **kw))
+        with pytest.raises(bc.InputError, match="no runnable mechanism"):
+            entry.mechanism(entry.with_derived(values), res.upper, fake)
+    pt = bc.rate("point", "approx", n=400, eps=1.0, delta=1e-6, model="normal-mean")
+    exact = next(b for b in pt.uppers if b.name.startswith("smith-exact"))
+    entry, values = bc.resolve("point", "approx", dict(n=400, eps=1.0, delta=1e-6, model="normal-mean"))
+    v = entry.with_derived(values)
+    bound = next(b for b in entry.bounds(v) if b.name == exact.name)
+    with pytest.raises(bc.InputError, match="pointwise"):
+        entry.mechanism(v, exact, bound)

@@ -128,12 +128,22 @@ def _expr_value(expr, values, free) -> float:
     return float(Bound(side="upper", name="x", label="", expr=expr, source="", derivation="").evaluate(values, free))
 
 
+#: the upper bounds whose mechanism :func:`mean_mechanism` builds (the projected mean with each noise, the subsampling
+#: mechanisms, the non-private estimators, θ̂ = 0); another bound raises InputError rather than getting a wrong one
+MECHANISM_BOUNDS = frozenset({"zero", "laplace", "l2-laplace", "gauss-classical", "gauss-analytic", "gauss-kl",
+                              "gauss-tv", "subsample-gauss-tv", "subsample-shrunk-tv", "sample-mean", "shrunk-mean"})
+
+
 def mean_mechanism(values, upper, bound):
     """The mechanism of the upper bound ``bound`` of the central mean at ``values``, tuned at ``upper`` (its
     free parameters): a :class:`boundcalc.mechanisms.central.ProjectedMean` (the same object the check runs)."""
     from ..mechanisms.central import ProjectedMean
     from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
 
+    if bound.name not in MECHANISM_BOUNDS:
+        from ..mechanisms.runnable import no_mechanism
+
+        raise no_mechanism("mean", values["privacy"], bound.label)
     free = dict(upper.free_parameters)
     privacy = values["privacy"]
     n, d = int(values["n"]), int(values["d"])

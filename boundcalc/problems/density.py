@@ -557,6 +557,10 @@ def shrink_factor(alpha: float, h: float, V: float) -> float:
 CENTRAL_HISTOGRAMS = {"uniform": (False, False), "shrunk-histogram": (True, True)}
 
 
+#: the central upper bounds whose mechanism :func:`density_central_mechanism` builds (Laplace noise on the counts)
+CENTRAL_MECHANISM_BOUNDS = frozenset({"histogram", "histogram-laplace", "uniform", "shrunk-histogram"})
+
+
 def density_central_mechanism(values, upper, bound):
     """The runnable mechanism of a central upper bound (docs/methods/from-a-plan-to-data.md): the histogram at the
     solver's bin count, Laplace(2/ε) per count when private, shrunk toward f ≡ 1 for ``shrunk-histogram``; the same
@@ -565,6 +569,10 @@ def density_central_mechanism(values, upper, bound):
     from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
 
     n, d, Lv, priv = int(values["n"]), int(values["d"]), float(values["L"]), values["privacy"]
+    if bound.name not in CENTRAL_MECHANISM_BOUNDS:
+        from ..mechanisms.runnable import no_mechanism
+
+        raise no_mechanism("density", priv, bound.label)
     bins = int(upper.free_parameters.get("b", 1))
     h = 1.0 / bins
     mm = bins ** d

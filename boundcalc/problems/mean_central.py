@@ -592,6 +592,13 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
 
 # ------------------------------------------------------------------ rates (Table 1)
 
+def _runnable_mechanism(problem, values, upper, bound):
+    """The runnable mechanism of an upper bound (docs/methods/from-a-plan-to-data.md): the object the check runs."""
+    from ._mean_check import mean_mechanism
+
+    return mean_mechanism(values, upper, bound)
+
+
 # ------------------------------------------------------------------ registration
 
 _SHRINK_NOTE = ("Upper bounds: the estimator is (1-σ)(projected mean + noise); σ = sigma_shrink is tuned "
@@ -621,6 +628,7 @@ class CentralMean(Problem):
     titles = "mean estimation, E||X||^k <= r^k, loss ||θ̂-θ||²"
     sources = SOURCE
     checks = "boundcalc.problems._mean_check:CHECK"
+    mechanism = _runnable_mechanism
     notes = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
              "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
 
@@ -648,12 +656,6 @@ class CentralMean(Problem):
 
     def derived(self, values):
         return relations.privacy_levels(values)
-
-    # the runnable mechanism of an upper bound (docs/methods/from-a-plan-to-data.md): the object check runs
-    def mechanism(self, values, upper, bound):
-        from ._mean_check import mean_mechanism
-
-        return mean_mechanism(values, upper, bound)
 
     def lower_rate(self, values):
         """Lower-bound rate of Table 1 (differs from the upper rate for approx and tv: the gap in d)."""

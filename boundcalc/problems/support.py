@@ -380,7 +380,11 @@ def support_mechanism(values, upper, bound):
         f = subsample_scale(m, loss)
         return SupportEstimator(kind="subsample-max", subsample=m, factor=f, parameters={"subsample": m, "factor": f},
                                 **kw)
-    return SupportEstimator(kind="constant", parameters={}, **kw)
+    if bound.name == "constant":
+        return SupportEstimator(kind="constant", parameters={}, **kw)
+    from ..mechanisms.runnable import no_mechanism
+
+    raise no_mechanism("support", privacy, bound.label)
 
 
 def check_instances(t):
