@@ -356,8 +356,8 @@ class SupportEstimator(CentralMechanism):
 
     - ``max``: the sample maximum (|·| loss) or (n+1)/n times it (squared loss), no privacy;
     - ``exp-mech``: the exponential mechanism with utility -#{i : X_i > t} (sensitivity 1, monotone, so ε'-DP
-      without a factor 2) and the data-independent base measure e^{-γt} on [0, ∞), shifted by -b and projected
-      onto [θ_0, 2θ_0]; sampled exactly (piecewise exponential density);
+      without a factor 2) and the data-independent base measure e^{-γt} on [0, ∞), shifted by ``offset`` and
+      projected onto [θ_0, 2θ_0]; sampled exactly (piecewise exponential density);
     - ``subsample-max``: c times the maximum of a uniformly random subset of m = ⌊αn⌋ records, projected onto
       [θ_0, 2θ_0] (TV: the changed record is in the subset with probability m/n <= α);
     - ``constant``: 3θ_0/2.
@@ -366,10 +366,10 @@ class SupportEstimator(CentralMechanism):
     ``reps`` sorted samples (reps, n)."""
 
     def __init__(self, *, kind: str, theta0: float, loss: str, eps_used: float | None = None,
-                 gamma: float | None = None, shift: float | None = None, subsample: int | None = None,
+                 gamma: float | None = None, offset: float = 0.0, subsample: int | None = None,
                  factor: float = 1.0, **kw):
         self.kind_name, self.theta0, self.loss = kind, float(theta0), loss
-        self.eps_used, self.gamma, self.shift = eps_used, gamma, shift
+        self.eps_used, self.gamma, self.offset = eps_used, gamma, offset
         self.subsample, self.factor = subsample, float(factor)
         super().__init__(**kw)
 
@@ -394,7 +394,7 @@ class SupportEstimator(CentralMechanism):
     def _exp_mech(self, x, rng, reps):
         t0 = self.theta0
         tt = exp_mech_sample(x, self.eps_used, self.gamma, rng)
-        return np.clip(tt - self.shift / self.gamma, t0, 2 * t0)
+        return np.clip(tt + self.offset, t0, 2 * t0)
 
     def _subsample_max(self, x, rng, reps):
         t0, n, m = self.theta0, x.shape[1], self.subsample

@@ -352,46 +352,68 @@ def _eps_effective_value(values):
             "kl": math.sqrt(2 * e)}[priv]
 
 
+def _mech_max(values, fp, n, t0, loss):
+    f = 1.0 if loss == "abs" else (n + 1) / n
+    return dict(kind="max", factor=f, parameters={"factor": f})
+
+
+def _mech_exp(values, fp, n, t0, loss):
+    e = _eps_effective_value(values)
+    g = float(fp["rho"]) * (n * -math.expm1(-e) / (2 * t0))
+    offset = -(float(fp["s_shift"]) / g)
+    return dict(kind="exp-mech", eps_used=e, gamma=g, offset=offset,
+                parameters={"eps_used": e, "gamma": g, "offset": offset})
+
+
+def _mech_exp_top(values, fp, n, t0, loss):
+    """The exponential mechanism at the base rate of ``exp-mech-top``, θ̂ = clip(T + β, θ_0, 2θ_0), β = b θ_0/n."""
+    e = _eps_effective_value(values)
+    lam, v, b = (float(fp[k]) for k in ("lambda_top", "v_top", "b_top"))
+    g = v * -math.expm1(-lam * e) * (n + 1) / (2 * lam * t0)
+    offset = b * t0 / n
+    return dict(kind="exp-mech", eps_used=e, gamma=g, offset=offset,
+                parameters={"eps_used": e, "gamma": g, "offset": offset})
+
+
+def _mech_subsample(values, fp, n, t0, loss):
+    m = int(math.floor(float(values["eps"]) * n))
+    f = subsample_scale(m, loss)
+    return dict(kind="subsample-max", subsample=m, factor=f, parameters={"subsample": m, "factor": f})
+
+
+def _mech_constant(values, fp, n, t0, loss):
+    return dict(kind="constant", parameters={"value": 1.5 * t0})
+
+
+#: upper bound -> the arguments of its :class:`boundcalc.mechanisms.central.SupportEstimator`
+SUPPORT_MECHANISMS = {"max": _mech_max, "exp-mech": _mech_exp, "exp-mech-top": _mech_exp_top,
+                      "subsample-max-tv": _mech_subsample, "constant": _mech_constant}
+
+
 def support_mechanism(values, upper, bound):
     """The runnable mechanism of the upper bound ``bound`` at ``values`` (docs/methods/from-a-plan-to-data.md):
     the same object the check runs."""
     from ..mechanisms.central import SupportEstimator
-    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee, no_mechanism
 
     t0, loss, n, privacy = float(values["theta0"]), values["loss"], int(values["n"]), values["privacy"]
+    build = SUPPORT_MECHANISMS.get(bound.name)
+    if build is None:
+        raise no_mechanism("support", privacy, bound.label)
     level = None if privacy == "none" else float(values["eps"])
     g = Guarantee(privacy, level, float(values["delta"]) if privacy == "approx" else None, CENTRAL_NEIGHBOURS,
                   "alpha" if privacy in ("tv", "kl") else "eps")
-    kw = dict(theta0=t0, loss=loss, problem="support", privacy=privacy, label=bound.label, guarantee=g,
-              certified_risk=upper.value, n=n, bound=bound.name, values=values,
-              notes=("negative records are set to 0 (the family lives on [0, 2θ_0])",))
-    if bound.name == "max":
-        f = 1.0 if loss == "abs" else (n + 1) / n
-        return SupportEstimator(kind="max", factor=f, parameters={"factor": f}, **kw)
-    if bound.name == "exp-mech":
-        e = _eps_effective_value(values)
-        lam = n * -math.expm1(-e) / (2 * t0)
-        g_ = float(upper.free_parameters["rho"]) * lam
-        s_ = float(upper.free_parameters["s_shift"])
-        return SupportEstimator(kind="exp-mech", eps_used=e, gamma=g_, shift=s_,
-                                parameters={"eps_used": e, "gamma": g_, "shift": s_ / g_}, **kw)
-    if bound.name == "subsample-max-tv":
-        m = int(math.floor(float(values["eps"]) * n))
-        f = subsample_scale(m, loss)
-        return SupportEstimator(kind="subsample-max", subsample=m, factor=f, parameters={"subsample": m, "factor": f},
-                                **kw)
-    if bound.name == "constant":
-        return SupportEstimator(kind="constant", parameters={}, **kw)
-    from ..mechanisms.runnable import no_mechanism
-
-    raise no_mechanism("support", privacy, bound.label)
+    return SupportEstimator(theta0=t0, loss=loss, problem="support", privacy=privacy, label=bound.label, guarantee=g,
+                            certified_risk=upper.value, n=n, bound=bound.name, values=values,
+                            notes=("negative records are set to 0 (the family lives on [0, 2θ_0])",),
+                            **build(values, dict(upper.free_parameters), n, t0, loss))
 
 
 def check_instances(t):
     """Simulate the mechanism behind the best certified upper bound on θ = 2θ_0 (where the bound's
     λ is attained) and θ = θ_0 (the instances of :data:`CHECK`): the runnable mechanism object, on sorted samples."""
     t0, loss = float(t.values["theta0"]), t.values["loss"]
-    name = t.upper.name if t.upper.name in ("max", "exp-mech", "subsample-max-tv") else "constant"
+    name = t.upper.name if t.upper.name in SUPPORT_MECHANISMS else "constant"
     mech = support_mechanism(t.derived, t.upper, t.bound(name))
     for theta in (2 * t0, t0):
         x = np.sort(t.rng.random((t.reps, t.n)), axis=1) * theta
