@@ -1,0 +1,580 @@
+"""Runnable ε-LDP randomizers of the local problems (docs/methods/local-randomizers.md).
+
+Each class here is the mechanism behind a certified upper bound of a local problem, tuned at the solver's
+parameters, as an object a user runs on records: the client side ``privatize(record, rng)`` /
+``privatize_all(records, rng)``, the server side ``estimate(reports)``, the exact channel ``channel()`` where the
+output set is finite, and ``simulate(distribution, n, rng, reps)``, the fast path that the problem's ``check``
+runs (the exact law of the reports' sufficient statistic, or the same per-user code in a loop).
+
+``check_privacy()`` re-derives the privacy level independently of the code that builds the mechanism:
+exact likelihood ratios for finite output sets (``max_{y,x,x'} Q[y|x]/Q[y|x']``, compared with e^ε with a
+relative margin of 1e-9 for the floating-point rounding of the probabilities), and for continuous outputs the
+calibration formula evaluated afresh (Laplace: sensitivity/scale; ℓ2 sampling and PrivUnit: the ratio of the
+two density levels on the sphere).
+
+These are numpy reference implementations: they are not hardened against floating-point attacks on the noise.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..core.errors import InputError
+from .runnable import LOCAL_NEIGHBOURS, Guarantee, LocalMechanism, as_rng, no_mechanism
+
+#: relative margin on e^ε for likelihood ratios computed from float64 probabilities (rounding only: a real
+#: violation, such as the e^ε + 1 of the 'both halves' ℓ∞ sampling variant, is many orders larger)
+RATIO_MARGIN = 1e-9
+#: finite channels are enumerated up to this many outputs (beyond, the ratio is computed per output class)
+CHANNEL_LIMIT = 5000
+
+
+def _ratio_verdict(log_ratio: float, eps: float, method: str, **more) -> dict:
+    ok = bool(math.isfinite(log_ratio) or log_ratio == -math.inf) and log_ratio <= eps + math.log1p(RATIO_MARGIN)
+    return {"method": method, "passed": ok, "eps": float(eps), "log_ratio": float(log_ratio),
+            "ratio": float(math.exp(min(log_ratio, 700.0))), **more}
+
+
+def channel_log_ratio(Q) -> float:
+    """log max_{y,x,x'} Q[y,x]/Q[y,x'] of a channel matrix Q[y, x] (rows: outputs, columns: inputs).
+    +inf if an output has probability 0 under one input and not under another."""
+    Q = np.asarray(Q, float)
+    if Q.ndim != 2 or not np.all(np.isfinite(Q)) or np.any(Q < 0):
+        return math.inf
+    hi, lo = Q.max(axis=1), Q.min(axis=1)
+    used = hi > 0
+    if np.any(lo[used] == 0):
+        return math.inf
+    return float(np.max(np.log(hi[used]) - np.log(lo[used]))) if used.any() else 0.0
+
+
+def _finite_records(records, name="records") -> np.ndarray:
+    try:
+        x = np.asarray(records, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(name, "must be a numeric array", type(records).__name__) from None
+    if x.dtype == object or not np.all(np.isfinite(x)):
+        raise InputError(name, "must be finite numbers (no NaN or infinity)")
+    return x
+
+
+class LocalRandomizer(LocalMechanism):
+    """Common parts of the local randomizers: attributes, the guarantee, rng handling, ``privatize``."""
+
+    problem = ""
+    #: the shape of one record: () (a scalar or a symbol) or (d,)
+    record_ndim = 0
+
+    def __init__(self, *, problem: str, label: str, name: str, eps: float, n: int, certified_risk,
+                 parameters: dict, notes: tuple = (), values: dict | None = None):
+        super().__init__(problem, "local", label, parameters, Guarantee("local", float(eps), None, LOCAL_NEIGHBOURS),
+                         certified_risk, n, reference=True, bound=name, notes=tuple(notes) + self.default_notes(),
+                         values=values)
+        self.eps = float(eps)
+
+    def default_notes(self) -> tuple:
+        """What a user should know about the records this randomizer accepts (domain, clamping)."""
+        return ()
+
+    def _records(self, records) -> np.ndarray:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def privatize(self, record, rng=None):
+        """One user's report (the same code as :meth:`privatize_all` on one record)."""
+        x = np.asarray(record)
+        if x.ndim != self.record_ndim:
+            what = "a single value" if self.record_ndim == 0 else f"one vector of length {self.parameters.get('d')}"
+            raise InputError("record", f"must be {what} (give many records to privatize_all)", x.shape)
+        return self.privatize_all(x[None, ...], rng)[0]
+
+    def channel(self):
+        return None
+
+    def check_privacy(self) -> dict:
+        Q = self.channel()
+        if Q is None:
+            raise NotImplementedError
+        return _ratio_verdict(channel_log_ratio(Q), self.eps, "exact likelihood ratios of the finite channel",
+                              outputs=int(np.asarray(Q).shape[0]))
+
+
+# ============================================================================== multinomial (discrete.py)
+
+class DiscreteRandomizer(LocalRandomizer):
+    """k-RR, randomized response on the one-hot vector, Laplace on the one-hot vector or subset selection
+    (:mod:`boundcalc.mechanisms.discrete`), with the unbiased linear estimator, optionally projected onto the
+    simplex (``project``). A record is a symbol index in {0, …, d-1}; any other value is refused."""
+
+    problem = "multinomial"
+
+    def __init__(self, kind: str, d: int, eps: float, s: int | None = None, project: bool = False, **kw):
+        from . import discrete as DM
+
+        self.family, self.d, self.s, self.project = kind, int(d), (None if s is None else int(s)), bool(project)
+        params = {"d": self.d, "eps": float(eps)}
+        if kind == "subset":
+            params["s_sub"] = self.s
+        if kind == "laplace":
+            params["scale"] = 2.0 / float(eps)
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        self._DM = DM
+        e = float(eps)
+        if kind == "krr":
+            D = math.exp(min(e, 700.0)) + self.d - 1
+            self.keep = math.exp(min(e, 700.0)) / D if e < 700 else 1.0 - (self.d - 1) * math.exp(-e)
+            self.a, self.b = self.keep, 1.0 / D
+        elif kind == "rr":
+            self.q = 1.0 / (1.0 + math.exp(-e / 2))
+        elif kind == "subset":
+            s_ = self.s
+            self.ps = s_ * math.exp(e) / (s_ * math.exp(e) + self.d - s_) if e < 700 else s_ / (s_ + (self.d - s_) * math.exp(-e))
+            self.qs = (s_ - self.ps) / (self.d - 1)
+
+    # ---------------------------------------------------------------- client
+    def default_notes(self):
+        return (f"records: symbol indices 0..{self.d - 1} (an array of shape (n,)); any other value is refused",
+                "reports: " + {"krr": "one symbol index per user", "rr": "a 0/1 vector of length d per user",
+                               "laplace": "a real vector of length d per user",
+                               "subset": "a boolean membership vector of length d per user (an s-subset)"}[self.family])
+
+    def _records(self, records) -> np.ndarray:
+        x = _finite_records(records)
+        if x.ndim != 1:
+            raise InputError("records", "must be a one-dimensional array of symbol indices 0..d-1", x.shape)
+        if x.size and (np.any(x != np.round(x)) or x.min() < 0 or x.max() > self.d - 1):
+            raise InputError("records", f"must be symbol indices (integers) in 0..{self.d - 1}")
+        return x.astype(np.int64)
+
+    def privatize_all(self, records, rng=None):
+        """Reports of n users: k-RR an int array (n,); RR a 0/1 array (n, d); Laplace a float array (n, d);
+        subset selection a boolean membership array (n, d)."""
+        x = self._records(records)
+        rng = as_rng(rng)
+        n, d = x.size, self.d
+        if self.family == "krr":
+            keep = rng.random(n) < self.keep
+            other = (x + rng.integers(1, d, size=n)) % d  # uniform over the other d-1 symbols
+            return np.where(keep, x, other)
+        onehot = np.zeros((n, d))
+        onehot[np.arange(n), x] = 1.0
+        if self.family == "rr":
+            keep = rng.random((n, d)) < self.q
+            return np.where(keep, onehot, 1.0 - onehot).astype(np.int8)
+        if self.family == "laplace":
+            return onehot + rng.laplace(0.0, 2.0 / self.eps, size=(n, d))
+        # subset selection: the true symbol is in the subset w.p. p*; the other members are the smallest of
+        # d-1 i.i.d. uniform keys (a uniform (s-1)- or s-subset of the other symbols)
+        inc = rng.random(n) < self.ps
+        keys = rng.random((n, d))
+        keys[np.arange(n), x] = np.inf
+        member = self._DM.smallest_members(keys, np.where(inc, self.s - 1, self.s))
+        member[np.arange(n), x] = inc
+        return member
+
+    # ---------------------------------------------------------------- server
+    def _linear(self, reports) -> np.ndarray:
+        R = np.asarray(reports)
+        d = self.d
+        if self.family == "krr":
+            x = _finite_records(R, "reports")
+            if x.ndim != 1 or (x.size and (np.any(x != np.round(x)) or x.min() < 0 or x.max() > d - 1)):
+                raise InputError("reports", f"must be k-RR reports: symbol indices 0..{d - 1}, one per user")
+            if x.size == 0:
+                raise InputError("reports", "must hold at least one report")
+            T = np.bincount(x.astype(np.int64), minlength=d)
+            return (T / x.size - self.b) / (self.a - self.b)
+        x = _finite_records(R, "reports")
+        if x.ndim != 2 or x.shape[1] != d or x.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {d}) of reports, n >= 1", x.shape)
+        mean = x.mean(axis=0)
+        if self.family == "rr":
+            return (mean - (1 - self.q)) / (2 * self.q - 1)
+        if self.family == "laplace":
+            return mean
+        return (mean - self.qs) / (self.ps - self.qs)
+
+    def estimate(self, reports):
+        """θ̂ (d,): the unbiased linear estimate (projected onto the simplex for the projected bounds)."""
+        est = self._linear(reports)
+        return self._DM.project_simplex(est)[0] if self.project else est
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, d) from n users drawn from θ = ``distribution``: the exact law of the
+        released counts (:func:`boundcalc.mechanisms.discrete.estimate`), then the same post-processing."""
+        theta = np.asarray(distribution, float)
+        est = self._DM.estimate(self.family, theta, int(n), self.eps, int(reps), as_rng(rng), s=self.s)
+        return self._DM.project_simplex(est) if self.project else est
+
+    # ---------------------------------------------------------------- channel and privacy
+    def _outputs(self) -> int:
+        if self.family == "krr":
+            return self.d
+        if self.family == "rr":
+            return 2 ** self.d if self.d < 60 else math.inf
+        if self.family == "subset":
+            return math.comb(self.d, self.s)
+        return math.inf
+
+    def channel(self):
+        """Q[y, x] = P(report y | symbol x) over the enumerated outputs (k-RR: the d symbols; RR: the 2^d bit
+        vectors; subset selection: the s-subsets in lexicographic order); None for Laplace (continuous) or when
+        the outputs number more than :data:`CHANNEL_LIMIT`."""
+        if self.family == "laplace" or self._outputs() > CHANNEL_LIMIT:
+            return None
+        Q, _ = self._DM.channel(self.family, self.d, self.eps, self.s)
+        return Q.T
+
+    def check_privacy(self) -> dict:
+        if self.family == "laplace":
+            # one-hot vectors of two symbols differ by 2 in ℓ1; Laplace(b) per coordinate gives level 2/b
+            b = self.parameters["scale"]
+            return _ratio_verdict(2.0 / b, self.eps, "calibration: ℓ1 sensitivity 2 of the one-hot vector / "
+                                  "Laplace scale", sensitivity=2.0, scale=b)
+        if self._outputs() <= CHANNEL_LIMIT:
+            return super().check_privacy()
+        # exact rational arithmetic on the float probabilities, per class of outputs
+        e = Fraction(math.exp(self.eps)) if self.eps < 700 else None
+        if self.family == "rr":
+            # one output bit per symbol; two inputs differ in two bits, each contributing q/(1-q)
+            q = Fraction(self.q)
+            ratio = (q / (1 - q)) ** 2
+            method = "exact ratio per output bit (two one-hot vectors differ in two bits), rational arithmetic"
+        else:
+            # every s-subset has probability e^ε/Z (contains x) or 1/Z (does not), Z the same for every x
+            Z = math.comb(self.d - 1, self.s - 1) * e + math.comb(self.d - 1, self.s)
+            ratio = (e / Z) / (1 / Z)
+            method = "exact ratio of the two probability levels of an s-subset, rational arithmetic"
+        if e is not None and ratio <= e * (1 + Fraction(RATIO_MARGIN)):
+            return {"method": method, "passed": True, "eps": self.eps, "ratio": float(ratio)}
+        return _ratio_verdict(math.log(float(ratio)), self.eps, method)
+
+
+class UniformEstimator(LocalRandomizer):
+    """θ̂ = the uniform distribution: uses no data (every report is empty, the channel has one output)."""
+
+    problem = "multinomial"
+
+    def __init__(self, d: int, eps: float, **kw):
+        self.d = int(d)
+        super().__init__(eps=eps, parameters={"d": self.d}, **kw)
+
+    def _records(self, records):
+        return DiscreteRandomizer._records(self, records)
+
+    def privatize_all(self, records, rng=None):
+        x = self._records(records)
+        return np.zeros((x.size, 0))
+
+    def estimate(self, reports):
+        return np.full(self.d, 1.0 / self.d)
+
+    def simulate(self, distribution, n, rng, reps):
+        return np.tile(self.estimate(None), (int(reps), 1))
+
+    def channel(self):
+        return np.ones((1, self.d))
+
+
+def multinomial_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
+    """The randomizer of a multinomial upper bound (the hook ``Multinomial.mechanism_local``)."""
+    from . import discrete as DM
+    from . import subset_tail as ST
+
+    d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
+    name, free = upper.name, dict(upper.free_parameters)
+    common = dict(problem="multinomial", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    if name == "uniform":
+        return UniformEstimator(d, eps, **common)
+    if name in DM.MECHANISMS:
+        s = int(free["s_sub"]) if "s_sub" in free else None
+        return DiscreteRandomizer(name, d, eps, s=s, **common)
+    routes = {"subset-projected": "max", "subset-projected-threshold": "threshold"}
+    if name in routes:
+        s = int(ST.best(routes[name], n, eps, d, values["loss"])[1])
+        return DiscreteRandomizer("subset", d, eps, s=s, project=True, **common)
+    raise no_mechanism("multinomial", "local", upper.label)
+
+
+# ============================================================================== local mean (local_scalar.py, sampling.py, privunit.py)
+
+class ScalarRandomizer(LocalRandomizer):
+    """One truncated scalar: truncation at T then one-bit, Laplace(2T/ε) or quantised (2m+1)-RR
+    (:mod:`boundcalc.mechanisms.local_scalar`). Records are real numbers; values outside [-T, T] are truncated
+    to [-T, T] (that is the mechanism: the certified risk accounts for its bias). The estimate is the mean of the
+    unbiased reports."""
+
+    problem = "mean"
+
+    def __init__(self, kind: str, T: float, eps: float, m: int = 1, **kw):
+        self.family, self.T, self.m = kind, float(T), int(m)
+        params = {"T": self.T, "eps": float(eps)}
+        if kind == "laplace":
+            params["scale"] = 2 * self.T / float(eps)
+        if kind == "levels-rr":
+            params["m_levels"] = self.m
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+
+    def default_notes(self):
+        return (f"records: real numbers (an array of shape (n,)); values outside [-T, T] = [{-self.T:.6g}, {self.T:.6g}] "
+                "are truncated to it (the certified risk includes the truncation bias)",)
+
+    def _records(self, records):
+        x = _finite_records(records)
+        if x.ndim != 1:
+            raise InputError("records", "must be a one-dimensional array of real numbers (d = 1)", x.shape)
+        return x
+
+    def privatize_all(self, records, rng=None):
+        from . import local_scalar as LS
+
+        x, rng = self._records(records), as_rng(rng)
+        if self.family == "levels-rr":
+            return LS.levels_rr(x, self.T, self.eps, rng, m=self.m)
+        return LS.MECHANISMS[self.family](x, self.T, self.eps, rng)
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 1 or z.size == 0:
+            raise InputError("reports", "must be a one-dimensional array of at least one report", z.shape)
+        return float(z.mean())
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates from n users drawn from a discrete law ``distribution = (atoms, probs)``: the atom
+        counts are multinomial, then the exact law of the reports' sum given the counts."""
+        atoms, probs = distribution
+        rng = as_rng(rng)
+        counts = rng.multinomial(int(n), np.asarray(probs, float), size=int(reps))
+        xt = np.clip(np.asarray(atoms, float), -self.T, self.T)
+        return SIM_1D[self.family](counts, xt, self.T, int(n), self.eps, int(reps), rng, m=self.m)
+
+    def channel(self):
+        """levels-rr: the (2m+1)-RR matrix on the grid levels (Q[y, j]); the input's randomised rounding to a level
+        happens before it, so the ratios of the whole channel are at most these. None for the others (continuous
+        input or output; see :meth:`check_privacy`)."""
+        if self.family == "levels-rr":
+            from .local_scalar import levels_rr_channel
+
+            return levels_rr_channel(self.m, self.eps).T
+        return None
+
+    def check_privacy(self) -> dict:
+        if self.family == "levels-rr":
+            return super().check_privacy()
+        if self.family == "laplace":
+            b = self.parameters["scale"]
+            return _ratio_verdict(2 * self.T / b, self.eps, "calibration: sensitivity 2T of the truncated value / "
+                                  "Laplace scale", sensitivity=2 * self.T, scale=b)
+        # one-bit: P(+|x) is affine in the truncated x, so the extreme ratios are at x = ±T
+        return _onebit_verdict(self.T, self.eps, 1, "one-bit")
+
+
+def _onebit_probs(T: float, level: float):
+    """P(Z = +) at x = -T and x = +T of the one-bit mechanism at ``level``, recomputed from its definition
+    P(+|x) = 1/2 + x/(2T coth(level/2)) (not from the sampler)."""
+    c = (math.exp(level) + 1) / math.expm1(level) if level < 700 else 1.0
+    return 0.5 - 1 / (2 * c), 0.5 + 1 / (2 * c)
+
+
+def _onebit_verdict(T: float, eps: float, k: int, what: str) -> dict:
+    lo, hi = _onebit_probs(T, eps / k)
+    per = max(math.log(hi) - math.log(lo), math.log1p(-lo) - math.log1p(-hi)) if lo > 0 else math.inf
+    return _ratio_verdict(k * per, eps, f"exact likelihood ratio of {what} at the extreme inputs ±T (probabilities "
+                          f"affine in the input), {k} release(s) composed", per_release_log_ratio=per, releases=k)
+
+
+class VectorRandomizer(LocalRandomizer):
+    """A d-dimensional record projected onto the ℓ2 ball of radius T (``ball = "l2"``) or clipped to [-T, T]^d
+    (``"linf"``), then released by ℓ2 sampling, ℓ∞ sampling, PrivUnit or a coordinate mechanism
+    (:mod:`boundcalc.mechanisms.sampling`, :mod:`boundcalc.mechanisms.privunit`). Each report is an unbiased
+    view of the projected record; the estimate is their mean."""
+
+    problem = "mean"
+    record_ndim = 1
+
+    def __init__(self, kind: str, T: float, ball: str, d: int, eps: float, k: int = 1, **kw):
+        self.family, self.T, self.ball, self.d, self.k = kind, float(T), ball, int(d), int(k)
+        params = {"T": self.T, "eps": float(eps), "d": self.d, "ball": ball}
+        if kind == "coordinate-subsampling":
+            params["k_sub"] = self.k
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+
+    def default_notes(self):
+        where = (f"projected onto the ℓ2 ball of radius T = {self.T:.6g}" if self.ball == "l2" else
+                 f"clipped coordinate-wise to [-T, T], T = {self.T:.6g}")
+        return (f"records: vectors of length {self.d} (an array of shape (n, {self.d})); each record is {where} "
+                "before it is privatized (the certified risk includes that bias)",)
+
+    def _records(self, records):
+        x = _finite_records(records)
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise InputError("records", f"must be an array (n, {self.d}) of records, one row per user", x.shape)
+        return x
+
+    def project(self, x):
+        """The documented treatment of records outside the ball: projection (ℓ2) or clipping (ℓ∞) at T."""
+        if self.ball == "l2":
+            nr = np.linalg.norm(x, axis=1, keepdims=True)
+            return x * np.minimum(1.0, self.T / np.maximum(nr, 1e-300))
+        return np.clip(x, -self.T, self.T)
+
+    def _release(self, x, rng):
+        from . import privunit as PU
+        from . import sampling as SM
+
+        if self.family == "privunit":
+            return PU.privunit(x, self.T * (1 if self.ball == "l2" else math.sqrt(self.d)), self.eps, rng)
+        if self.family == "coordinate-subsampling":
+            return SM.coordinate_subsampling(x, self.T, self.eps, rng, k=self.k)
+        return SM.SAMPLERS[self.family](x, self.T, self.eps, rng)
+
+    def privatize_all(self, records, rng=None):
+        return self._release(self.project(self._records(records)), as_rng(rng))
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.d or z.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {self.d}) of reports, n >= 1", z.shape)
+        return z.mean(axis=0)
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, d): ``distribution(m)`` draws m records (rows); each repetition runs
+        :meth:`privatize_all` and :meth:`estimate` on n users (the per-user code itself)."""
+        rng = as_rng(rng)
+        est = np.empty((int(reps), self.d))
+        for i in range(int(reps)):
+            est[i] = self.estimate(self._release(self.project(np.asarray(distribution(int(n)), float)), rng))
+        return est
+
+    def channel(self):
+        """ℓ∞ sampling: the law of the sign vector w given the sign vector of Ṽ, Q[w, s] over {±1}^d (d <= 12; the
+        record enters only through Ṽ, so the whole channel's ratios are at most these). None otherwise."""
+        if self.family == "linf-sampling" and self.d <= 12:
+            import itertools
+
+            from .sampling import linf_sampling_law
+
+            signs = list(itertools.product([-1.0, 1.0], repeat=self.d))
+            return np.column_stack([linf_sampling_law(s, self.eps)[1] for s in signs])
+        return None
+
+    def check_privacy(self) -> dict:
+        from . import sampling as SM
+
+        e = self.eps
+        if self.family == "coordinate-splitting":
+            return _onebit_verdict(self.T, e, 1, "one-bit on one uniformly chosen coordinate")
+        if self.family == "coordinate-composition":
+            return _onebit_verdict(self.T, e, self.d, f"one-bit at level ε/{self.d} per coordinate")
+        if self.family == "coordinate-subsampling":
+            return _onebit_verdict(self.T, e, self.k, f"one-bit at level ε/{self.k} on {self.k} coordinates")
+        if self.family == "linf-sampling":
+            if self.d <= 12:
+                return super().check_privacy()
+            # every w has probability e^ε/Z or 1/Z given Ṽ, with the same Z for every Ṽ
+            pi = SM._linf_pi(self.d, e)
+            x = 0.0 if self.d % 2 else math.exp(math.lgamma(self.d + 1) - 2 * math.lgamma(self.d / 2 + 1)
+                                                - self.d * math.log(2))
+            K = (1 - x) / 2  # strict half, as a fraction of 2^d; boundary fraction x
+            # near-half points: π'/K each; far closed half: (1-π')/(K + x) each
+            lr = math.log(pi / K) - math.log((1 - pi) / (K + x))
+            return _ratio_verdict(lr, e, "ratio of the two probability levels of ℓ∞ sampling (near strict half, "
+                                  "far closed half)")
+        if self.family == "l2-sampling":
+            pi = SM._pi(e)
+            return _ratio_verdict(math.log(pi) - math.log1p(-pi), e, "ratio of the two density levels on the "
+                                  "sphere (near and far half)", near_half_probability=pi)
+        # PrivUnit: density p/C on the cap {<V,u> >= γ} (C its area fraction), (1-p)/(1-C) off it; C recomputed
+        # from the Beta law of <V,u> (W = 1 - 2B, B ~ Beta((d-1)/2, (d-1)/2))
+        from scipy import special
+
+        from .privunit import privunit_parameters
+
+        dd = self.d
+        m, g, p, _ = privunit_parameters(dd, e)
+        a = (dd - 1) / 2.0
+        C = float(special.betainc(a, a, (1.0 - g) / 2.0))
+        lr = (math.log(p) - math.log1p(-p)) + (math.log1p(-C) - math.log(C)) if 0 < C < 1 and 0 < p < 1 else math.inf
+        return _ratio_verdict(lr, e, "ratio of the two density levels of PrivUnit (cap and its complement), cap "
+                              "area recomputed from the Beta law", cap_threshold=g, cap_probability=p, cap_area=C)
+
+
+class ZeroEstimator(LocalRandomizer):
+    """θ̂ = 0: uses no data (every report is empty)."""
+
+    def __init__(self, d: int, eps: float, problem: str = "mean", **kw):
+        self.d = int(d)
+        super().__init__(eps=eps, problem=problem, parameters={"d": self.d}, **kw)
+        self.record_ndim = 0 if self.d == 1 else 1
+
+    def _records(self, records):
+        x = _finite_records(records)
+        if (self.d == 1 and x.ndim != 1) or (self.d > 1 and (x.ndim != 2 or x.shape[1] != self.d)):
+            raise InputError("records", f"must be an array of records of dimension {self.d}", x.shape)
+        return x
+
+    def privatize_all(self, records, rng=None):
+        return np.zeros((self._records(records).shape[0], 0))
+
+    def estimate(self, reports):
+        return 0.0 if self.d == 1 else np.zeros(self.d)
+
+    def simulate(self, distribution, n, rng, reps):
+        return np.zeros(int(reps)) if self.d == 1 else np.zeros((int(reps), self.d))
+
+    def channel(self):
+        return np.ones((1, 1))
+
+
+# --- the 1-D fast paths: exact law of the sum of the reports given the counts of each (truncated) atom
+
+def _onebit_1d(counts, xt, T, n, eps, reps, rng, m=1):
+    from .local_scalar import coth_half_np
+
+    c = float(coth_half_np(eps))
+    pplus = 0.5 + xt / (2 * T * c)
+    plus = rng.binomial(counts, pplus[None, :]).sum(axis=1)
+    return T * c * (2 * plus - n) / n
+
+
+def _laplace_1d(counts, xt, T, n, eps, reps, rng, m=1):
+    b = 2 * T / eps
+    noise = rng.gamma(n, b, size=reps) - rng.gamma(n, b, size=reps)
+    return (counts @ xt + noise) / n
+
+
+def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
+    """Truncation + unbiased rounding to the grid jT/m + (2m+1)-RR, from the atom counts (exact law)."""
+    h = T / m
+    lo = np.floor(xt / h)
+    frac = xt / h - lo
+    lam = float(np.expm1(eps) / (np.expm1(eps) + 2 * m + 1))
+    ups = rng.binomial(counts, frac[None, :])  # users of each atom rounded up
+    kept_lo = rng.binomial(counts - ups, lam)
+    kept_up = rng.binomial(ups, lam)
+    jsum = (kept_lo * lo[None, :] + kept_up * np.minimum(lo + 1, m)[None, :]).sum(axis=1)
+    n_unif = n - (kept_lo + kept_up).sum(axis=1)
+    unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
+    jsum = jsum + unif @ np.arange(-m, m + 1)
+    return jsum * h / lam / n
+
+
+SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d, "levels-rr": _levels_1d}
+
+
+def mean_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
+    """The randomizer of a local mean upper bound (the hook ``LocalMean.mechanism_local``)."""
+    d, eps, n, r = int(values["d"]), float(values["eps"]), int(values["n"]), float(values["r"])
+    ball = "l2" if d == 1 else values["ball"]
+    name, free = upper.name, dict(upper.free_parameters)
+    common = dict(problem="mean", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    T = float(free.get("T", r))
+    if name == "zero":
+        return ZeroEstimator(d, eps, **common)
+    if d == 1 and name in SIM_1D:
+        return ScalarRandomizer(name, T, eps, m=int(free.get("m_levels", 1)), **common)
+    if d > 1 and name in ("l2-sampling", "linf-sampling", "privunit", "coordinate-splitting",
+                          "coordinate-composition", "coordinate-subsampling"):
+        return VectorRandomizer(name, T, ball, d, eps, k=int(free.get("k_sub", 1)), **common)
+    raise no_mechanism("mean", "local", upper.label)
