@@ -327,9 +327,11 @@ class ScalarRandomizer(LocalRandomizer):
         return x
 
     def privatize_all(self, records, rng=None):
+        return self._release(self._records(records), as_rng(rng))
+
+    def _release(self, x, rng):
         from . import local_scalar as LS
 
-        x, rng = self._records(records), as_rng(rng)
         if self.family == "levels-rr":
             return LS.levels_rr(x, self.T, self.eps, rng, m=self.m)
         return LS.MECHANISMS[self.family](x, self.T, self.eps, rng)
@@ -342,9 +344,14 @@ class ScalarRandomizer(LocalRandomizer):
 
     def simulate(self, distribution, n, rng, reps):
         """``reps`` estimates from n users drawn from a discrete law ``distribution = (atoms, probs)``: the atom
-        counts are multinomial, then the exact law of the reports' sum given the counts."""
-        atoms, probs = distribution
+        counts are multinomial, then the exact law of the reports' sum given the counts. ``distribution`` may also
+        be a sampler ``distribution(m) -> m records``: then :meth:`privatize_all` and :meth:`estimate` per
+        repetition (the per-user code itself)."""
         rng = as_rng(rng)
+        if callable(distribution):  # a sampler of records: the per-user code, repetition by repetition
+            return np.array([self.estimate(self._release(self._records(distribution(int(n))), rng))
+                             for _ in range(int(reps))])
+        atoms, probs = distribution
         counts = rng.multinomial(int(n), np.asarray(probs, float), size=int(reps))
         xt = np.clip(np.asarray(atoms, float), -self.T, self.T)
         return SIM_1D[self.family](counts, xt, self.T, int(n), self.eps, int(reps), rng, m=self.m)
@@ -398,6 +405,8 @@ class VectorRandomizer(LocalRandomizer):
         params = {"T": self.T, "eps": float(eps), "d": self.d, "ball": ball}
         if kind == "coordinate-subsampling":
             params["k_sub"] = self.k
+        if kind == "laplace-composition":
+            params["scale"] = 2 * self.T * self.d / float(eps)
         super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
 
     def default_notes(self):
@@ -427,6 +436,10 @@ class VectorRandomizer(LocalRandomizer):
             return PU.privunit(x, self.T * (1 if self.ball == "l2" else math.sqrt(self.d)), self.eps, rng)
         if self.family == "coordinate-subsampling":
             return SM.coordinate_subsampling(x, self.T, self.eps, rng, k=self.k)
+        if self.family == "laplace-composition":
+            from .local_scalar import laplace
+
+            return laplace(x, self.T, self.eps / self.d, rng)
         return SM.SAMPLERS[self.family](x, self.T, self.eps, rng)
 
     def privatize_all(self, records, rng=None):
@@ -469,6 +482,10 @@ class VectorRandomizer(LocalRandomizer):
             return _onebit_verdict(self.T, e, self.d, f"one-bit at level ε/{self.d} per coordinate")
         if self.family == "coordinate-subsampling":
             return _onebit_verdict(self.T, e, self.k, f"one-bit at level ε/{self.k} on {self.k} coordinates")
+        if self.family == "laplace-composition":
+            b = self.parameters["scale"]
+            return _ratio_verdict(self.d * 2 * self.T / b, e, "calibration: d coordinates, each of sensitivity 2T, "
+                                  "Laplace scale b per coordinate (basic composition: d·2T/b)", scale=b)
         if self.family == "linf-sampling":
             if self.d <= 12:
                 return super().check_privacy()
@@ -578,3 +595,263 @@ def mean_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
                           "coordinate-composition", "coordinate-subsampling"):
         return VectorRandomizer(name, T, ball, d, eps, k=int(free.get("k_sub", 1)), **common)
     raise no_mechanism("mean", "local", upper.label)
+
+
+# ============================================================================== Gaussian location (local_scalar.py: threshold scheme)
+
+def _split_columns(n: int, k: int, d: int) -> np.ndarray:
+    """(n, k): the coordinates user i reports, ik, …, ik+k-1 (mod d) (public, fixed by the user's index)."""
+    return (np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d
+
+
+def _rr_bit_verdict(level: float, k: int, eps: float, what: str) -> dict:
+    q = 1.0 / (1.0 + math.exp(-level))
+    per = math.log(q) - math.log1p(-q)
+    return _ratio_verdict(k * per, eps, f"exact likelihood ratio of randomized response of {what} (keep probability "
+                          f"e^ε'/(e^ε'+1), ε' = {level:.6g}), {k} bit(s) per user composed",
+                          per_release_log_ratio=per, releases=k)
+
+
+class GaussThresholdRandomizer(LocalRandomizer):
+    """Threshold + randomized response (docs/problems/gaussian.md): user i reports the k coordinates
+    ik, …, ik+k-1 (mod d) as randomized response of the bits 1{x_j > 0} at level ε/k (k = 1 when d = 1). The server
+    debiases each coordinate's frequency (with the scheme's choice of how many reports it uses and a shrinkage λ,
+    :func:`boundcalc.mechanisms.local_scalar.threshold_scheme`, unless ``closed``: all reports, λ = 1), clips it to
+    [Φ(-B/σ), Φ(B/σ)] and returns σΦ^{-1}(p̂). Reports: an array (n, k) of 0/1 bits, row i = user i (the row
+    index fixes the coordinates)."""
+
+    problem = "gaussian"
+    record_ndim = 1
+
+    def __init__(self, d: int, k: int, sigma: float, B: float, eps: float, closed: bool, **kw):
+        self.d, self.k, self.sigma, self.B, self.closed = int(d), int(k), float(sigma), float(B), bool(closed)
+        params = {"d": self.d, "eps": float(eps), "sigma": self.sigma, "B": self.B}
+        if self.d > 1:
+            params["k_sub"] = self.k
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        self.level = float(eps) / self.k
+
+    def default_notes(self):
+        return (f"records: vectors of length {self.d} (an array of shape (n, {self.d})); user i (row i) reports "
+                f"coordinates i·k, …, i·k+k-1 mod d, k = {self.k}",
+                "reports: an array (n, k) of 0/1 bits (row i from user i)")
+
+    def _records(self, records):
+        x = _finite_records(records)
+        if self.d == 1 and x.ndim == 1:
+            x = x[:, None]
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise InputError("records", f"must be an array (n, {self.d}) of records, one row per user", x.shape)
+        return x
+
+    def privatize(self, record, rng=None, user: int = 0):
+        """One user's report: the k bits of the coordinates user number ``user`` (0-based) is assigned."""
+        x = self._records(np.asarray(record, float).reshape(1, -1))
+        if isinstance(user, bool) or not isinstance(user, (int, np.integer)) or user < 0:
+            raise InputError("user", "must be the user's index, an integer >= 0", user)
+        cols = (int(user) * self.k + np.arange(self.k)) % self.d
+        return self._bits(x[0, cols][None, :], as_rng(rng))[0]
+
+    def _bits(self, xcols, rng):
+        from .local_scalar import threshold_rr_bits
+
+        return threshold_rr_bits(xcols, self.level, rng)
+
+    def privatize_all(self, records, rng=None):
+        x = self._records(records)
+        cols = _split_columns(x.shape[0], self.k, self.d)
+        return self._bits(np.take_along_axis(x, cols, axis=1), as_rng(rng))
+
+    def _plan(self, n: int):
+        """(cols, use, m, λ) for n reports: which reports the server uses and its shrinkage."""
+        from .local_scalar import threshold_scheme
+
+        k, d = self.k, self.d
+        cols = _split_columns(n, k, d)
+        if self.closed:  # all reports, λ = 1
+            return cols, np.ones((n, k), bool), np.bincount(cols.ravel(), minlength=d), 1.0
+        _, lam, m_used, _ = threshold_scheme(n * k // d, self.level, self.B / self.sigma)
+        flat = cols.ravel()
+        order = np.argsort(flat, kind="stable")
+        rank = np.empty(flat.size, np.int64)
+        start = np.searchsorted(flat[order], flat[order], side="left")
+        rank[order] = np.arange(flat.size) - start  # the index of each report among its coordinate's reports
+        use = (rank < m_used).reshape(n, k)
+        return cols, use, np.bincount(cols[use], minlength=d), lam
+
+    def _finish(self, ones, m, lam):
+        from .local_scalar import threshold_estimate
+
+        return np.where(m > 0, lam * threshold_estimate(ones, np.maximum(m, 1), self.level, self.sigma, self.B), 0.0)
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.k or z.shape[0] == 0 or np.any((z != 0) & (z != 1)):
+            raise InputError("reports", f"must be an array (n, {self.k}) of 0/1 bits, n >= 1", z.shape)
+        cols, use, m, lam = self._plan(z.shape[0])
+        ones = np.bincount(cols[use], weights=z[use], minlength=self.d)
+        est = self._finish(ones, m, lam)
+        return float(est[0]) if self.d == 1 else est
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, d) for X ~ N(θ, σ²I), ``distribution = θ``: each user's assigned coordinates
+        only are drawn (the others are independent of the report), then the same bits and estimate."""
+        theta = np.asarray(distribution, float).reshape(self.d)
+        rng, n = as_rng(rng), int(n)
+        cols, use, m, lam = self._plan(n)
+        est = np.empty((int(reps), self.d))
+        for rep in range(int(reps)):
+            z = self._bits(theta[cols] + self.sigma * rng.standard_normal((n, self.k)), rng)
+            est[rep] = self._finish(np.bincount(cols[use], weights=z[use], minlength=self.d), m, lam)
+        return est
+
+    def channel(self):
+        """Q[y, b] of one user: the k released bits y given the k threshold bits b (2^k × 2^k, k <= 10); the record
+        enters only through b."""
+        if self.k > 10:
+            return None
+        import itertools
+
+        q = 1.0 / (1.0 + math.exp(-self.level))
+        pts = np.array(list(itertools.product([0, 1], repeat=self.k)))
+        agree = pts[:, None, :] == pts[None, :, :]
+        return np.prod(np.where(agree, q, 1 - q), axis=2)
+
+    def check_privacy(self) -> dict:
+        if self.k <= 10:
+            out = super().check_privacy()
+            out["method"] += f" (k = {self.k} randomized-response bits at ε/k)"
+            return out
+        return _rr_bit_verdict(self.level, self.k, self.eps, "threshold bits")
+
+
+class GaussTwoStageRandomizer(GaussThresholdRandomizer):
+    """Two stages (docs/problems/gaussian.md): users i < ⌊αn⌋ release clip(x_j, ±(B+τ)) of their k coordinates by the
+    one-bit mechanism at ε/k; the server's centre c_j is their mean per coordinate projected on [-B, B]; the other
+    users release randomized response of 1{x_j > c_j} at ε/k, and θ̂_j = c_j + σΦ^{-1}(clip(p̂, Φ(-w), Φ(w)))
+    projected on [-B, B]. Sequentially interactive: stage 2 needs c (``privatize(..., user=i, centre=c)``;
+    :meth:`centre` computes it from the stage-1 reports). Reports: an array (n, k), stage-1 rows the one-bit values,
+    stage-2 rows 0/1 bits."""
+
+    def __init__(self, d, k, sigma, B, eps, alpha: float, w: float, tau: float, **kw):
+        self.alpha, self.w, self.tau = float(alpha), float(w), float(tau)
+        super().__init__(d, k, sigma, B, eps, closed=True,
+                         parameters={"alpha": self.alpha, "w": self.w, "tau": self.tau, **kw.pop("parameters", {})},
+                         **kw)
+        self.L = self.B + self.tau
+
+    def default_notes(self):
+        return (f"records: vectors of length {self.d} (an array of shape (n, {self.d})); users 0..⌊αn⌋-1 form stage 1 "
+                f"(α = {self.alpha:.4g}); user i reports coordinates i·k, …, i·k+k-1 mod d, k = {self.k}",
+                "stage 1 clips each coordinate to [-(B+τ), B+τ] before the one-bit release",
+                "reports: an array (n, k): one-bit values (stage 1 rows), 0/1 bits (stage 2 rows)")
+
+    def _n1(self, n: int) -> int:
+        return int(math.floor(self.alpha * n))
+
+    def _stage1(self, xcols, rng):
+        from .local_scalar import onebit
+
+        return onebit(xcols, self.L, self.level, rng)
+
+    def centre(self, stage1_reports, n: int):
+        """c (d,): the stage-1 mean per coordinate projected on [-B, B] (0 where a coordinate has no report)."""
+        z1 = np.asarray(stage1_reports, float)
+        c1 = _split_columns(n, self.k, self.d)[: z1.shape[0]]
+        m1 = np.bincount(c1.ravel(), minlength=self.d)
+        c = np.clip(np.bincount(c1.ravel(), weights=z1.ravel(), minlength=self.d) / np.maximum(m1, 1), -self.B, self.B)
+        return np.where(m1 > 0, c, 0.0)
+
+    def privatize(self, record, rng=None, user: int = 0, n: int | None = None, centre=None):
+        """One user's report; ``n`` (default: the tuned n) fixes the stages; stage-2 users need ``centre``."""
+        x = self._records(np.asarray(record, float).reshape(1, -1))
+        n = self.n if n is None else int(n)
+        if isinstance(user, bool) or not isinstance(user, (int, np.integer)) or not 0 <= user < n:
+            raise InputError("user", f"must be the user's index, an integer in [0, n) with n = {n}", user)
+        cols = (int(user) * self.k + np.arange(self.k)) % self.d
+        rng = as_rng(rng)
+        if user < self._n1(n):
+            return self._stage1(x[0, cols][None, :], rng)[0]
+        if centre is None:
+            raise InputError("centre", "is needed for a stage-2 user: the server's centre(stage-1 reports)")
+        c = np.asarray(centre, float).reshape(self.d)
+        return self._bits((x[0, cols] - c[cols])[None, :], rng)[0]
+
+    def privatize_all(self, records, rng=None):
+        """Both stages for n users (the server's centre computed in between from the stage-1 reports)."""
+        x = self._records(records)
+        rng, n = as_rng(rng), x.shape[0]
+        cols, n1 = _split_columns(n, self.k, self.d), self._n1(n)
+        xc = np.take_along_axis(x, cols, axis=1)
+        z1 = self._stage1(xc[:n1], rng)
+        c = self.centre(z1, n)
+        z2 = self._bits(xc[n1:] - c[cols[n1:]], rng)
+        return np.vstack([z1, z2.astype(float)])
+
+    def _second(self, c, z2, c2, m2):
+        from .local_scalar import threshold_estimate
+
+        ones = np.bincount(c2.ravel(), weights=z2.ravel(), minlength=self.d)
+        est = c + threshold_estimate(ones, np.maximum(m2, 1), self.level, self.sigma, self.sigma * self.w)
+        return np.clip(np.where(m2 > 0, est, c), -self.B, self.B)
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.k or z.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {self.k}) of reports, n >= 1", z.shape)
+        n = z.shape[0]
+        n1 = self._n1(n)
+        if np.any((z[n1:] != 0) & (z[n1:] != 1)):
+            raise InputError("reports", f"stage-2 rows (from row {n1}) must be 0/1 bits")
+        cols = _split_columns(n, self.k, self.d)
+        c = self.centre(z[:n1], n)
+        est = self._second(c, z[n1:], cols[n1:], np.bincount(cols[n1:].ravel(), minlength=self.d))
+        return float(est[0]) if self.d == 1 else est
+
+    def simulate(self, distribution, n, rng, reps):
+        theta = np.asarray(distribution, float).reshape(self.d)
+        rng, n = as_rng(rng), int(n)
+        cols, n1 = _split_columns(n, self.k, self.d), self._n1(n)
+        c1, c2 = cols[:n1], cols[n1:]
+        m2 = np.bincount(c2.ravel(), minlength=self.d)
+        est = np.empty((int(reps), self.d))
+        for rep in range(int(reps)):
+            z1 = self._stage1(theta[c1] + self.sigma * rng.standard_normal(c1.shape), rng)
+            c = self.centre(z1, n)
+            z2 = self._bits(theta[c2] + self.sigma * rng.standard_normal(c2.shape) - c[c2], rng)
+            est[rep] = self._second(c, z2, c2, m2)
+        return est
+
+    def channel(self):
+        return None
+
+    def check_privacy(self) -> dict:
+        one = _onebit_verdict(self.L, self.eps, self.k, "stage 1 (one-bit at ε/k)")
+        two = _rr_bit_verdict(self.level, self.k, self.eps, "stage-2 threshold bits")
+        return {"method": "each user takes part in one stage: " + one["method"] + "; " + two["method"],
+                "passed": one["passed"] and two["passed"], "eps": self.eps,
+                "log_ratio": max(one["log_ratio"], two["log_ratio"]), "stage1": one, "stage2": two}
+
+
+def gaussian_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
+    """The randomizer of a Gaussian location (local) upper bound (the hook ``Gaussian.mechanism_local``)."""
+    d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
+    sigma, B = float(values["sigma"]), float(values["B"])
+    name, free = upper.name, dict(upper.free_parameters)
+    common = dict(problem="gaussian", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    k = int(free.get("k_sub", 1)) if d > 1 else 1
+    L = B + float(free.get("tau", 0.0))
+    if name == "zero":
+        return ZeroEstimator(d, eps, **common)
+    if name in ("threshold-rr", "threshold-rr-split", "threshold-rr-split-exact"):
+        return GaussThresholdRandomizer(d, k, sigma, B, eps, closed=(name == "threshold-rr-split"), **common)
+    if name == "two-stage-threshold":
+        return GaussTwoStageRandomizer(d, k, sigma, B, eps, alpha=free["alpha"], w=free["w"], tau=free["tau"],
+                                       **common)
+    extra = {"parameters": {"tau": float(free.get("tau", 0.0)), "B": B, "sigma": sigma}}
+    if d == 1 and name in ("one-bit", "laplace"):
+        return ScalarRandomizer(name, L, eps, **common, **extra)
+    if d > 1 and name in ("coordinate-splitting", "linf-sampling", "coordinate-composition", "coordinate-subsampling",
+                          "laplace-composition"):
+        return VectorRandomizer(name, L, "linf", d, eps, k=k, **common, **extra)
+    raise no_mechanism("gaussian", "local", upper.label)
