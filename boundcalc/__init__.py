@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "rate": ("app.api", "rate"),
     "resolve": ("app.api", "resolve"),
+    "mechanism": ("app.api", "mechanism"),
     "evaluate_curve": ("app.api", "evaluate_curve"),
     "list_problems": ("app.api", "list_problems"),
     "check": ("app.simulate", "check"),

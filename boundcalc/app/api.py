@@ -1,4 +1,4 @@
-"""The Python API: :func:`rate`, :func:`resolve`, :func:`evaluate_curve`, :func:`list_problems`.
+"""The Python API: :func:`rate`, :func:`resolve`, :func:`evaluate_curve`, :func:`list_problems`, :func:`mechanism`.
 
 One path from a problem to its numbers: registry entry -> validated values -> bounds -> solver.
 
@@ -17,6 +17,8 @@ import sympy as sp
 
 from . import result_cache
 from ..core.errors import InputError
+from ..render import plan_result as _plan_result
+from ..render import result as _result
 from ..render.result import BoundValue, RateResult, best_bound, finite_or_none, mark_above_no_data, notes_for_loss
 
 
@@ -239,6 +241,8 @@ def _rate(entry, values) -> RateResult:
         nonprivate = best.value if best is not None else None
 
     shown = {k: values[k] for k in values if k not in ("problem", "privacy")}
+    for b in uppers:  # what BoundValue.mechanism() needs to rebuild the mechanism (not part of to_dict)
+        b.context = {"problem": entry.problem, "privacy": values["privacy"], "params": dict(shown)}
     result = RateResult(entry.problem, values["privacy"], shown, rate_expr, rate_lower, lowers, uppers,
                         nonprivate, regime, term_vals, notes_for_loss(entry.notes, values), rate_terms=list(terms))
     if entry.report is not None:
@@ -388,3 +392,53 @@ def list_problems() -> list[dict]:
                                    for s in catalog.param_specs(e)},
                         "source": e.source, "check": e.check is not None})
     return out
+
+
+# ---------------------------------------------------------------------- runnable mechanisms
+
+def mechanism(problem, privacy="pure", reference=True, **params):
+    """The runnable mechanism of the reported (best certified) upper bound of ``rate(problem, privacy, **params)``,
+    tuned at its free parameters: a :class:`boundcalc.mechanisms.runnable.CentralMechanism` (``release(records)``)
+    or :class:`~boundcalc.mechanisms.runnable.LocalMechanism` (``privatize``/``estimate``). ``reference=False``: an
+    OpenDP measurement where one is offered (``pip install 'boundcalc[opendp]'``).
+    Docs: docs/methods/from-a-plan-to-data.md."""
+    if not isinstance(reference, bool):
+        raise InputError("reference", "must be True (numpy reference implementation) or False (OpenDP)", reference)
+    return rate(problem, privacy, **params).mechanism(reference=reference)
+
+
+def _build_mechanism(bound_value, reference=True):
+    """The mechanism behind an evaluated upper bound of a :func:`rate` result (installed as
+    :meth:`BoundValue.mechanism`): the problem's ``mechanism_<privacy>`` hook at the result's parameters."""
+    if not isinstance(reference, bool):
+        raise InputError("reference", "must be True (numpy reference implementation) or False (OpenDP)", reference)
+    ctx = bound_value.context
+    entry, values = resolve(ctx["problem"], ctx["privacy"], dict(ctx["params"]))
+    v = entry.with_derived(values)
+    bound = next((b for b in entry.bounds(v) if b.side == "upper" and b.name == bound_value.name), None)
+    if bound is None:
+        raise InputError("mechanism", f"{entry.problem}/{values['privacy']}: no upper bound named {bound_value.name!r}")
+    mech = entry.mechanism(v, bound_value, bound)
+    if not reference:
+        mech = mech.to_opendp()
+    return mech
+
+
+def _plan_mechanism(plan, row, reference=True):
+    """The mechanism of a plan's answer (installed as :meth:`PlanResult.mechanism`): the sufficient side's
+    mechanism, tuned at the planned n (or level)."""
+    params = dict(plan.params)
+    if plan.solve in ("n", "eps"):
+        if row.sufficient is None or (isinstance(row.sufficient, float) and not math.isfinite(row.sufficient)):
+            raise InputError("mechanism", f"no sufficient {plan.solve} was found for this target, so no tuned mechanism")
+        params[plan.solve] = row.sufficient
+    res = rate(plan.problem, plan.privacy, **params)
+    name = (row.evidence_sufficient or {}).get("bound")
+    up = next((b for b in res.uppers if b.name == name and b.usable and b.certified), None) or res.upper
+    if up is None:
+        raise InputError("mechanism", f"{plan.problem}/{plan.privacy}: no certified upper bound at the planned values")
+    return up.mechanism(reference=reference)
+
+
+_result.set_mechanism_factory(_build_mechanism)
+_plan_result.set_mechanism_factory(_plan_mechanism)

@@ -245,7 +245,7 @@ class CheckSpec:
 
 
 #: the methods of a :class:`Problem` that an :class:`Entry` hands out (bound to the registered instance)
-HOOKS = ("rate", "bounds", "validate", "derived", "lower_rate", "report")
+HOOKS = ("rate", "bounds", "validate", "derived", "lower_rate", "report", "mechanism")
 
 
 class Entry:
@@ -254,8 +254,8 @@ class Entry:
 
     ``problem``: the problem's name; ``params``: its parameters at this model (the privacy model adds its own);
     ``title``, ``source``, ``notes``, ``check`` (a :class:`CheckSpec`, a lazy ``"module:name"`` path, or None):
-    the problem's per-privacy data; ``rate``, ``bounds``, ``validate``, ``derived``, ``lower_rate``, ``report``:
-    the problem's methods of those names (see :class:`Problem`); ``definition``: the problem itself.
+    the problem's per-privacy data; ``rate``, ``bounds``, ``validate``, ``derived``, ``lower_rate``, ``report``,
+    ``mechanism``: the problem's methods of those names (see :class:`Problem`); ``definition``: the problem itself.
     """
 
     __slots__ = ("definition", "privacy")
@@ -335,7 +335,9 @@ class Problem:
     - optional, with defaults here that do nothing (as scipy's ``_argcheck`` accepts every shape):
       ``validate(values)`` (cross-parameter checks, raise :class:`InputError`), ``derived(values)`` (a dict
       of auxiliary values, e.g. an implied TV level), ``lower_rate(values)`` (the rate of the lower bound
-      where it differs from ``rate``; None: the same), ``report(values, result)`` (extra notes on a result).
+      where it differs from ``rate``; None: the same), ``report(values, result)`` (extra notes on a result),
+      ``mechanism(values, upper, bound)`` (the runnable mechanism of an upper bound: see
+      :mod:`boundcalc.mechanisms.runnable`).
 
     Where a method differs between privacy models, define one method per model instead, named with the
     model as suffix (``bounds_pure``, ``bounds_none``, ``rate_local``, ...): the base's method calls the one
@@ -442,6 +444,16 @@ class Problem:
     def report(self, values: dict, result) -> list:
         """Extra notes about one result; by default none."""
         return []
+
+    def mechanism(self, values: dict, upper, bound):
+        """The runnable mechanism of the upper bound ``bound`` (a :class:`Bound`), tuned at ``upper`` (its evaluated
+        value, with the optimal free parameters): ``mechanism_<privacy>(values, upper, bound)``, a
+        :class:`boundcalc.mechanisms.runnable.Mechanism`. InputError where the problem has none."""
+        method = self._of_privacy("mechanism", values)
+        if method is None:
+            raise InputError("mechanism", f"{self.name}/{values.get('privacy')}: no runnable mechanism for this "
+                                          "privacy model (see docs/methods/from-a-plan-to-data.md)")
+        return method(values, upper, bound)
 
     @staticmethod
     def per_privacy(value, privacy: str):

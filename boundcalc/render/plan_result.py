@@ -41,6 +41,17 @@ class PlanRow:
         }
 
 
+#: builds the mechanism of one row of a plan: ``factory(plan, row, reference=...)``; installed by the application
+#: layer (boundcalc.app.api), so that this module holds no mathematics
+_MECHANISM_FACTORY = None
+
+
+def set_mechanism_factory(factory) -> None:
+    """Install the function behind :meth:`PlanResult.mechanism` (the application layer does)."""
+    global _MECHANISM_FACTORY
+    _MECHANISM_FACTORY = factory
+
+
 def _num(x):
     if x is None:
         return None
@@ -103,6 +114,26 @@ class PlanResult:
     @property
     def targets(self):
         return [r.target for r in self.rows]
+
+    def mechanism(self, target=None, reference: bool = True):
+        """The runnable mechanism of the sufficient side, tuned at the planned n (``solve="n"``), level
+        (``solve="eps"``) or the given values (``solve="target"``): the mechanism of the certified upper bound that
+        reaches the target. ``target``: which target's row, when several were planned (default: the only one).
+        Docs: docs/methods/from-a-plan-to-data.md."""
+        from ..core.errors import InputError
+
+        if target is None:
+            if len(self.rows) != 1:
+                raise InputError("target", "several targets were planned: say which one (mechanism(target=...))")
+            row = self.rows[0]
+        else:
+            row = next((r for r in self.rows if r.target is not None and math.isclose(r.target, float(target))), None)
+            if row is None:
+                raise InputError("target", "must be one of the planned targets "
+                                 + ", ".join(_show(r.target) for r in self.rows), target)
+        if _MECHANISM_FACTORY is None:
+            raise InputError("mechanism", "import boundcalc.app.api first (boundcalc.plan does)")
+        return _MECHANISM_FACTORY(self, row, reference=reference)
 
     def to_dict(self) -> dict:
         rows = [r.to_dict() for r in self.rows]

@@ -12,6 +12,17 @@ from .notebook import rate_html, rate_latex
 from .numbers import finite_or_none, format_number, format_param  # noqa: F401  (re-exported: callers import them from here)
 
 
+#: builds the runnable mechanism of an evaluated upper bound: ``factory(bound_value, reference=...)``; installed by the
+#: application layer (boundcalc.app.api), so that this module holds no mathematics
+_MECHANISM_FACTORY = None
+
+
+def set_mechanism_factory(factory) -> None:
+    """Install the function behind :meth:`BoundValue.mechanism` (the application layer does)."""
+    global _MECHANISM_FACTORY
+    _MECHANISM_FACTORY = factory
+
+
 def best_bound(side: str, evaluated):
     """The one place that picks "the best certified bound": among the certified, usable
     :class:`BoundValue` s of ``side`` in ``evaluated``, the largest lower or the smallest upper bound
@@ -41,10 +52,30 @@ class BoundValue:
     note: str | None = None  # why an uncertified bound is not certified (Bound.extra["why_not_certified"])
     verified: dict | None = None  # how a certified value was checked in high precision (boundcalc.core.certify)
     above_no_data: float | None = None  # the no-data risk, when this certified upper bound is above it
+    # where it was computed: {"problem", "privacy", "params"} (set by the API; not part of to_dict); mechanism() uses it
+    context: dict | None = None
 
     @property
     def usable(self) -> bool:
         return self.value is not None and self.value > 0 and not self.failed_conditions
+
+    def mechanism(self, reference: bool = True):
+        """The runnable mechanism of this upper bound, tuned at its free parameters (a
+        :class:`boundcalc.mechanisms.runnable.Mechanism`: ``release(records)`` for a central problem,
+        ``privatize``/``estimate`` for a local one). ``reference=False``: an OpenDP measurement where one is
+        offered (the optional extra ``boundcalc[opendp]``). Docs: docs/methods/from-a-plan-to-data.md."""
+        from ..core.errors import InputError
+
+        if self.side != "upper":
+            raise InputError("mechanism", f"'{self.label}' is a lower bound (a method, not a mechanism): ask the "
+                                          "upper bound (res.upper.mechanism())")
+        if self.context is None or _MECHANISM_FACTORY is None:
+            raise InputError("mechanism", "this bound was not computed by boundcalc.rate (no problem and parameters "
+                                          "recorded); use boundcalc.mechanism(problem, privacy=..., **params)")
+        if not self.usable:
+            raise InputError("mechanism", f"the upper bound '{self.label}' has no value at these parameters "
+                                          f"({self.reason or 'conditions fail'})")
+        return _MECHANISM_FACTORY(self, reference=reference)
 
     def to_dict(self) -> dict:
         key = "method" if self.side == "lower" else "mechanism"
@@ -108,6 +139,16 @@ class RateResult:
     @property
     def rate(self):
         return _Rate(self.rate_expr, self.rate_lower_expr)
+
+    def mechanism(self, reference: bool = True):
+        """The runnable mechanism of the reported (best certified) upper bound: ``res.upper.mechanism()``."""
+        up = self.upper
+        if up is None:
+            from ..core.errors import InputError
+
+            raise InputError("mechanism", f"{self.problem}/{self.privacy}: no certified upper bound at these "
+                                          "parameters, so no tuned mechanism")
+        return up.mechanism(reference=reference)
 
     @property
     def price_of_privacy(self) -> float | None:
