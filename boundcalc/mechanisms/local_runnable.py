@@ -502,19 +502,22 @@ class VectorRandomizer(LocalRandomizer):
             pi = SM._pi(e)
             return _ratio_verdict(math.log(pi) - math.log1p(-pi), e, "ratio of the two density levels on the "
                                   "sphere (near and far half)", near_half_probability=pi)
-        # PrivUnit: density p/C on the cap {<V,u> >= γ} (C its area fraction), (1-p)/(1-C) off it; C recomputed
-        # from the Beta law of <V,u> (W = 1 - 2B, B ~ Beta((d-1)/2, (d-1)/2))
-        from scipy import special
+        return _privunit_verdict(self.d, e)
 
-        from .privunit import privunit_parameters
 
-        dd = self.d
-        m, g, p, _ = privunit_parameters(dd, e)
-        a = (dd - 1) / 2.0
-        C = float(special.betainc(a, a, (1.0 - g) / 2.0))
-        lr = (math.log(p) - math.log1p(-p)) + (math.log1p(-C) - math.log(C)) if 0 < C < 1 and 0 < p < 1 else math.inf
-        return _ratio_verdict(lr, e, "ratio of the two density levels of PrivUnit (cap and its complement), cap "
-                              "area recomputed from the Beta law", cap_threshold=g, cap_probability=p, cap_area=C)
+def _privunit_verdict(d: int, e: float) -> dict:
+    """PrivUnit: density p/C on the cap {<V,u> >= γ} (C its area fraction), (1-p)/(1-C) off it; C recomputed from
+    the Beta law of <V,u> (W = 1 - 2B, B ~ Beta((d-1)/2, (d-1)/2)), not from the builder's log-space formula."""
+    from scipy import special
+
+    from .privunit import privunit_parameters
+
+    m, g, p, _ = privunit_parameters(int(d), e)
+    a = (d - 1) / 2.0
+    C = float(special.betainc(a, a, (1.0 - g) / 2.0))
+    lr = (math.log(p) - math.log1p(-p)) + (math.log1p(-C) - math.log(C)) if 0 < C < 1 and 0 < p < 1 else math.inf
+    return _ratio_verdict(lr, e, "ratio of the two density levels of PrivUnit (cap and its complement), cap "
+                          "area recomputed from the Beta law", cap_threshold=g, cap_probability=p, cap_area=C)
 
 
 class ZeroEstimator(LocalRandomizer):
@@ -855,3 +858,149 @@ def gaussian_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
                           "laplace-composition"):
         return VectorRandomizer(name, L, "linf", d, eps, k=k, **common, **extra)
     raise no_mechanism("gaussian", "local", upper.label)
+
+
+# ============================================================================== sparse Bernoulli (sparse_binary.py, sampling.py)
+
+class SparseBinaryRandomizer(LocalRandomizer):
+    """A 0/1 vector of length d per user (docs/problems/sparse-bernoulli.md):
+
+    - ``coordinate-subsampling``: x - 1/2 ∈ [-1/2, 1/2]^d, k random coordinates, one-bit at level ε/k; θ̂ = 1/2 + mean;
+    - ``truncated-rr`` / ``projected-truncated-rr``: keep at most K ones (the dropped ones uniformly at random), then
+      randomized response on every bit at level ε/(2K); θ̂ the debiased mean (projected onto
+      C = {θ ∈ [0,1]^d : Σθ <= s} for the projected bound);
+    - ``truncated-privunit`` / ``projected-privunit``: keep at most K ones, centre at κ1 (κ = min{K, d/2}/d), PrivUnit
+      on the ℓ2 ball of radius r = sqrt(K̃ - K̃²/d); θ̂ = κ1 + mean (projected onto C for the projected bound).
+
+    Records must be 0/1 (any other value is refused); a record may have any number of ones (the truncation to K
+    is part of the mechanism, its bias is in the certified risk)."""
+
+    problem = "sparse-bernoulli"
+    record_ndim = 1
+
+    def __init__(self, family: str, d: int, s: float, eps: float, K: int = 1, k: int = 1, **kw):
+        self.family, self.d, self.s, self.K, self.k = family, int(d), float(s), int(K), int(k)
+        params = {"d": self.d, "s": self.s, "eps": float(eps)}
+        if family == "coordinate-subsampling":
+            params["k_sub"] = self.k
+        else:
+            params["K"] = self.K
+        if "privunit" in family:
+            Kt = min(self.K, self.d / 2)
+            self.kappa, self.radius = Kt / self.d, math.sqrt(Kt - Kt * Kt / self.d)
+            params.update(kappa=self.kappa, radius=self.radius)
+        self.q = 1.0 / (1.0 + math.exp(-float(eps) / (2 * self.K)))
+        self.projected = family.startswith("projected")
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+
+    def default_notes(self):
+        out = [f"records: 0/1 vectors of length {self.d} (an array of shape (n, {self.d})); other values are refused"]
+        if self.family != "coordinate-subsampling":
+            out.append(f"a record with more than K = {self.K} ones keeps a uniformly random K of them")
+        if self.projected:
+            out.append(f"the estimate is projected onto {{θ ∈ [0,1]^d : Σθ <= s}}, s = {self.s:.6g}")
+        return tuple(out)
+
+    def _records(self, records):
+        x = _finite_records(records)
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise InputError("records", f"must be an array (n, {self.d}) of 0/1 records, one row per user", x.shape)
+        if np.any((x != 0) & (x != 1)):
+            raise InputError("records", "must be 0/1 vectors (binary records)")
+        return x
+
+    def privatize_all(self, records, rng=None):
+        from . import privunit as PU
+        from . import sampling as SM
+
+        x, rng = self._records(records), as_rng(rng)
+        if self.family == "coordinate-subsampling":
+            return SM.coordinate_subsampling(x - 0.5, 0.5, self.eps, rng, k=self.k)
+        xt = SM.truncate_ones(x, self.K, rng)
+        if "privunit" in self.family:
+            return PU.privunit(xt - self.kappa, self.radius, self.eps, rng)
+        keep = rng.random(xt.shape) < self.q
+        return np.where(keep, xt, ~xt).astype(np.int8)
+
+    def _post(self, y):
+        from .sparse_binary import project_capped_simplex
+
+        return project_capped_simplex(y, self.s) if self.projected else y
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.d or z.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {self.d}) of reports, n >= 1", z.shape)
+        mean = z.mean(axis=0)
+        if self.family == "coordinate-subsampling":
+            y = 0.5 + mean
+        elif "privunit" in self.family:
+            y = self.kappa + mean
+        else:
+            y = (mean - (1 - self.q)) / (2 * self.q - 1)
+        return self._post(y[None, :])[0] if self.projected else y
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, d) for independent X_ij ~ Bern(θ_j), ``distribution = θ``, from the exact law of
+        the released sums (randomized response: the truncated column sums, then binomial flips; coordinate
+        subsampling: per coordinate the number of users releasing it and their + bits, exact in law per coordinate,
+        the coordinates drawn jointly for k = 1) or user by user (PrivUnit)."""
+        from . import sparse_binary as SB
+        from .local_scalar import coth_half_np
+        from .sampling import sparse_vector_rr_counts_from_theta
+
+        theta, rng, n, reps = np.asarray(distribution, float), as_rng(rng), int(n), int(reps)
+        d, eps = self.d, self.eps
+        if self.family == "coordinate-subsampling":
+            k = self.k
+            c = float(coth_half_np(eps / k))
+            Nj = rng.multinomial(n, np.full(d, 1.0 / d), size=reps) if k == 1 else rng.binomial(n, k / d, size=(reps, d))
+            plus = rng.binomial(Nj, np.clip(0.5 + (theta - 0.5) / c, 0.0, 1.0))
+            return 0.5 + (d / k) * 0.5 * c * (2 * plus - Nj) / n  # Σ_i Z_ij, Z = ±(d/k)(1/2)c
+        if self.family == "truncated-rr":
+            q = self.q
+            return np.stack([(sparse_vector_rr_counts_from_theta(theta, n, self.K, eps, rng) / n - (1 - q)) / (2 * q - 1)
+                             for _ in range(reps)])
+        if self.family == "projected-truncated-rr":
+            return self._post(SB.rr_debiased_means(theta, n, self.K, eps, reps, rng))
+        return self._post(SB.truncated_privunit_means(theta, n, self.K, eps, reps, rng))
+
+    def channel(self):
+        """Randomized response (d <= 10): Q[y, x] over the 2^d released bit vectors y and the truncated inputs x
+        (at most K ones); the truncation is a randomisation before it, so the whole channel's ratios are at most
+        these. None otherwise."""
+        if "rr" not in self.family or self.d > 10:
+            return None
+        import itertools
+
+        pts = np.array(list(itertools.product([0, 1], repeat=self.d)))
+        ins = pts[pts.sum(axis=1) <= self.K]
+        agree = pts[:, None, :] == ins[None, :, :]
+        return np.prod(np.where(agree, self.q, 1 - self.q), axis=2)
+
+    def check_privacy(self) -> dict:
+        if self.family == "coordinate-subsampling":
+            return _onebit_verdict(0.5, self.eps, self.k, f"one-bit at level ε/{self.k} on {self.k} coordinates")
+        if "privunit" in self.family:
+            return _privunit_verdict(self.d, self.eps)
+        if self.d <= 10:
+            return super().check_privacy()
+        # two truncated vectors differ in at most 2K bits (at most K ones each), each bit's ratio q/(1-q)
+        return _rr_bit_verdict(self.eps / (2 * self.K), min(2 * self.K, self.d), self.eps,
+                               "bits of the truncated vector (two of them differ in at most 2K bits)")
+
+
+def sparse_bernoulli_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
+    """The randomizer of a sparse Bernoulli (local) upper bound (the hook ``SparseBernoulli.mechanism_local``)."""
+    d, eps, n, s = int(values["d"]), float(values["eps"]), int(values["n"]), float(values["s"])
+    name, free = upper.name, dict(upper.free_parameters)
+    common = dict(problem="sparse-bernoulli", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    if name == "zero":
+        return ZeroEstimator(d, eps, **common)
+    K_of = {"truncated-rr": "K", "projected-truncated-rr": "K_prr", "truncated-privunit": "K_pu",
+            "projected-privunit": "K_pu"}
+    if name == "coordinate-subsampling":
+        return SparseBinaryRandomizer(name, d, s, eps, k=int(free.get("k_sub", 1)), **common)
+    if name in K_of:
+        return SparseBinaryRandomizer(name, d, s, eps, K=int(free[K_of[name]]), **common)
+    raise no_mechanism("sparse-bernoulli", "local", upper.label)
