@@ -1004,3 +1004,186 @@ def sparse_bernoulli_mechanism(values: dict, upper, bound=None) -> LocalRandomiz
     if name in K_of:
         return SparseBinaryRandomizer(name, d, s, eps, K=int(free[K_of[name]]), **common)
     raise no_mechanism("sparse-bernoulli", "local", upper.label)
+
+
+# ============================================================================== density, local (histogram.py, series.py)
+
+def _unit_records(records, name="records") -> np.ndarray:
+    x = _finite_records(records, name)
+    if x.ndim == 2 and x.shape[1] == 1:
+        x = x[:, 0]
+    if x.ndim != 1:
+        raise InputError(name, "must be a one-dimensional array of points of [0, 1]", x.shape)
+    if x.size and (x.min() < 0 or x.max() > 1):
+        raise InputError(name, "must lie in [0, 1] (the density's support); rescale the data first")
+    return x
+
+
+class DensityHistogramRandomizer(LocalRandomizer):
+    """Histogram on m equal bins of [0, 1]: each user's bin index is privatized by a frequency randomizer on the m
+    bins (:class:`DiscreteRandomizer`: Laplace(2/ε) on the one-hot vector, randomized response on each of its bits,
+    or subset selection), the server's unbiased bin probabilities p̂ give the bin heights f̂_j = m p̂_j, shrunk toward
+    f ≡ 1 for subset selection: f̂ = 1 + λ(m p̂ - 1). Records are points of [0, 1] (others refused); the estimate is
+    the vector of the m bin heights (:meth:`evaluate` gives f̂ at points)."""
+
+    problem = "density"
+
+    def __init__(self, family: str, m: int, eps: float, s: int | None = None, lam: float | None = None, **kw):
+        self.family, self.m, self.lam = family, int(m), lam
+        kind = {"hist-laplace": "laplace", "hist-rr": "rr", "hist-subset": "subset"}[family]
+        self.inner = DiscreteRandomizer(kind, self.m, eps, s=s, problem="density", label=kw.get("label", family),
+                                        name=family, n=kw.get("n", 1), certified_risk=None, parameters={})
+        params = {"m": self.m, "eps": float(eps), **{k: v for k, v in self.inner.parameters.items() if k not in ("d", "eps")}}
+        if lam is not None:
+            params["lambda"] = float(lam)
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+
+    def default_notes(self):
+        return ("records: points of [0, 1] (an array of shape (n,)); points outside are refused",
+                f"estimate: the heights of the {self.m} bins [j/m, (j+1)/m) (evaluate(estimate, x) gives f̂(x))")
+
+    def bins(self, x) -> np.ndarray:
+        return np.minimum((np.asarray(x) * self.m).astype(np.int64), self.m - 1)
+
+    def privatize_all(self, records, rng=None):
+        return self.inner.privatize_all(self.bins(_unit_records(records)), rng)
+
+    def _heights(self, p_hat):
+        g = self.m * np.asarray(p_hat, float)
+        return g if self.lam is None else 1.0 + self.lam * (g - 1.0)
+
+    def estimate(self, reports):
+        return self._heights(self.inner._linear(reports))
+
+    def evaluate(self, estimate, x):
+        """f̂ at the points x of [0, 1] from an estimate (bin heights)."""
+        return np.asarray(estimate, float)[..., self.bins(_unit_records(np.atleast_1d(x), "x"))]
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, m) from n users with bin probabilities ``distribution``: the exact law of the
+        released counts (Laplace, randomized response: :func:`boundcalc.mechanisms.histogram.local_counts`; subset
+        selection: :func:`boundcalc.mechanisms.discrete.estimate`)."""
+        from . import histogram as H
+
+        p, rng, n = np.asarray(distribution, float), as_rng(rng), int(n)
+        if self.family == "hist-subset":
+            return self._heights(self.inner.simulate(p, n, rng, reps))
+        c = H.local_counts(rng, n, p, int(reps), self.eps, self.inner.family)
+        return self._heights(c / n)
+
+    def channel(self):
+        """The bin randomizer's channel Q[y, j] (the binning is deterministic)."""
+        return self.inner.channel()
+
+    def check_privacy(self) -> dict:
+        return self.inner.check_privacy()
+
+
+class DensitySeriesRandomizer(LocalRandomizer):
+    """Cosine series with K terms: each user releases an unbiased ε-LDP view of v(x) = (√2 cos(πjx))_{j<=K}
+    ∈ [-√2, √2]^K (ℓ∞ sampling, or Laplace(2√2K/ε) on each coefficient); the estimate is the coefficient vector
+    ĉ = mean of the reports, f̂ = 1 + Σ_j ĉ_j √2 cos(πjx) (:meth:`evaluate`). Records are points of [0, 1]."""
+
+    problem = "density"
+
+    def __init__(self, family: str, K: int, eps: float, **kw):
+        from .series import R_BASIS
+
+        self.family, self.K = family, int(K)
+        params = {"K": self.K, "eps": float(eps)}
+        if family == "series-laplace":
+            params["scale"] = 2 * R_BASIS * self.K / float(eps)
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        self.inner = (VectorRandomizer("linf-sampling", R_BASIS, "linf", self.K, eps, problem="density",
+                                       label="ℓ∞ sampling", name=family, n=self.n, certified_risk=None, parameters={})
+                      if family == "series-linf" else None)
+
+    def default_notes(self):
+        return ("records: points of [0, 1] (an array of shape (n,)); points outside are refused",
+                f"estimate: the {self.K} cosine coefficients ĉ_j; f̂(x) = 1 + Σ_j ĉ_j √2 cos(πjx) (evaluate)")
+
+    def privatize_all(self, records, rng=None):
+        from .series import basis
+
+        v, rng = basis(_unit_records(records), self.K), as_rng(rng)
+        if self.inner is not None:
+            return self.inner._release(v, rng)
+        return v + rng.laplace(0.0, self.parameters["scale"], size=v.shape)
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.K or z.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {self.K}) of reports, n >= 1", z.shape)
+        return z.mean(axis=0)
+
+    def evaluate(self, estimate, x):
+        from .series import basis
+
+        return 1.0 + basis(_unit_records(np.atleast_1d(x), "x"), self.K) @ np.asarray(estimate, float)
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` coefficient estimates (reps, K): ``distribution(size)`` draws points of [0, 1]; ℓ∞ sampling runs
+        user by user, Laplace from the exact law of the sum of the users' noises
+        (:func:`boundcalc.mechanisms.series.estimate_coefficients`)."""
+        from . import series as SER
+
+        rng = as_rng(rng)
+        x = np.asarray(distribution((int(reps), int(n))), float)
+        return SER.estimate_coefficients(x, self.K, self.eps, "linf" if self.inner is not None else "laplace", rng)
+
+    def check_privacy(self) -> dict:
+        if self.inner is not None:
+            return self.inner.check_privacy()
+        # ℓ1 sensitivity of v: Σ_j |φ_j(x) - φ_j(x')| <= K · 2√2 (each |φ_j| <= √2), attained at x = 0, x' = 1 for odd j
+        sens = 2 * math.sqrt(2.0) * self.K
+        b = self.parameters["scale"]
+        return _ratio_verdict(sens / b, self.eps, "calibration: ℓ1 sensitivity 2√2K of the basis vector / Laplace "
+                              "scale", sensitivity=sens, scale=b)
+
+
+class FlatDensity(LocalRandomizer):
+    """f̂ ≡ 1: uses no data (every report is empty); the estimate is the one bin height 1."""
+
+    problem = "density"
+
+    def __init__(self, eps: float, **kw):
+        super().__init__(eps=eps, parameters={}, **kw)
+
+    def privatize_all(self, records, rng=None):
+        return np.zeros((_unit_records(records).size, 0))
+
+    def estimate(self, reports):
+        return np.ones(1)
+
+    def evaluate(self, estimate, x):
+        return np.ones(np.atleast_1d(x).shape)
+
+    def simulate(self, distribution, n, rng, reps):
+        return np.ones((int(reps), 1))
+
+    def channel(self):
+        return np.ones((1, 1))
+
+
+def density_local_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
+    """The randomizer of a local density upper bound (the hook ``Density.mechanism_local``)."""
+    from . import histogram as H
+
+    eps, n = float(values["eps"]), int(values["n"])
+    name, free = upper.name, dict(upper.free_parameters)
+    common = dict(problem="density", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    if name == "uniform":
+        return FlatDensity(eps, **common)
+    if name in ("hist-laplace", "hist-rr"):
+        return DensityHistogramRandomizer(name, int(free["m"]), eps, **common)
+    if name == "hist-subset":
+        from ..problems.density import _uniform_bias_value, family_of, shrink_factor
+
+        m = int(free["m"])
+        s = H.best_subset_size(m, eps)
+        c_s = H.subset_second_moment(m, eps, s)
+        lam = shrink_factor(_uniform_bias_value(values, family_of(values)), 1.0 / m, m * (c_s - 1 / m) / n)
+        return DensityHistogramRandomizer(name, m, eps, s=s, lam=lam, **common)
+    if name in ("series-linf", "series-laplace"):
+        return DensitySeriesRandomizer(name, int(free["K"]), eps, **common)
+    raise no_mechanism("density", "local", upper.label)
