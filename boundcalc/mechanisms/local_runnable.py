@@ -1187,3 +1187,116 @@ def density_local_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     if name in ("series-linf", "series-laplace"):
         return DensitySeriesRandomizer(name, int(free["K"]), eps, **common)
     raise no_mechanism("density", "local", upper.label)
+
+
+# ============================================================================== linear losses (sgd.py)
+
+class LinearLossRandomizer(LocalRandomizer):
+    """Convex risk minimisation with linear losses ⟨θ, x⟩ (docs/problems/linear.md): each user releases an unbiased
+    ε-LDP view Z_i of their gradient x_i (ℓ2 sampling or PrivUnit with radius M for the ℓ2 geometry, ℓ∞ sampling for
+    the ℓ1 geometry); the server runs, in the order of the reports, projected SGD on the ℓ2 ball of radius r (step
+    η = r/(G√n), average iterate), Hedge over the vertices ±r e_j of the ℓ1 ball (η = √(2 log(2d)/n)/(rG)), or
+    returns the minimiser -r Z̄/‖Z̄‖ of the averaged loss. The gradients do not depend on θ, so every user can
+    privatize at once (non-interactive). Records (gradients) must lie in the ball of radius M (ℓ2, or ℓ∞ for the ℓ1
+    geometry): others are refused. The estimate is θ̂ (d,)."""
+
+    problem = "linear"
+    record_ndim = 1
+
+    def __init__(self, family: str, d: int, r: float, M: float, geometry: str, eps: float, **kw):
+        from .privunit import privunit_factor_value
+        from .sampling import l2_gamma_ratio_np, linf_C_np
+
+        self.family, self.d, self.r, self.M, self.geometry = family, int(d), float(r), float(M), geometry
+        e = float(eps)
+        coth = 1 + (2 / math.expm1(e) if e < 700 else 0.0)
+        if family == "sgd-privunit" or family == "minimiser-privunit":
+            self.G, release = self.M * math.sqrt(privunit_factor_value(self.d, e)), "privunit"
+        elif geometry == "l2":
+            self.G, release = self.M * coth * float(l2_gamma_ratio_np(self.d)), "l2-sampling"
+        else:
+            self.G, release = self.M * coth * float(linf_C_np(self.d, e)), "linf-sampling"
+        params = {"d": self.d, "r": self.r, "M": self.M, "geometry": geometry, "eps": e, "G": self.G}
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        self.inner = VectorRandomizer(release, self.M, "l2" if geometry == "l2" else "linf", self.d, e,
+                                      problem="linear", label=release, name=family, n=self.n, certified_risk=None,
+                                      parameters={})
+
+    def default_notes(self):
+        ball = "ℓ2" if self.geometry == "l2" else "ℓ∞"
+        return (f"records: gradients, vectors of length {self.d} in the {ball} ball of radius M = {self.M:.6g} (an "
+                f"array of shape (n, {self.d})); records outside the ball are refused",
+                "estimate: θ̂, a vector of length d in the " + ("ℓ2" if self.geometry == "l2" else "ℓ1")
+                + f" ball of radius r = {self.r:.6g}; the reports are used in their order")
+
+    def _records(self, records):
+        x = _finite_records(records)
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise InputError("records", f"must be an array (n, {self.d}) of gradients, one row per user", x.shape)
+        size = np.linalg.norm(x, axis=1) if self.geometry == "l2" else np.max(np.abs(x), axis=1, initial=0.0)
+        if x.size and size.max() > self.M * (1 + 1e-12):
+            raise InputError("records", f"must lie in the {'ℓ2' if self.geometry == 'l2' else 'ℓ∞'} ball of radius "
+                             f"M = {self.M:.6g} (the class the certified risk is for)")
+        return x
+
+    def eta(self, n: int) -> float:
+        if self.geometry == "l2":
+            return self.r / (self.G * math.sqrt(n))
+        return math.sqrt(2 * math.log(2 * self.d) / n) / (self.r * self.G)
+
+    def privatize_all(self, records, rng=None):
+        return self.inner._release(self._records(records), as_rng(rng))
+
+    def estimate(self, reports):
+        from . import sgd
+
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.d or z.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {self.d}) of reports, n >= 1", z.shape)
+        n = z.shape[0]
+        if self.family == "minimiser-privunit":
+            zs = z.sum(axis=0)
+            nrm = float(np.linalg.norm(zs))
+            return -self.r * zs / nrm if nrm > 0 else np.zeros(self.d)
+        pos = [0]
+
+        def draw(k):  # the reports in their order (the optimisers' own loops, without privatisation: eps None)
+            out = z[pos[0]:pos[0] + k]
+            pos[0] += k
+            return out
+
+        if self.geometry == "l2":
+            return sgd.run_projected_sgd(draw, n, 1, self.d, self.r, self.M, None, self.eta(n), None)[0]
+        return sgd.run_hedge(draw, n, 1, self.d, self.r, self.M, None, self.eta(n), None)[0]
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` runs (reps, d) on n users whose gradients ``distribution(k)`` draws (k rows at a time): the
+        optimisers of :mod:`boundcalc.mechanisms.sgd` vectorised over the runs, privatising as they go."""
+        from . import sgd
+
+        rng, n, reps = as_rng(rng), int(n), int(reps)
+        if self.family == "minimiser-privunit":
+            return sgd.run_ball_minimiser(distribution, n, reps, self.d, self.r, self.M, self.eps, rng)
+        if self.geometry == "l2":
+            mech = "privunit" if self.family == "sgd-privunit" else "l2"
+            return sgd.run_projected_sgd(distribution, n, reps, self.d, self.r, self.M, self.eps, self.eta(n), rng,
+                                         mechanism=mech)
+        return sgd.run_hedge(distribution, n, reps, self.d, self.r, self.M, self.eps, self.eta(n), rng)
+
+    def channel(self):
+        return self.inner.channel()
+
+    def check_privacy(self) -> dict:
+        return self.inner.check_privacy()
+
+
+def linear_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
+    """The randomizer of a linear-loss (local) upper bound (the hook ``Linear.mechanism_local``)."""
+    d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
+    name = upper.name
+    common = dict(problem="linear", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    if name == "zero":
+        return ZeroEstimator(d, eps, problem="linear", **common)
+    if name in ("sgd-l2-sampling", "hedge-linf-sampling", "sgd-privunit", "minimiser-privunit"):
+        return LinearLossRandomizer(name, d, float(values["r"]), float(values["M"]), values["geometry"], eps, **common)
+    raise no_mechanism("linear", "local", upper.label)
