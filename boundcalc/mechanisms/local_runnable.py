@@ -93,6 +93,20 @@ class LocalRandomizer(LocalMechanism):
         return None
 
     def check_privacy(self) -> dict:
+        """The privacy level re-derived from the mechanism's calibration (see :meth:`_privacy`: exact likelihood
+        ratios of the finite channel, or the calibration formula re-evaluated), compared with the level the
+        guarantee claims: ``passed`` when the worst log likelihood ratio is at most ε (relative margin
+        :data:`RATIO_MARGIN` for float rounding)."""
+        out = dict(self._privacy())
+        claim = float(self.guarantee.eps)
+        lr = out.get("log_ratio")
+        if lr is None:
+            lr = math.log(out["ratio"]) if out.get("ratio", 0) > 0 else math.inf
+        out.update(eps=claim, log_ratio=float(lr),
+                   passed=bool(out["passed"]) and lr <= claim + math.log1p(RATIO_MARGIN))
+        return out
+
+    def _privacy(self) -> dict:
         Q = self.channel()
         if Q is None:
             raise NotImplementedError
@@ -226,14 +240,14 @@ class DiscreteRandomizer(LocalRandomizer):
         Q, _ = self._DM.channel(self.family, self.d, self.eps, self.s)
         return Q.T
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         if self.family == "laplace":
             # one-hot vectors of two symbols differ by 2 in ℓ1; Laplace(b) per coordinate gives level 2/b
             b = self.parameters["scale"]
             return _ratio_verdict(2.0 / b, self.eps, "calibration: ℓ1 sensitivity 2 of the one-hot vector / "
                                   "Laplace scale", sensitivity=2.0, scale=b)
         if self._outputs() <= CHANNEL_LIMIT:
-            return super().check_privacy()
+            return super()._privacy()
         # exact rational arithmetic on the float probabilities, per class of outputs
         e = Fraction(math.exp(self.eps)) if self.eps < 700 else None
         if self.family == "rr":
@@ -322,6 +336,8 @@ class ScalarRandomizer(LocalRandomizer):
 
     def _records(self, records):
         x = _finite_records(records)
+        if x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
         if x.ndim != 1:
             raise InputError("records", "must be a one-dimensional array of real numbers (d = 1)", x.shape)
         return x
@@ -366,9 +382,9 @@ class ScalarRandomizer(LocalRandomizer):
             return levels_rr_channel(self.m, self.eps).T
         return None
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         if self.family == "levels-rr":
-            return super().check_privacy()
+            return super()._privacy()
         if self.family == "laplace":
             b = self.parameters["scale"]
             return _ratio_verdict(2 * self.T / b, self.eps, "calibration: sensitivity 2T of the truncated value / "
@@ -472,7 +488,7 @@ class VectorRandomizer(LocalRandomizer):
             return np.column_stack([linf_sampling_law(s, self.eps)[1] for s in signs])
         return None
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         from . import sampling as SM
 
         e = self.eps
@@ -488,7 +504,7 @@ class VectorRandomizer(LocalRandomizer):
                                   "Laplace scale b per coordinate (basic composition: d·2T/b)", scale=b)
         if self.family == "linf-sampling":
             if self.d <= 12:
-                return super().check_privacy()
+                return super()._privacy()
             # every w has probability e^ε/Z or 1/Z given Ṽ, with the same Z for every Ṽ
             pi = SM._linf_pi(self.d, e)
             x = 0.0 if self.d % 2 else math.exp(math.lgamma(self.d + 1) - 2 * math.lgamma(self.d / 2 + 1)
@@ -530,6 +546,8 @@ class ZeroEstimator(LocalRandomizer):
 
     def _records(self, records):
         x = _finite_records(records)
+        if self.d == 1 and x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
         if (self.d == 1 and x.ndim != 1) or (self.d > 1 and (x.ndim != 2 or x.shape[1] != self.d)):
             raise InputError("records", f"must be an array of records of dimension {self.d}", x.shape)
         return x
@@ -720,9 +738,9 @@ class GaussThresholdRandomizer(LocalRandomizer):
         agree = pts[:, None, :] == pts[None, :, :]
         return np.prod(np.where(agree, q, 1 - q), axis=2)
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         if self.k <= 10:
-            out = super().check_privacy()
+            out = super()._privacy()
             out["method"] += f" (k = {self.k} randomized-response bits at ε/k)"
             return out
         return _rr_bit_verdict(self.level, self.k, self.eps, "threshold bits")
@@ -828,7 +846,7 @@ class GaussTwoStageRandomizer(GaussThresholdRandomizer):
     def channel(self):
         return None
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         one = _onebit_verdict(self.L, self.eps, self.k, "stage 1 (one-bit at ε/k)")
         two = _rr_bit_verdict(self.level, self.k, self.eps, "stage-2 threshold bits")
         return {"method": "each user takes part in one stage: " + one["method"] + "; " + two["method"],
@@ -978,13 +996,13 @@ class SparseBinaryRandomizer(LocalRandomizer):
         agree = pts[:, None, :] == ins[None, :, :]
         return np.prod(np.where(agree, self.q, 1 - self.q), axis=2)
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         if self.family == "coordinate-subsampling":
             return _onebit_verdict(0.5, self.eps, self.k, f"one-bit at level ε/{self.k} on {self.k} coordinates")
         if "privunit" in self.family:
             return _privunit_verdict(self.d, self.eps)
         if self.d <= 10:
-            return super().check_privacy()
+            return super()._privacy()
         # two truncated vectors differ in at most 2K bits (at most K ones each), each bit's ratio q/(1-q)
         return _rr_bit_verdict(self.eps / (2 * self.K), min(2 * self.K, self.d), self.eps,
                                "bits of the truncated vector (two of them differ in at most 2K bits)")
@@ -1075,8 +1093,8 @@ class DensityHistogramRandomizer(LocalRandomizer):
         """The bin randomizer's channel Q[y, j] (the binning is deterministic)."""
         return self.inner.channel()
 
-    def check_privacy(self) -> dict:
-        return self.inner.check_privacy()
+    def _privacy(self) -> dict:
+        return self.inner._privacy()
 
 
 class DensitySeriesRandomizer(LocalRandomizer):
@@ -1131,9 +1149,9 @@ class DensitySeriesRandomizer(LocalRandomizer):
         x = np.asarray(distribution((int(reps), int(n))), float)
         return SER.estimate_coefficients(x, self.K, self.eps, "linf" if self.inner is not None else "laplace", rng)
 
-    def check_privacy(self) -> dict:
+    def _privacy(self) -> dict:
         if self.inner is not None:
-            return self.inner.check_privacy()
+            return self.inner._privacy()
         # ℓ1 sensitivity of v: Σ_j |φ_j(x) - φ_j(x')| <= K · 2√2 (each |φ_j| <= √2), attained at x = 0, x' = 1 for odd j
         sens = 2 * math.sqrt(2.0) * self.K
         b = self.parameters["scale"]
@@ -1286,8 +1304,8 @@ class LinearLossRandomizer(LocalRandomizer):
     def channel(self):
         return self.inner.channel()
 
-    def check_privacy(self) -> dict:
-        return self.inner.check_privacy()
+    def _privacy(self) -> dict:
+        return self.inner._privacy()
 
 
 def linear_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
@@ -1296,7 +1314,7 @@ def linear_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     name = upper.name
     common = dict(problem="linear", label=upper.label, name=name, n=n, certified_risk=upper.value)
     if name == "zero":
-        return ZeroEstimator(d, eps, problem="linear", **common)
+        return ZeroEstimator(d, eps, **common)
     if name in ("sgd-l2-sampling", "hedge-linf-sampling", "sgd-privunit", "minimiser-privunit"):
         return LinearLossRandomizer(name, d, float(values["r"]), float(values["M"]), values["geometry"], eps, **common)
     raise no_mechanism("linear", "local", upper.label)
