@@ -297,7 +297,8 @@ def _clipped_means_fast(model, rng, theta, n, reps, l, u, sigma):
     return np.clip(shift + scale * avg, l, u)
 
 
-def simulate(model, n, eps, theta, lo, hi, alpha, beta, reps=2000, seed=0, sigma=1.0, mu0=0.0, method="fast"):
+def simulate(model, n, eps, theta, lo, hi, alpha, beta, reps=2000, seed=0, sigma=1.0, mu0=0.0, method="fast",
+             release=None):
     """Run the mechanism ``reps`` times on data from p_θ; returns the estimates.
 
     Vectorised over repetitions × sample: the clipped statistic ψ = clip(T, l, u) with the interval
@@ -305,7 +306,8 @@ def simulate(model, n, eps, theta, lo, hi, alpha, beta, reps=2000, seed=0, sigma
     points of each repetition, Laplace((u - l)/(nε)) is added and the release is inverted by
     :func:`estimate` (bisection on m, projected onto N). ``method="raw"``: the n raw points are drawn
     from the model's sampler (in blocks of at most ``CHUNK`` points); ``"fast"``: the same law through
-    counts or scaled float32 standard draws (:func:`_clipped_means_fast`).
+    counts or scaled float32 standard draws (:func:`_clipped_means_fast`). ``release(averages, rng, reps)``: the
+    rest of the mechanism after the data step (a runnable mechanism's ``release_from_statistic``).
     """
     rng = np.random.default_rng(seed)
     l, u = interval(model, 0.5 * (lo + hi), alpha, beta, sigma)
@@ -315,6 +317,8 @@ def simulate(model, n, eps, theta, lo, hi, alpha, beta, reps=2000, seed=0, sigma
         avg = _clipped_means_raw(model, rng, theta, n, reps, l, u, sigma, mu0)
     else:
         avg = _clipped_means_fast(model, rng, theta, n, reps, l, u, sigma)
+    if release is not None:
+        return release(avg, rng, reps)
     y = avg + rng.laplace(0.0, (u - l) / (n * eps), reps)
     return estimate(model, y, lo, hi, l, u, sigma)
 

@@ -458,13 +458,15 @@ def block_estimates_from_data(model, x, extra=None):
 
 
 def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", extra=None,
-             max_elements=4_000_000, noise="laplace", delta=None):
+             max_elements=4_000_000, noise="laplace", delta=None, release=None):
     """Run the private estimator ``reps`` times; returns the array of estimates.
 
     ``method="raw"`` draws the n data points with the model's sampler and computes each block MLE
     from them (vectorised across blocks and repetitions, in chunks of at most ``max_elements``
     numbers); ``"sufficient"`` draws each block's sufficient statistic directly (same law, faster
-    for large n). Seeded: the same seed gives the same numbers.
+    for large n). Seeded: the same seed gives the same numbers. ``release(averages, rng, reps)``: the rest of the
+    mechanism after the data step (a runnable mechanism's ``release_from_statistic``); default the average plus
+    ``noise_sampler``.
     """
     _validate(model, n, k, theta, a, b)
     m = get_point_model(model)
@@ -494,7 +496,8 @@ def simulate(model, n, k, eps, theta, a, b, reps=1000, seed=0, method="raw", ext
             total += np.clip(est.sample(rng, theta, t, (c, k - r), ex), a, b).sum(axis=1)
         else:
             raise ValueError("method must be 'raw' or 'sufficient'")
-        out[start:start + c] = total / k + noise_sampler(rng, c, k, eps, lam, noise, delta)
+        out[start:start + c] = (release(total / k, rng, c) if release is not None
+                                else total / k + noise_sampler(rng, c, k, eps, lam, noise, delta))
     return out
 
 

@@ -20,22 +20,10 @@ import numpy as np
 from scipy import special
 
 from ..core.bounds import Bound, CheckSpec
-from ..mechanisms.noise import SAMPLERS
+from ..mechanisms.central import project  # noqa: F401  (the projection π_T, shared with the mechanism)
 
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
 BENIGN_BUDGET = 3e7  # n * reps * d draws at most for the continuous benign law
-
-
-def project(x: np.ndarray, T: float) -> np.ndarray:
-    """Projection of the rows of x onto the ℓ2 ball of radius T."""
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    scale = np.minimum(1.0, T / np.maximum(norms, 1e-300))
-    return x * scale
-
-
-def _noise(bound, values, T, rng, reps, d, free=None):
-    scale = Bound(side="upper", name="scale", label="", expr=bound.extra["scale"], source="", derivation="").evaluate(values, {**(free or {}), "T": T})
-    return SAMPLERS[bound.extra["noise"]](rng, reps, d, float(scale))
 
 
 def _discrete_errors(atoms, probs, T, n, rng, reps):
@@ -46,25 +34,29 @@ def _discrete_errors(atoms, probs, T, n, rng, reps):
     return est, probs @ atoms
 
 
-def _benign(values, T, n, rng, reps):
+def _benign(values, mech, n, rng, reps):
+    """The clipped means of ``reps`` samples of size n of the benign law, by the mechanism's own data step
+    (``mech.clipped_mean``: the projection onto the ball of radius T and the mean)."""
     d, r, k = int(values["d"]), float(values["r"]), float(values["k"])
     est = np.empty((reps, d))
     if math.isinf(k):
         for i in range(reps):
             g = rng.standard_normal((n, d))
             x = r * g / np.linalg.norm(g, axis=1, keepdims=True)
-            est[i] = project(x, T).mean(axis=0)
+            est[i] = mech.clipped_mean(x)
         return est, np.zeros(d)
     log_mom = (k / 2) * math.log(2) + special.gammaln((d + k) / 2) - special.gammaln(d / 2)
     sigma = r / math.exp(log_mom / k)  # E||σG||^k = r^k
     for i in range(reps):
         x = sigma * rng.standard_normal((n, d))
-        est[i] = project(x, T).mean(axis=0)
+        est[i] = mech.clipped_mean(x)
     return est, np.zeros(d)
 
 
 def check_instances(t):
-    """The mechanism behind the best certified bound at the solver's T on the hard instances above."""
+    """The mechanism behind the best certified bound at the solver's T on the hard instances above: the runnable
+    mechanism object of the upper bound (:func:`mean_mechanism`, what ``res.upper.mechanism()`` returns), run on
+    the clipped means through its ``release_from_statistic``."""
     values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
     d, r, k = int(values["d"]), float(values["r"]), float(values["k"])
     notes = t.notes
@@ -72,27 +64,19 @@ def check_instances(t):
     e1[0] = 1.0
     up, lo = res.upper, res.lower
     v = t.derived
-    T = float(up.free_parameters.get("T", math.inf)) if up is not None else math.inf
     bound = t.bound(up.name)
+    mech = mean_mechanism(v, up, bound)
+    T = mech.T
 
     # subsampling mechanisms (TV privacy) run on a uniformly random m-subset, itself an i.i.d. sample of
     # size m: simulate them on m draws
-    if up is not None and "subsample" in bound.extra:
-        m_expr = Bound(side="upper", name="m", label="", expr=bound.extra["subsample"], source="", derivation="")
-        n = max(1, int(round(float(m_expr.evaluate(v, dict(up.free_parameters))))))
+    if mech.subsample is not None:
+        n = mech.subsample
         if t.index == 0:
             notes.append(f"the mechanism uses a random subsample of size m = {n} of the n entries")
 
-    # the reported upper may shrink its estimate: θ̂ = f · (projected mean + W)
-    if up is not None and "sigma_shrink" in up.free_parameters:
-        f = 1.0 - float(up.free_parameters["sigma_shrink"])
-    elif "shrink_factor" in bound.extra:
-        f = float(Bound(side="upper", name="f", label="", expr=bound.extra["shrink_factor"], source="", derivation="").evaluate(v))
-    else:
-        f = 1.0
-
     def record(name, est, theta, desc, atoms=None, probs=None):
-        if atoms is not None and "noise" not in bound.extra:
+        if atoms is not None and mech.noise is None:
             # noise-free estimator on a two-atom law: exact risk by summing over the binomial count
             # (an exact minimax estimator sits exactly on the lower bound, where a simulated CI would
             # fall below it about half of the time)
@@ -100,12 +84,10 @@ def check_instances(t):
 
             j = np.arange(n + 1)
             pa = project(atoms, T)
-            ests = ((n - j)[:, None] * pa[0] + j[:, None] * pa[1]) / n
-            m = float(stats.binom.pmf(j, n, probs[1]) @ np.sum((f * ests - theta) ** 2, axis=1))
+            ests = mech.release_from_statistic(((n - j)[:, None] * pa[0] + j[:, None] * pa[1]) / n, rng, n + 1)
+            m = float(stats.binom.pmf(j, n, probs[1]) @ np.sum((ests - theta) ** 2, axis=1))
             return name, (m, m * (1 - 1e-9), m * (1 + 1e-9)), desc + " (exact risk)", m  # rounding only
-        noise = (_noise(bound, v, T, rng, reps, d, dict(up.free_parameters)) if "noise" in bound.extra
-                 else 0.0)
-        err = np.sum((f * (est + noise) - theta) ** 2, axis=1)
+        err = np.sum((mech.release_from_statistic(est, rng, reps) - theta) ** 2, axis=1)
         return name, err, desc
 
     # the hard mixture at the lower bound's (or the TV bound's) mixture weight
@@ -131,10 +113,63 @@ def check_instances(t):
     yield record("point-mass r e1", est, theta, "X ≡ r e1 (largest ||θ||: worst case of θ̂ = 0 and of truncation)",
                  atoms=atoms, probs=[0.5, 0.5])
     if n * reps * d <= BENIGN_BUDGET:
-        est, theta = _benign(values, T, n, rng, reps)
+        est, theta = _benign(values, mech, n, rng, reps)
         yield record("benign", est, theta, "Gaussian scaled to E||X||^k = r^k (sphere of radius r if k = inf)")
     elif t.index == 0 or not any("benign" in x for x in notes):
         notes.append(f"benign continuous instance skipped for n*reps*d > {BENIGN_BUDGET:.0e}")
 
 
 CHECK = CheckSpec(check_instances, DEFAULT_NS)
+
+
+# ---------------------------------------------------------------------- the runnable mechanism
+
+def _expr_value(expr, values, free) -> float:
+    return float(Bound(side="upper", name="x", label="", expr=expr, source="", derivation="").evaluate(values, free))
+
+
+def mean_mechanism(values, upper, bound):
+    """The mechanism of the upper bound ``bound`` of the central mean at ``values``, tuned at ``upper`` (its
+    free parameters): a :class:`boundcalc.mechanisms.central.ProjectedMean` (the same object the check runs)."""
+    from ..mechanisms.central import ProjectedMean
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
+
+    free = dict(upper.free_parameters)
+    privacy = values["privacy"]
+    n, d = int(values["n"]), int(values["d"])
+    T = float(free.get("T", math.inf))
+    subsample = None
+    if "subsample" in bound.extra:
+        subsample = max(1, int(round(_expr_value(bound.extra["subsample"], values, free))))
+    if "sigma_shrink" in free:
+        f = 1.0 - float(free["sigma_shrink"])
+    elif "shrink_factor" in bound.extra:
+        f = _expr_value(bound.extra["shrink_factor"], values, free)
+    else:
+        f = 1.0
+    noise = bound.extra.get("noise")
+    scale = _expr_value(bound.extra["scale"], values, {**free, "T": T}) if noise else 0.0
+    level = None if privacy == "none" else float(values["eps"])
+    guarantee = Guarantee(privacy, level, float(values["delta"]) if privacy == "approx" else None,
+                          CENTRAL_NEIGHBOURS, "alpha" if privacy in ("tv", "kl") else "eps")
+    params = {}
+    if math.isfinite(T):
+        params["T"] = T
+    if noise:
+        params["noise"] = noise
+        params["scale"] = scale
+    params["shrink_factor"] = f
+    if subsample is not None:
+        params["subsample"] = subsample
+    notes = []
+    if math.isfinite(T):
+        notes.append(f"records with ||x|| > T = {T:.6g} are projected onto the ball of radius T (clamped to [-T, T] "
+                     "when d = 1); this is part of the mechanism and of its privacy")
+    if subsample is not None:
+        notes.append(f"uses a uniformly random subset of m = {subsample} of the n records")
+    if privacy == "smooth":
+        notes.append("smooth privacy: ε-private for the metric min{||x - x'||, 2T}/(2T) on records, hence ε-DP")
+    return ProjectedMean(d=d, T=T, noise=noise, scale=scale, shrink=f, subsample=subsample,
+                         problem=values.get("problem", "mean"), privacy=privacy, label=bound.label,
+                         parameters=params, guarantee=guarantee, certified_risk=upper.value, n=n,
+                         bound=bound.name, notes=tuple(notes), values=values)

@@ -128,34 +128,37 @@ def _bounds_pure() -> tuple:
 
 # ------------------------------------------------------------------ simulation
 
-def _sample_mean(t, x):
-    return x.mean(axis=1)
+_KINDS = {"sample-mean": "sample-mean", "hodges-lehmann-estimator": "hodges-lehmann", "laplace": "laplace",
+          "constant": "constant"}
 
 
-def _hodges_lehmann(t, x):
-    root = np.sqrt(t.n)
-    return (x.sum(axis=1) + root / 2) / (t.n + root)
+def bernoulli_mechanism(values, upper, bound):
+    """The runnable mechanism of the upper bound ``bound`` (docs/methods/from-a-plan-to-data.md): the same object
+    the check runs."""
+    from ..mechanisms.central import BernoulliMean
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee, no_mechanism
 
-
-def _laplace(t, x):
-    return np.clip(x.mean(axis=1) + t.rng.laplace(0.0, 1.0 / (t.n * float(t.values["eps"])), size=t.reps), 0.0, 1.0)
-
-
-def _constant(t, x):
-    return np.full(t.reps, 0.5)
-
-
-#: the estimator behind each upper bound, run on the records x (reps × n)
-ESTIMATORS = {"sample-mean": _sample_mean, "hodges-lehmann-estimator": _hodges_lehmann, "laplace": _laplace,
-              "constant": _constant}
+    kind = _KINDS.get(bound.name)
+    if kind is None:
+        raise no_mechanism("bernoulli", values["privacy"], bound.label)
+    n = int(values["n"])
+    eps = float(values["eps"]) if values["privacy"] == "pure" else None
+    scale = 1.0 / (n * eps) if kind == "laplace" else 0.0
+    params = {"scale": scale} if kind == "laplace" else {}
+    return BernoulliMean(kind=kind, scale=scale, problem="bernoulli", privacy=values["privacy"], label=bound.label,
+                         parameters=params, guarantee=Guarantee(values["privacy"], eps, None, CENTRAL_NEIGHBOURS),
+                         certified_risk=upper.value, n=n, bound=bound.name,
+                         notes=("records must be 0 or 1",), values=values)
 
 
 def check_instances(t):
     """The mechanism of the best certified upper bound at θ = 1/2 (where its bound is attained) and θ = 0.1."""
-    estimate = ESTIMATORS.get(t.upper.name, _constant)
+    name = t.upper.name if t.upper.name in _KINDS else "constant"
+    mech = bernoulli_mechanism(t.derived, t.upper, t.bound(name))
     for theta in (0.5, 0.1):
         x = (t.rng.random((t.reps, t.n)) < theta).astype(float)
-        yield f"theta={theta:g}", (estimate(t, x) - theta) ** 2, f"Bernoulli({theta:g})"
+        est = mech.release_from_statistic(x.mean(axis=1), t.rng, t.reps)[:, 0]
+        yield f"theta={theta:g}", (est - theta) ** 2, f"Bernoulli({theta:g})"
 
 
 CHECK = CheckSpec(check_instances, (100, 316, 1000, 3162, 10000))
@@ -188,3 +191,6 @@ class Bernoulli(Problem):
 
     def derived(self, values):
         return relations.privacy_levels(values)
+
+    def mechanism(self, values, upper, bound):
+        return bernoulli_mechanism(values, upper, bound)

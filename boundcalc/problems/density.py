@@ -557,25 +557,51 @@ def shrink_factor(alpha: float, h: float, V: float) -> float:
 CENTRAL_HISTOGRAMS = {"uniform": (False, False), "shrunk-histogram": (True, True)}
 
 
+def density_central_mechanism(values, upper, bound):
+    """The runnable mechanism of a central upper bound (docs/methods/from-a-plan-to-data.md): the histogram at the
+    solver's bin count, Laplace(2/ε) per count when private, shrunk toward f ≡ 1 for ``shrunk-histogram``; the same
+    object the check runs."""
+    from ..mechanisms.central import CentralHistogram
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
+
+    n, d, Lv, priv = int(values["n"]), int(values["d"]), float(values["L"]), values["privacy"]
+    bins = int(upper.free_parameters.get("b", 1))
+    h = 1.0 / bins
+    mm = bins ** d
+    noisy, shrunk = CENTRAL_HISTOGRAMS.get(bound.name, (True, False))
+    eps = float(values["eps"]) if priv != "none" and noisy else None
+    lam = 1.0
+    if shrunk:
+        V = (mm - 1) / n + (8 * mm ** 2 / (n * eps) ** 2 if eps else 0.0)
+        lam = shrink_factor(d * Lv ** 2 / 12, h, V)
+    params = {"bins": bins}
+    if eps is not None:
+        params["laplace_scale"] = 2.0 / eps
+    if shrunk:
+        params["shrink"] = lam
+    g = Guarantee(priv, float(values["eps"]) if priv != "none" else None, None, CENTRAL_NEIGHBOURS)
+    return CentralHistogram(d=d, bins=bins, eps=eps, shrink=lam, problem="density", privacy=priv, label=bound.label,
+                            parameters=params, guarantee=g, certified_risk=upper.value, n=n, bound=bound.name,
+                            values=values,
+                            notes=("records outside [0, 1]^d are clamped onto it before binning",
+                                   f"the output is the density's height on each of the {bins}^{d} bins"))
+
+
 def check_central_instances(t):
     """ISE of the (private) histogram — shrunk toward f ≡ 1 when the best bound is ``shrunk-histogram`` —
     at the solver's b on a smooth density (additive cosine), on the extremal sawtooth of the bin width
     (linear with slope ±L on every bin: attains the bias bound) and on a linear density (attains both bias
-    terms of the shrunk bound)."""
+    terms of the shrunk bound): the runnable mechanism object on multinomial bin counts."""
     values, n, reps, rng, res = t.values, t.n, t.reps, t.rng, t.result
-    d, Lv, priv = int(values["d"]), float(values["L"]), values["privacy"]
+    d, Lv = int(values["d"]), float(values["L"])
     bins = int(res.upper.free_parameters.get("b", 1))
     if bins ** d > MAX_BINS:
         t.notes.append(f"n={n}: {bins}^{d} bins exceed the simulation budget; row skipped")
         return
     h = 1.0 / bins
     mm = bins ** d
-    noisy, shrunk = CENTRAL_HISTOGRAMS.get(res.upper.name, (True, False))
-    eps = float(values["eps"]) if priv != "none" and noisy else None
-    lam = 1.0
-    if shrunk:
-        V = (mm - 1) / n + (8 * mm ** 2 / (n * eps) ** 2 if eps else 0.0)
-        lam = shrink_factor(d * Lv ** 2 / 12, h, V)
+    mech = density_central_mechanism(t.derived, res.upper, t.bound(res.upper.name))
+    eps, lam = mech.eps, mech.shrink
     amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
     slope = min(Lv, 1.0 / (d * h))
     lin = min(Lv, 1.8 / d)
@@ -587,10 +613,8 @@ def check_central_instances(t):
         p, if2 = _additive_instance(gb, ig2, d, h)
         p = np.clip(p, 0, None)
         p = p / p.sum()
-        c = H.central_counts(rng, n, p, reps, eps)
-        if lam != 1.0:  # f̂ = 1 + λ(g - 1) on every bin, as equivalent counts n h^d f̂_j
-            c = n * h ** d * (1 + lam * (c / (n * h ** d) - 1))
-        err = H.ise(c, p, if2, n, h ** d)
+        fh = mech.release_from_statistic(rng.multinomial(n, p, size=reps).astype(float), rng, reps)
+        err = h ** d * np.sum(fh ** 2, axis=1) - 2 * fh @ np.asarray(p, float) + if2  # ∫(f̂ - f)², exact given f̂
         var_p = float(np.sum(p * (1 - p)) / n + (mm * 8 / (eps ** 2 * n ** 2) if eps else 0.0))
         exact = H.exact_risk_shrunk(p, if2, n, lam, var_p)
         yield name, err, desc + (f" (λ = {lam:.3g})" if lam != 1.0 else ""), exact
@@ -773,6 +797,12 @@ class Density(Problem):
 
     def bounds_pure(self, values):
         return list(_central_bounds(True))
+
+    # the runnable mechanisms of the central bounds (docs/methods/from-a-plan-to-data.md)
+    def mechanism_pure(self, values, upper, bound):
+        return density_central_mechanism(values, upper, bound)
+
+    mechanism_none = mechanism_pure
 
     def validate_local(self, values):
         fam = values.get("family", "auto")

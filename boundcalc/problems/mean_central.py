@@ -649,6 +649,12 @@ class CentralMean(Problem):
     def derived(self, values):
         return relations.privacy_levels(values)
 
+    # the runnable mechanism of an upper bound (docs/methods/from-a-plan-to-data.md): the object check runs
+    def mechanism(self, values, upper, bound):
+        from ._mean_check import mean_mechanism
+
+        return mean_mechanism(values, upper, bound)
+
     def lower_rate(self, values):
         """Lower-bound rate of Table 1 (differs from the upper rate for approx and tv: the gap in d)."""
         k = float(values["k"])

@@ -488,6 +488,98 @@ def _extra_for(values):
     return {"sigma": float(values["sigma"])} if m.name == "normal-mean" else {}
 
 
+def _point_extra(values) -> dict:
+    m = get_point_model(values["model"])
+    return {**m.extra_defaults, **({"sigma": float(values["sigma"])} if m.name == "normal-mean" else {}),
+            **({"mu0": float(values["mu0"])} if m.name == "normal-var" else {})}
+
+
+def _local_clip_interval(model_name: str, values, blocks: int) -> tuple:
+    """[a', b'] = [max(a, θ_lo - zσ_t), min(b, θ_hi + zσ_t)] of ``local-clip-laplace`` at ``blocks`` (the bound's own
+    expressions, evaluated)."""
+    t, _ = _t_and_r()
+    sd = sp.sqrt(variance_max_expr(model_name, t))
+    ends = (S.Max(A_, LO - Z_CLIP * sd), S.Min(B_, HI + Z_CLIP * sd))
+    return tuple(float(Bound(side="upper", name="x", label="", expr=e, source="", derivation="").evaluate(
+        values, {"blocks": blocks})) for e in ends)
+
+
+def point_mechanism(values, upper, bound):
+    """The runnable mechanism of the upper bound ``bound`` (docs/methods/from-a-plan-to-data.md): Smith's
+    subsample-and-aggregate (Θ or the narrowed local clipping interval), the clipped statistic, the constant
+    estimators or the clipped full-sample estimator (privacy none); the same objects the check runs."""
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee, no_mechanism
+
+    m = get_point_model(values["model"])
+    priv, n = values["privacy"], int(values["n"])
+    eps = float(values["eps"]) if priv != "none" else None
+    delta = float(values["delta"]) if priv == "approx" else None
+    g = Guarantee(priv, eps, delta, CENTRAL_NEIGHBOURS)
+    a, b = float(values["a"]), float(values["b"])
+    lo, hi = float(values["theta_lo"]), float(values["theta_hi"])
+    kw = dict(problem="point", privacy=priv, label=bound.label, guarantee=g, certified_risk=upper.value, n=n,
+              bound=bound.name, values=values)
+    if not bound.certified:
+        raise no_mechanism("point", priv, bound.label, "a pointwise risk, not a mechanism's bound")
+    fp = dict(upper.free_parameters)
+    ctx = dict(m=m, n=n, eps=eps, delta=delta, a=a, b=b, lo=lo, hi=hi, fp=fp, values=values, kw=kw)
+    build = _POINT_BUILDERS.get(bound.name) or (_build_smith if bound.extra.get("noise") in _SMITH_NOISE else None)
+    if build is not None:
+        return build(bound, ctx)
+    raise no_mechanism("point", priv, bound.label, "a pointwise risk, not a mechanism's bound")
+
+
+def _build_smith(bound, c):
+    from ..mechanisms.central import SubsampleAggregate
+
+    k = int(c["fp"]["blocks"])
+    noise, narrowed = _SMITH_NOISE[bound.extra["noise"]]
+    clip = _local_clip_interval(c["m"].name, c["values"], k) if narrowed else (c["a"], c["b"])
+    mech = SubsampleAggregate(model=c["m"].name, blocks=k, lo=clip[0], hi=clip[1], noise=noise, eps=c["eps"],
+                              delta=c["delta"], extra=_point_extra(c["values"]),
+                              parameters={"blocks": k, "clip_low": clip[0], "clip_high": clip[1]},
+                              notes=("block estimates are clipped to [clip_low, clip_high]; records are used as given",
+                                     f"blocks are taken in the order of the records ({c['m'].name} model)"),
+                              **c["kw"])
+    mech.parameters["noise_scale"] = mech.noise_scale()
+    return mech
+
+
+def _build_clip_stat(bound, c):
+    from ..mechanisms.central import ClippedStatistic
+
+    v, m, n, eps = c["values"], c["m"], c["n"], c["eps"]
+    alpha, beta = float(c["fp"]["alpha_clip"]), float(c["fp"]["beta_clip"])
+    l, u = (float(x) for x in cstat.interval(m.name, 0.5 * (c["lo"] + c["hi"]), alpha, beta, float(v["sigma"])))
+    return ClippedStatistic(model=m.name, l=l, u=u, theta_lo=c["lo"], theta_hi=c["hi"], eps=eps,
+                            sigma=float(v["sigma"]), mu0=float(v["mu0"]),
+                            parameters={"l": l, "u": u, "laplace_scale": (u - l) / (n * eps)},
+                            notes=("the statistic is clipped to [l, u]; the estimate is projected onto N",), **c["kw"])
+
+
+def _build_mle(bound, c):
+    from ..mechanisms.central import SubsampleAggregate
+
+    return SubsampleAggregate(model=c["m"].name, blocks=1, lo=c["a"], hi=c["b"], noise=None, eps=None,
+                              extra=_point_extra(c["values"]), parameters={"blocks": 1}, **c["kw"])
+
+
+def _build_constant(where):
+    def build(bound, c):
+        from ..mechanisms.central import ConstantEstimate
+
+        value = 0.5 * (c["a"] + c["b"]) if where == "theta" else 0.5 * (c["lo"] + c["hi"])
+        return ConstantEstimate(value=value, parameters={"value": value}, **c["kw"])
+    return build
+
+
+#: the aggregation noise of a smith bound -> (the sampler's noise name, clipped to the narrowed interval?)
+_SMITH_NOISE = {"laplace": ("laplace", False), "gauss": ("gauss", False), "laplace-local-clip": ("laplace", True)}
+#: bound name -> builder of its runnable mechanism (the smith bounds: by their noise, _SMITH_NOISE)
+_POINT_BUILDERS = {"clip-stat-laplace": _build_clip_stat, "mle": _build_mle,
+                   "constant": _build_constant("theta"), "constant-neighbourhood": _build_constant("neighbourhood")}
+
+
 def check_instances(t):
     """Run Smith's estimator at the solver's block count on θ and on the two ends of N.
 
@@ -520,13 +612,14 @@ def check_instances(t):
     a, b = v["a"], v["b"]
     k = int(sim_bound.free_parameters["blocks"])
     noise_kind = t.bound(sim_bound.name).extra["noise"]
+    mech = point_mechanism(v, sim_bound, t.bound(sim_bound.name))  # the runnable mechanism: its noise step is run
     for j, (tag, tt) in enumerate((("theta_lo", v["theta_lo"]), ("theta", th), ("theta_hi", v["theta_hi"]))):
         tt = float(tt)
         if not (m.natural_space[0] < tt < m.natural_space[1]):
             continue
         method = "raw" if n * reps <= RAW_BUDGET else "sufficient"
         est = sa.simulate(m.name, n, k, eps, tt, a, b, reps=reps, seed=seeds[3 * i + j], method=method,
-                          extra=extra, noise=noise_kind, delta=v.get("delta"))
+                          extra=extra, noise=noise_kind, delta=v.get("delta"), release=mech.release_from_statistic)
         err = (est - tt) ** 2
         mse, c_lo, c_hi = t.interval(err)
         terms = sa.mse_terms(m.name, n, np.array([k]), eps, tt, a, b, extra, noise=noise_kind,
@@ -572,12 +665,13 @@ def clip_stat_instances(t, seeds):
     alpha, beta = float(cb.free_parameters["alpha_clip"]), float(cb.free_parameters["beta_clip"])
     sigma, mu0 = float(values["sigma"]), float(values["mu0"])
     l, u = cstat.interval(m.name, 0.5 * (lo + hi), alpha, beta, sigma)
+    mech = point_mechanism(v, cb, t.bound(cb.name))  # the runnable mechanism: noise and inversion run through it
     worst = None
     for j, (tag, tt) in enumerate((("theta_lo", lo), ("theta", th), ("theta_hi", hi))):
         if not (m.natural_space[0] < tt < m.natural_space[1]):
             continue
         est = cstat.simulate(m.name, n, float(values["eps"]), tt, lo, hi, alpha, beta, reps=t.reps, seed=seeds[j],
-                             sigma=sigma, mu0=mu0)
+                             sigma=sigma, mu0=mu0, release=mech.release_from_statistic)
         ci = t.interval((est - tt) ** 2)
         worst = max(worst or ci, ci)
         yield (f"{tag}={tt:.4g}", ci, f"{m.name} at θ' = {tt:.6g}, clip-stat-laplace, raw simulation", None,
@@ -681,3 +775,6 @@ class Point(Problem):
             if np.ndim(out[key]) == 0:
                 out[key] = float(out[key])
         return out
+
+    def mechanism(self, values, upper, bound):
+        return point_mechanism(values, upper, bound)

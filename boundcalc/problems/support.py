@@ -343,28 +343,7 @@ RATE_LEVEL = {"pure": S.eps, "approx": S.eps, "tv": S.alpha, "kl": sp.sqrt(S.alp
 DEFAULT_NS = (100, 316, 1000, 3162, 10000)
 
 
-def exp_mech_sample(x_sorted: np.ndarray, eps: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row of the exponential mechanism (density ∝ exp(-γt - ε N(t)) on [0, ∞)).
-
-    Exact: the density is piecewise exponential on [0, X_(1)), [X_(j), X_(j+1)), [X_(n), ∞) with
-    N = n, n - j, 0; pick the piece by the Gumbel-max trick on its log-mass, then an exponential
-    truncated to the piece (inverse CDF).
-    """
-    reps, n = x_sorted.shape
-    a = np.concatenate([np.zeros((reps, 1)), x_sorted], axis=1)  # left ends, (reps, n+1)
-    b = np.concatenate([x_sorted, np.full((reps, 1), np.inf)], axis=1)
-    cnt = n - np.arange(n + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        width = b - a
-        logmass = -eps * cnt - gamma * a + np.where(np.isinf(width), 0.0, np.log(-np.expm1(-gamma * width)))
-    j = np.argmax(logmass + rng.gumbel(size=logmass.shape), axis=1)
-    rows = np.arange(reps)
-    aj, wj = a[rows, j], width[rows, j]
-    u = rng.random(reps)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        t_fin = aj - np.log1p(-u * -np.expm1(-gamma * np.where(np.isinf(wj), 1.0, wj))) / gamma
-    t_inf = aj + rng.exponential(1.0 / gamma, size=reps)
-    return np.where(np.isinf(wj), t_inf, t_fin)
+from ..mechanisms.central import exp_mech_sample  # noqa: E402,F401  (the sampler, shared with the runnable mechanism)
 
 
 def _eps_effective_value(values):
@@ -373,46 +352,46 @@ def _eps_effective_value(values):
             "kl": math.sqrt(2 * e)}[priv]
 
 
-def _estimate_max(t, x):
-    n = t.n
-    return x[:, -1] if t.values["loss"] == "abs" else x[:, -1] * (n + 1) / n
+def support_mechanism(values, upper, bound):
+    """The runnable mechanism of the upper bound ``bound`` at ``values`` (docs/methods/from-a-plan-to-data.md):
+    the same object the check runs."""
+    from ..mechanisms.central import SupportEstimator
+    from ..mechanisms.runnable import CENTRAL_NEIGHBOURS, Guarantee
 
-
-def _estimate_exp_mech(t, x):
-    values, up, t0 = t.values, t.upper, float(t.values["theta0"])
-    e = _eps_effective_value(values)
-    lam = t.n * -math.expm1(-e) / (2 * t0)
-    g = up.free_parameters["rho"] * lam
-    tt = exp_mech_sample(x, e, g, t.rng)
-    return np.clip(tt - up.free_parameters["s_shift"] / g, t0, 2 * t0)
-
-
-def _estimate_subsample_max(t, x):
-    """The maximum of a uniformly random subsample of m = ⌊αn⌋ of the (sorted) entries, rescaled, projected."""
-    t0, n = float(t.values["theta0"]), t.n
-    m = int(math.floor(float(t.values["eps"]) * n))
-    keys = t.rng.random((t.reps, n))
-    top = np.argpartition(keys, m - 1, axis=1)[:, :m].max(axis=1)  # largest chosen index = rank of the max
-    big = x[np.arange(t.reps), top]
-    return np.clip(subsample_scale(m, t.values["loss"]) * big, t0, 2 * t0)
-
-
-def _estimate_constant(t, x):
-    return np.full(t.reps, 1.5 * float(t.values["theta0"]))
-
-
-#: the estimator behind each upper bound, run on sorted samples x (reps × n)
-ESTIMATORS = {"max": _estimate_max, "exp-mech": _estimate_exp_mech, "subsample-max-tv": _estimate_subsample_max}
+    t0, loss, n, privacy = float(values["theta0"]), values["loss"], int(values["n"]), values["privacy"]
+    level = None if privacy == "none" else float(values["eps"])
+    g = Guarantee(privacy, level, float(values["delta"]) if privacy == "approx" else None, CENTRAL_NEIGHBOURS,
+                  "alpha" if privacy in ("tv", "kl") else "eps")
+    kw = dict(theta0=t0, loss=loss, problem="support", privacy=privacy, label=bound.label, guarantee=g,
+              certified_risk=upper.value, n=n, bound=bound.name, values=values,
+              notes=("negative records are set to 0 (the family lives on [0, 2θ_0])",))
+    if bound.name == "max":
+        f = 1.0 if loss == "abs" else (n + 1) / n
+        return SupportEstimator(kind="max", factor=f, parameters={"factor": f}, **kw)
+    if bound.name == "exp-mech":
+        e = _eps_effective_value(values)
+        lam = n * -math.expm1(-e) / (2 * t0)
+        g_ = float(upper.free_parameters["rho"]) * lam
+        s_ = float(upper.free_parameters["s_shift"])
+        return SupportEstimator(kind="exp-mech", eps_used=e, gamma=g_, shift=s_,
+                                parameters={"eps_used": e, "gamma": g_, "shift": s_ / g_}, **kw)
+    if bound.name == "subsample-max-tv":
+        m = int(math.floor(float(values["eps"]) * n))
+        f = subsample_scale(m, loss)
+        return SupportEstimator(kind="subsample-max", subsample=m, factor=f, parameters={"subsample": m, "factor": f},
+                                **kw)
+    return SupportEstimator(kind="constant", parameters={}, **kw)
 
 
 def check_instances(t):
     """Simulate the mechanism behind the best certified upper bound on θ = 2θ_0 (where the bound's
-    λ is attained) and θ = θ_0 (the instances of :data:`CHECK`)."""
+    λ is attained) and θ = θ_0 (the instances of :data:`CHECK`): the runnable mechanism object, on sorted samples."""
     t0, loss = float(t.values["theta0"]), t.values["loss"]
-    estimate = ESTIMATORS.get(t.upper.name, _estimate_constant)
+    name = t.upper.name if t.upper.name in ("max", "exp-mech", "subsample-max-tv") else "constant"
+    mech = support_mechanism(t.derived, t.upper, t.bound(name))
     for theta in (2 * t0, t0):
         x = np.sort(t.rng.random((t.reps, t.n)), axis=1) * theta
-        est = estimate(t, x)
+        est = mech.release_from_statistic(x, t.rng, t.reps)
         err = np.abs(est - theta) if loss == "abs" else (est - theta) ** 2
         yield f"theta={theta:g}", err, f"Unif[0, {theta:g}]"
 
@@ -472,6 +451,9 @@ class Support(Problem):
 
     def derived(self, values):
         return relations.privacy_levels(values)
+
+    def mechanism(self, values, upper, bound):
+        return support_mechanism(values, upper, bound)
 
 
 @lru_cache(maxsize=None)
