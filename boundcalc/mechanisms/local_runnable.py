@@ -298,7 +298,7 @@ def multinomial_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
 
     d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
     name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="multinomial", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    common = dict(problem="multinomial", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
     if name == "uniform":
         return UniformEstimator(d, eps, **common)
     if name in DM.MECHANISMS:
@@ -606,7 +606,7 @@ def mean_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     d, eps, n, r = int(values["d"]), float(values["eps"]), int(values["n"]), float(values["r"])
     ball = "l2" if d == 1 else values["ball"]
     name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="mean", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    common = dict(problem="mean", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
     T = float(free.get("T", r))
     if name == "zero":
         return ZeroEstimator(d, eps, **common)
@@ -859,7 +859,7 @@ def gaussian_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
     sigma, B = float(values["sigma"]), float(values["B"])
     name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="gaussian", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    common = dict(problem="gaussian", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
     k = int(free.get("k_sub", 1)) if d > 1 else 1
     L = B + float(free.get("tau", 0.0))
     if name == "zero":
@@ -1012,7 +1012,7 @@ def sparse_bernoulli_mechanism(values: dict, upper, bound=None) -> LocalRandomiz
     """The randomizer of a sparse Bernoulli (local) upper bound (the hook ``SparseBernoulli.mechanism_local``)."""
     d, eps, n, s = int(values["d"]), float(values["eps"]), int(values["n"]), float(values["s"])
     name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="sparse-bernoulli", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    common = dict(problem="sparse-bernoulli", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
     if name == "zero":
         return ZeroEstimator(d, eps, **common)
     K_of = {"truncated-rr": "K", "projected-truncated-rr": "K_prr", "truncated-privunit": "K_pu",
@@ -1189,7 +1189,7 @@ def density_local_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
 
     eps, n = float(values["eps"]), int(values["n"])
     name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="density", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    common = dict(problem="density", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
     if name == "uniform":
         return FlatDensity(eps, **common)
     if name in ("hist-laplace", "hist-rr"):
@@ -1312,7 +1312,7 @@ def linear_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     """The randomizer of a linear-loss (local) upper bound (the hook ``Linear.mechanism_local``)."""
     d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
     name = upper.name
-    common = dict(problem="linear", label=upper.label, name=name, n=n, certified_risk=upper.value)
+    common = dict(problem="linear", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
     if name == "zero":
         return ZeroEstimator(d, eps, **common)
     if name in ("sgd-l2-sampling", "hedge-linf-sampling", "sgd-privunit", "minimiser-privunit"):
