@@ -66,6 +66,8 @@ class LocalRandomizer(LocalMechanism):
     problem = ""
     #: the shape of one record: () (a scalar or a symbol) or (d,)
     record_ndim = 0
+    #: True for the estimators that use no data (their reports are empty)
+    no_data = False
 
     def __init__(self, *, problem: str, label: str, name: str, eps: float, n: int, certified_risk,
                  parameters: dict, notes: tuple = (), values: dict | None = None):
@@ -269,6 +271,7 @@ class UniformEstimator(LocalRandomizer):
     """θ̂ = the uniform distribution: uses no data (every report is empty, the channel has one output)."""
 
     problem = "multinomial"
+    no_data = True
 
     def __init__(self, d: int, eps: float, **kw):
         self.d = int(d)
@@ -291,24 +294,46 @@ class UniformEstimator(LocalRandomizer):
         return np.ones((1, self.d))
 
 
+def _build(problem: str, table: dict, values: dict, upper, **extra) -> LocalRandomizer:
+    """The randomizer of ``upper`` from a problem's table {bound name: builder(c)}; ``c`` holds the values, the
+    bound's free parameters and the common keyword arguments (InputError for a bound without a builder)."""
+    from types import SimpleNamespace
+
+    builder = table.get(upper.name)
+    if builder is None:
+        raise no_mechanism(problem, "local", upper.label)
+    v = values
+    c = SimpleNamespace(v=v, free=dict(upper.free_parameters), eps=float(v["eps"]), n=int(v["n"]),
+                        d=int(v["d"]) if "d" in v else 1, name=upper.name, **extra,
+                        common=dict(problem=problem, label=upper.label, name=upper.name, n=int(v["n"]),
+                                    certified_risk=upper.value, values=values))
+    return builder(c)
+
+
+def _projected_subset(route: str):
+    def build(c):
+        from . import subset_tail as ST
+
+        s_ = int(ST.best(route, c.n, c.eps, c.d, c.v["loss"])[1])  # the size chosen inside the certified computation
+        return DiscreteRandomizer("subset", c.d, c.eps, s=s_, project=True, **c.common)
+    return build
+
+
+def _discrete(kind: str):
+    return lambda c: DiscreteRandomizer(kind, c.d, c.eps, s=(int(c.free["s_sub"]) if "s_sub" in c.free else None),
+                                        **c.common)
+
+
+#: multinomial upper bound -> its randomizer
+MULTINOMIAL = {"uniform": lambda c: UniformEstimator(c.d, c.eps, **c.common),
+               **{k: _discrete(k) for k in ("rr", "laplace", "krr", "subset")},
+               "subset-projected": _projected_subset("max"),
+               "subset-projected-threshold": _projected_subset("threshold")}
+
+
 def multinomial_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     """The randomizer of a multinomial upper bound (the hook ``Multinomial.mechanism_local``)."""
-    from . import discrete as DM
-    from . import subset_tail as ST
-
-    d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
-    name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="multinomial", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
-    if name == "uniform":
-        return UniformEstimator(d, eps, **common)
-    if name in DM.MECHANISMS:
-        s = int(free["s_sub"]) if "s_sub" in free else None
-        return DiscreteRandomizer(name, d, eps, s=s, **common)
-    routes = {"subset-projected": "max", "subset-projected-threshold": "threshold"}
-    if name in routes:
-        s = int(ST.best(routes[name], n, eps, d, values["loss"])[1])
-        return DiscreteRandomizer("subset", d, eps, s=s, project=True, **common)
-    raise no_mechanism("multinomial", "local", upper.label)
+    return _build("multinomial", MULTINOMIAL, values, upper)
 
 
 # ============================================================================== local mean (local_scalar.py, sampling.py, privunit.py)
@@ -539,6 +564,7 @@ def _privunit_verdict(d: int, e: float) -> dict:
 class ZeroEstimator(LocalRandomizer):
     """θ̂ = 0: uses no data (every report is empty)."""
 
+    no_data = True
     def __init__(self, d: int, eps: float, problem: str = "mean", **kw):
         self.d = int(d)
         super().__init__(eps=eps, problem=problem, parameters={"d": self.d}, **kw)
@@ -601,21 +627,26 @@ def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
 SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d, "levels-rr": _levels_1d}
 
 
+def _mean_vector(c):
+    return VectorRandomizer(c.name, float(c.free.get("T", c.v["r"])), c.v["ball"], c.d, c.eps,
+                            k=int(c.free.get("k_sub", 1)), **c.common)
+
+
+def _mean_scalar(c):
+    return ScalarRandomizer(c.name, float(c.free.get("T", c.v["r"])), c.eps, m=int(c.free.get("m_levels", 1)),
+                            **c.common)
+
+
+#: local mean upper bound -> its randomizer, d = 1 and d > 1
+MEAN_1D = {"zero": lambda c: ZeroEstimator(c.d, c.eps, **c.common), **{k: _mean_scalar for k in SIM_1D}}
+MEAN_DD = {"zero": MEAN_1D["zero"], **{k: _mean_vector for k in (
+    "l2-sampling", "linf-sampling", "privunit", "coordinate-splitting", "coordinate-composition",
+    "coordinate-subsampling")}}
+
+
 def mean_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     """The randomizer of a local mean upper bound (the hook ``LocalMean.mechanism_local``)."""
-    d, eps, n, r = int(values["d"]), float(values["eps"]), int(values["n"]), float(values["r"])
-    ball = "l2" if d == 1 else values["ball"]
-    name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="mean", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
-    T = float(free.get("T", r))
-    if name == "zero":
-        return ZeroEstimator(d, eps, **common)
-    if d == 1 and name in SIM_1D:
-        return ScalarRandomizer(name, T, eps, m=int(free.get("m_levels", 1)), **common)
-    if d > 1 and name in ("l2-sampling", "linf-sampling", "privunit", "coordinate-splitting",
-                          "coordinate-composition", "coordinate-subsampling"):
-        return VectorRandomizer(name, T, ball, d, eps, k=int(free.get("k_sub", 1)), **common)
-    raise no_mechanism("mean", "local", upper.label)
+    return _build("mean", MEAN_1D if int(values["d"]) == 1 else MEAN_DD, values, upper)
 
 
 # ============================================================================== Gaussian location (local_scalar.py: threshold scheme)
@@ -854,28 +885,42 @@ class GaussTwoStageRandomizer(GaussThresholdRandomizer):
                 "log_ratio": max(one["log_ratio"], two["log_ratio"]), "stage1": one, "stage2": two}
 
 
+def _gauss_threshold(closed: bool):
+    return lambda c: GaussThresholdRandomizer(c.d, c.k, float(c.v["sigma"]), float(c.v["B"]), c.eps, closed=closed,
+                                              **c.common)
+
+
+def _gauss_two_stage(c):
+    f = c.free
+    return GaussTwoStageRandomizer(c.d, c.k, float(c.v["sigma"]), float(c.v["B"]), c.eps, alpha=f["alpha"], w=f["w"],
+                                   tau=f["tau"], **c.common)
+
+
+def _gauss_clipped(cls):
+    def build(c):
+        tau, B = float(c.free.get("tau", 0.0)), float(c.v["B"])
+        extra = {"parameters": {"tau": tau, "B": B, "sigma": float(c.v["sigma"])}}
+        if cls is ScalarRandomizer:
+            return ScalarRandomizer(c.name, B + tau, c.eps, **c.common, **extra)
+        return VectorRandomizer(c.name, B + tau, "linf", c.d, c.eps, k=c.k, **c.common, **extra)
+    return build
+
+
+_GAUSS_COMMON = {"zero": lambda c: ZeroEstimator(c.d, c.eps, **c.common),
+                 "threshold-rr": _gauss_threshold(False), "threshold-rr-split": _gauss_threshold(True),
+                 "threshold-rr-split-exact": _gauss_threshold(False), "two-stage-threshold": _gauss_two_stage}
+#: Gaussian location upper bound -> its randomizer, d = 1 and d > 1
+GAUSSIAN_1D = {**_GAUSS_COMMON, "one-bit": _gauss_clipped(ScalarRandomizer),
+               "laplace": _gauss_clipped(ScalarRandomizer)}
+GAUSSIAN_DD = {**_GAUSS_COMMON, **{k: _gauss_clipped(VectorRandomizer) for k in (
+    "coordinate-splitting", "linf-sampling", "coordinate-composition", "coordinate-subsampling", "laplace-composition")}}
+
+
 def gaussian_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     """The randomizer of a Gaussian location (local) upper bound (the hook ``Gaussian.mechanism_local``)."""
-    d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
-    sigma, B = float(values["sigma"]), float(values["B"])
-    name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="gaussian", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
-    k = int(free.get("k_sub", 1)) if d > 1 else 1
-    L = B + float(free.get("tau", 0.0))
-    if name == "zero":
-        return ZeroEstimator(d, eps, **common)
-    if name in ("threshold-rr", "threshold-rr-split", "threshold-rr-split-exact"):
-        return GaussThresholdRandomizer(d, k, sigma, B, eps, closed=(name == "threshold-rr-split"), **common)
-    if name == "two-stage-threshold":
-        return GaussTwoStageRandomizer(d, k, sigma, B, eps, alpha=free["alpha"], w=free["w"], tau=free["tau"],
-                                       **common)
-    extra = {"parameters": {"tau": float(free.get("tau", 0.0)), "B": B, "sigma": sigma}}
-    if d == 1 and name in ("one-bit", "laplace"):
-        return ScalarRandomizer(name, L, eps, **common, **extra)
-    if d > 1 and name in ("coordinate-splitting", "linf-sampling", "coordinate-composition", "coordinate-subsampling",
-                          "laplace-composition"):
-        return VectorRandomizer(name, L, "linf", d, eps, k=k, **common, **extra)
-    raise no_mechanism("gaussian", "local", upper.label)
+    d = int(values["d"])
+    k = int(dict(upper.free_parameters).get("k_sub", 1)) if d > 1 else 1
+    return _build("gaussian", GAUSSIAN_1D if d == 1 else GAUSSIAN_DD, values, upper, k=k)
 
 
 # ============================================================================== sparse Bernoulli (sparse_binary.py, sampling.py)
@@ -1008,20 +1053,24 @@ class SparseBinaryRandomizer(LocalRandomizer):
                                "bits of the truncated vector (two of them differ in at most 2K bits)")
 
 
+def _sparse(K_name: str | None):
+    def build(c):
+        if K_name is None:
+            return SparseBinaryRandomizer(c.name, c.d, float(c.v["s"]), c.eps, k=int(c.free.get("k_sub", 1)), **c.common)
+        return SparseBinaryRandomizer(c.name, c.d, float(c.v["s"]), c.eps, K=int(c.free[K_name]), **c.common)
+    return build
+
+
+#: sparse Bernoulli upper bound -> its randomizer (bco-reduction, order only, has none)
+SPARSE_BERNOULLI = {"zero": lambda c: ZeroEstimator(c.d, c.eps, **c.common),
+                    "coordinate-subsampling": _sparse(None), "truncated-rr": _sparse("K"),
+                    "projected-truncated-rr": _sparse("K_prr"), "truncated-privunit": _sparse("K_pu"),
+                    "projected-privunit": _sparse("K_pu")}
+
+
 def sparse_bernoulli_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     """The randomizer of a sparse Bernoulli (local) upper bound (the hook ``SparseBernoulli.mechanism_local``)."""
-    d, eps, n, s = int(values["d"]), float(values["eps"]), int(values["n"]), float(values["s"])
-    name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="sparse-bernoulli", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
-    if name == "zero":
-        return ZeroEstimator(d, eps, **common)
-    K_of = {"truncated-rr": "K", "projected-truncated-rr": "K_prr", "truncated-privunit": "K_pu",
-            "projected-privunit": "K_pu"}
-    if name == "coordinate-subsampling":
-        return SparseBinaryRandomizer(name, d, s, eps, k=int(free.get("k_sub", 1)), **common)
-    if name in K_of:
-        return SparseBinaryRandomizer(name, d, s, eps, K=int(free[K_of[name]]), **common)
-    raise no_mechanism("sparse-bernoulli", "local", upper.label)
+    return _build("sparse-bernoulli", SPARSE_BERNOULLI, values, upper)
 
 
 # ============================================================================== density, local (histogram.py, series.py)
@@ -1163,6 +1212,7 @@ class FlatDensity(LocalRandomizer):
     """f̂ ≡ 1: uses no data (every report is empty); the estimate is the one bin height 1."""
 
     problem = "density"
+    no_data = True
 
     def __init__(self, eps: float, **kw):
         super().__init__(eps=eps, parameters={}, **kw)
@@ -1183,28 +1233,29 @@ class FlatDensity(LocalRandomizer):
         return np.ones((1, 1))
 
 
-def density_local_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
-    """The randomizer of a local density upper bound (the hook ``Density.mechanism_local``)."""
+def _hist_subset(c):
     from . import histogram as H
 
-    eps, n = float(values["eps"]), int(values["n"])
-    name, free = upper.name, dict(upper.free_parameters)
-    common = dict(problem="density", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
-    if name == "uniform":
-        return FlatDensity(eps, **common)
-    if name in ("hist-laplace", "hist-rr"):
-        return DensityHistogramRandomizer(name, int(free["m"]), eps, **common)
-    if name == "hist-subset":
-        from ..problems.density import _uniform_bias_value, family_of, shrink_factor
+    m = int(c.free["m"])
+    s_ = H.best_subset_size(m, c.eps)
+    V = m * (H.subset_second_moment(m, c.eps, s_) - 1 / m) / c.n  # m E‖p̂ - p‖² <= V
+    return DensityHistogramRandomizer(c.name, m, c.eps, s=s_, lam=c.shrink(m, V), **c.common)
 
-        m = int(free["m"])
-        s = H.best_subset_size(m, eps)
-        c_s = H.subset_second_moment(m, eps, s)
-        lam = shrink_factor(_uniform_bias_value(values, family_of(values)), 1.0 / m, m * (c_s - 1 / m) / n)
-        return DensityHistogramRandomizer(name, m, eps, s=s, lam=lam, **common)
-    if name in ("series-linf", "series-laplace"):
-        return DensitySeriesRandomizer(name, int(free["K"]), eps, **common)
-    raise no_mechanism("density", "local", upper.label)
+
+#: local density upper bound -> its randomizer
+DENSITY = {"uniform": lambda c: FlatDensity(c.eps, **c.common),
+           "hist-laplace": lambda c: DensityHistogramRandomizer(c.name, int(c.free["m"]), c.eps, **c.common),
+           "hist-rr": lambda c: DensityHistogramRandomizer(c.name, int(c.free["m"]), c.eps, **c.common),
+           "hist-subset": _hist_subset,
+           "series-linf": lambda c: DensitySeriesRandomizer(c.name, int(c.free["K"]), c.eps, **c.common),
+           "series-laplace": lambda c: DensitySeriesRandomizer(c.name, int(c.free["K"]), c.eps, **c.common)}
+
+
+def density_local_mechanism(values: dict, upper, bound=None, shrink=None) -> LocalRandomizer:
+    """The randomizer of a local density upper bound (the hook ``Density.mechanism_local``). ``shrink(m, V)``: the
+    shrinkage weight λ of the subset-selection histogram toward f ≡ 1 (the bound's own choice, given by the
+    problem, with V the noise term m E‖p̂ - p‖²)."""
+    return _build("density", DENSITY, values, upper, shrink=shrink)
 
 
 # ============================================================================== linear losses (sgd.py)
@@ -1308,13 +1359,15 @@ class LinearLossRandomizer(LocalRandomizer):
         return self.inner._privacy()
 
 
+def _linear(c):
+    return LinearLossRandomizer(c.name, c.d, float(c.v["r"]), float(c.v["M"]), c.v["geometry"], c.eps, **c.common)
+
+
+#: linear-loss upper bound -> its randomizer
+LINEAR = {"zero": lambda c: ZeroEstimator(c.d, c.eps, **c.common),
+          **{k: _linear for k in ("sgd-l2-sampling", "hedge-linf-sampling", "sgd-privunit", "minimiser-privunit")}}
+
+
 def linear_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:
     """The randomizer of a linear-loss (local) upper bound (the hook ``Linear.mechanism_local``)."""
-    d, eps, n = int(values["d"]), float(values["eps"]), int(values["n"])
-    name = upper.name
-    common = dict(problem="linear", label=upper.label, name=name, n=n, certified_risk=upper.value, values=values)
-    if name == "zero":
-        return ZeroEstimator(d, eps, **common)
-    if name in ("sgd-l2-sampling", "hedge-linf-sampling", "sgd-privunit", "minimiser-privunit"):
-        return LinearLossRandomizer(name, d, float(values["r"]), float(values["M"]), values["geometry"], eps, **common)
-    raise no_mechanism("linear", "local", upper.label)
+    return _build("linear", LINEAR, values, upper)

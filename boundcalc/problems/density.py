@@ -705,9 +705,7 @@ def check_local_instances(t):
     budget = 5e6
     shape, channel = LOCAL_MECHANISMS[up.name]
     # the runnable mechanism of the reported upper bound (the object bc.mechanism(...) returns): one implementation
-    from ..mechanisms.local_runnable import density_local_mechanism
-
-    runner = density_local_mechanism({**values, "n": int(n)}, up)
+    runner = mechanism_local({**values, "n": int(n)}, up)
     smooth_amp = min(Lv / (math.sqrt(2) * math.pi ** bv), 0.5)
     if shape == "histogram":
         bins = int(up.free_parameters.get("m", 1))
@@ -737,6 +735,15 @@ def check_local_instances(t):
             tail = amp ** 2 if freq > Kt else 0.0
             err = np.sum((chat - c_true) ** 2, axis=1) + tail
             yield name, err, desc + f" (reps={r_eff})"
+
+
+def mechanism_local(values: dict, upper, bound=None):
+    """The runnable randomizer of a reported local upper bound (:mod:`boundcalc.mechanisms.local_runnable`;
+    docs/methods/local-randomizers.md); the subset-selection histogram's shrinkage λ = B/(B+V) of the bound."""
+    from ..mechanisms.local_runnable import density_local_mechanism
+
+    alpha = _uniform_bias_value(values, family_of(values))
+    return density_local_mechanism(values, upper, bound, shrink=lambda m, V: shrink_factor(alpha, 1.0 / m, V))
 
 
 CHECK_LOCAL = CheckSpec(check_local_instances, DEFAULT_NS_LOCAL)
@@ -776,9 +783,7 @@ class Density(Problem):
 
     def mechanism_local(self, values, upper, bound):
         """The runnable randomizer of a reported local upper bound (docs/methods/local-randomizers.md)."""
-        from ..mechanisms.local_runnable import density_local_mechanism
-
-        return density_local_mechanism(values, upper, bound)
+        return mechanism_local(values, upper, bound)
 
     def rate_none(self, values):
         # the non-private comparison of a local query (api.rate asks the 'none' entry with the local values)
