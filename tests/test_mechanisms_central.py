@@ -101,8 +101,8 @@ def test_opendp_measurement_privacy_map(privacy, kw):
     pytest.importorskip("opendp")
     mech = bc.mechanism("mean", privacy=privacy, n=500, reference=False, **kw)
     assert not mech.reference
-    meas, d_in, d_out = mech.opendp_measurement()
-    assert d_in == 2  # replace one record = one removal + one addition in OpenDP's SymmetricDistance
+    meas, d_in = mech.opendp_measurement(), mech.opendp_d_in
+    assert d_in == 2 and mech.opendp_d_out == kw["eps"]  # replace one record = one removal + one addition in OpenDP's SymmetricDistance
     assert float(meas.map(d_in)) <= kw["eps"]
     assert mech.check_privacy()["passed"] and mech.check_privacy()["method"] == "OpenDP privacy map"
     x = np.random.default_rng(1).standard_normal(500)

@@ -179,13 +179,14 @@ class ProjectedMean(CentralMechanism):
 
     # ------------------------------------------------------------------ OpenDP (d = 1, pure: Laplace; approx: Gaussian)
     def to_opendp(self) -> "ProjectedMean":
-        meas, d_in, d_out = self.opendp_measurement()
+        meas, d_in, d_out = self.opendp_parts()
         twin = ProjectedMean(d=self.d, T=self.T, noise=self.noise, scale=self.scale, shrink=self.shrink,
                              subsample=self.subsample, problem=self.problem, privacy=self.privacy, label=self.label,
                              parameters=self.parameters, guarantee=self.guarantee,
                              certified_risk=self.certified_risk, n=self.n, reference=False, bound=self.bound,
                              notes=self.notes + (OPENDP_NOTE,), values=self.values)
         twin._opendp = (meas, d_in, d_out)
+        twin.opendp_d_in, twin.opendp_d_out = d_in, d_out
         if twin.certified_risk is not None:
             twin.certified_risk *= (1 + OPENDP_INFLATE) ** 2
         twin.parameters = {**self.parameters, "scale": self.scale * (1 + OPENDP_INFLATE)}
@@ -201,9 +202,14 @@ class ProjectedMean(CentralMechanism):
         return twin
 
     def opendp_measurement(self):
-        """The OpenDP measurement of this mechanism, with ``(d_in, d_out)``: ``meas.map(d_in) <= d_out`` is the
-        guarantee. Built for d = 1, privacy pure (Laplace noise) and approx (Gaussian noise), without
-        subsampling or shrinkage; InputError otherwise or without OpenDP (``pip install 'boundcalc[opendp]'``)."""
+        """The OpenDP measurement of this mechanism (d = 1; privacy pure, or approx with Laplace or Gaussian noise;
+        InputError otherwise, or without OpenDP: ``pip install 'boundcalc[opendp]'``). Its guarantee:
+        ``meas.map(mech.opendp_d_in) <= ε`` (d_in = 2: one record replaced), or ``.delta(ε) <= δ`` for a zCDP
+        Gaussian (``mech.opendp_d_out`` = (ε, δ)); see :func:`build_opendp_mean`."""
+        return self.opendp_parts()[0]
+
+    def opendp_parts(self) -> tuple:
+        """``(meas, d_in, d_out)`` (see :meth:`opendp_measurement`)."""
         cached = getattr(self, "_opendp", None)
         if cached is not None:
             return cached
@@ -211,11 +217,10 @@ class ProjectedMean(CentralMechanism):
 
     def _release_opendp(self, records):
         x = as_records(records, self.d, n=self.n)
-        meas = self.opendp_measurement()[0]
-        return float(meas(x.reshape(-1).tolist())) * self.shrink
+        return float(self.opendp_measurement()(x.reshape(-1).tolist())) * self.shrink
 
     def check_opendp(self) -> dict:
-        meas, d_in, d_out = self.opendp_measurement()
+        meas, d_in, d_out = self.opendp_parts()
         if not isinstance(d_out, tuple):
             achieved = float(meas.map(d_in))
             return {"method": "OpenDP privacy map", "d_in": d_in, "achieved_eps": achieved, "eps": d_out,
