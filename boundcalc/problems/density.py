@@ -660,38 +660,35 @@ def _counts_channel(noise_variance):
     """Histogram from privatised bin indicators (Laplace or randomized response on each bin), simulated
     from the channel's counts; ``noise_variance(ε)``: one user's privatised indicator variance (the exact
     risk's noise term / n)."""
-    def run(t, channel, insts, bins, h, fam):
+    def run(t, runner, insts, bins, h, fam):
         n, eps = t.n, float(t.values["eps"])
         for name, (gb, ig2), desc in insts:
             p, if2 = _normalised(gb, ig2, h)
-            c = H.local_counts(t.rng, n, p, t.reps, eps, channel)
-            yield name, H.ise(c, p, if2, n, h), desc, H.exact_risk(p, if2, n, n * noise_variance(eps), h)
+            heights = runner.simulate(p, n, t.rng, t.reps)  # the runnable mechanism's exact-law fast path
+            yield name, H.ise(heights * (n * h), p, if2, n, h), desc, H.exact_risk(p, if2, n, n * noise_variance(eps), h)
     return run
 
 
-def _flat_channel(t, channel, insts, bins, h, fam):
+def _flat_channel(t, runner, insts, bins, h, fam):
     """f̂ ≡ 1 (no data): the ISE is ∫f² - 1 exactly."""
     for name, (gb, ig2), desc in insts:
         p, if2 = _normalised(gb, ig2, h)
         yield name, np.full(t.reps, if2 - 1.0), desc, H.exact_risk(p, if2, t.n, 0.0, h)
 
 
-def _subset_channel(t, channel, insts, bins, h, fam):
+def _subset_channel(t, runner, insts, bins, h, fam):
     """f̂ = 1 + λ(m p̂ - 1), p̂ from n users' subsets (subset selection on the bins, simulated user by
     user), on the given instances plus a linear density (both bias terms) for the Lipschitz family."""
-    from ..mechanisms import discrete as DM
-
     values, n, eps = t.values, t.n, float(t.values["eps"])
     if fam == "lipschitz":
         lin = min(float(values["L"]), 1.8)
         insts = insts + [("linear", linear_instance(lin, bins), f"1 + {lin:.3g}(x - 1/2): both bias terms")]
-    s_sub = H.best_subset_size(bins, eps)
+    s_sub, lam = runner.inner.s, runner.lam
     c_s = H.subset_second_moment(bins, eps, s_sub)
-    lam = shrink_factor(_uniform_bias_value(values, fam), h, bins * (c_s - 1 / bins) / n)
     for name, (gb, ig2), desc in insts:
         p, if2 = _normalised(gb, ig2, h)
-        ph = DM.estimate("subset", p, n, eps, t.reps, t.rng, s_sub)
-        err = H.ise(n * h * (1 + lam * (bins * ph - 1)), p, if2, n, h)
+        heights = runner.simulate(p, n, t.rng, t.reps)  # f̂ = 1 + λ(m p̂ - 1), the runnable mechanism
+        err = H.ise(n * h * heights, p, if2, n, h)
         exact = H.exact_risk_shrunk(p, if2, n, lam, (c_s - float(np.sum(p ** 2))) / n)
         yield name, err, desc + f" (s = {s_sub}, λ = {lam:.3g})", exact
 
@@ -715,6 +712,8 @@ def check_local_instances(t):
     fam = family_of(values)
     budget = 5e6
     shape, channel = LOCAL_MECHANISMS[up.name]
+    # the runnable mechanism of the reported upper bound (the object bc.mechanism(...) returns): one implementation
+    runner = mechanism_local({**values, "n": int(n)}, up)
     smooth_amp = min(Lv / (math.sqrt(2) * math.pi ** bv), 0.5)
     if shape == "histogram":
         bins = int(up.free_parameters.get("m", 1))
@@ -725,7 +724,7 @@ def check_local_instances(t):
             a = min(Lv / (math.pi * bins) ** bv, 1 / math.sqrt(2))
             hard = ("cos-bin", cos_instance(a, bins, bins), f"1 + {a * math.sqrt(2):.3g} cos(π m x): half a period per bin")
         insts = [("smooth", cos_instance(smooth_amp, 1, bins), f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"), hard]
-        yield from HISTOGRAM_CHANNELS[channel](t, channel, insts, bins, h, fam)
+        yield from HISTOGRAM_CHANNELS[channel](t, runner, insts, bins, h, fam)
     else:
         Kt = int(up.free_parameters["K"])
         beta_s = 1.0 if fam == "lipschitz" else bv
@@ -737,14 +736,22 @@ def check_local_instances(t):
         for name, amp, freq, desc in (("smooth", smooth_amp, 1, f"1 + {smooth_amp * math.sqrt(2):.3g} cos(π x)"),
                                       ("cos-K+1", a_hard, Kt + 1,
                                        f"1 + {a_hard * math.sqrt(2):.3g} cos(π (K+1) x): attains the tail bound")):
-            x = sample_cos_density(rng, amp, freq, (r_eff, n))
-            chat = SER.estimate_coefficients(x, Kt, eps, channel, rng)
+            chat = runner.simulate(lambda size: sample_cos_density(rng, amp, freq, size), n, rng, r_eff)
             c_true = np.zeros(Kt)
             if freq <= Kt:
                 c_true[freq - 1] = amp
             tail = amp ** 2 if freq > Kt else 0.0
             err = np.sum((chat - c_true) ** 2, axis=1) + tail
             yield name, err, desc + f" (reps={r_eff})"
+
+
+def mechanism_local(values: dict, upper, bound=None):
+    """The runnable randomizer of a reported local upper bound (:mod:`boundcalc.mechanisms.local_runnable`;
+    docs/methods/local-randomizers.md); the subset-selection histogram's shrinkage λ = B/(B+V) of the bound."""
+    from ..mechanisms.local_runnable import density_local_mechanism
+
+    alpha = _uniform_bias_value(values, family_of(values))
+    return density_local_mechanism(values, upper, bound, shrink=lambda m, V: shrink_factor(alpha, 1.0 / m, V))
 
 
 CHECK_LOCAL = CheckSpec(check_local_instances, DEFAULT_NS_LOCAL)
@@ -781,6 +788,10 @@ class Density(Problem):
 
     def rate_local(self, values):
         return _local_rate(values)
+
+    def mechanism_local(self, values, upper, bound):
+        """The runnable randomizer of a reported local upper bound (docs/methods/local-randomizers.md)."""
+        return mechanism_local(values, upper, bound)
 
     def rate_none(self, values):
         # the non-private comparison of a local query (api.rate asks the 'none' entry with the local values)

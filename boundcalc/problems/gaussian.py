@@ -252,88 +252,36 @@ def _bounds(d1: bool, private: bool) -> tuple:
 DEFAULT_NS = (100, 316, 1000, 3162, 10000, 31623)
 
 
-def _release(up, d, eps):
-    """The per-user release ``z = release(x, L, rng)`` of the mechanism behind the upper bound ``up``."""
-    special = {
-        "one-bit": lambda x, L, rng: LS.onebit(x[:, 0], L, eps, rng)[:, None],
-        "laplace": lambda x, L, rng: LS.laplace(x[:, 0], L, eps, rng)[:, None],
-        "laplace-composition": lambda x, L, rng: LS.laplace(x, L, eps / d, rng),
-        "coordinate-subsampling": lambda x, L, rng: SM.coordinate_subsampling(
-            x, L, eps, rng, k=int(up.free_parameters["k_sub"])),
-    }
-    return special.get(up.name) or (lambda x, L, rng: SM.SAMPLERS[up.name](x, L, eps, rng))
+def _runner(t):
+    """The runnable mechanism of the check's upper bound (the object bc.mechanism(...) returns; one implementation,
+    :mod:`boundcalc.mechanisms.local_runnable`)."""
+    from ..mechanisms.local_runnable import gaussian_mechanism
+
+    return gaussian_mechanism({**t.values, "n": int(t.n)}, t.upper)
 
 
-def _errors_zero(t, theta, L, release):
-    return np.full(t.reps, float(theta @ theta))  # θ̂ = 0: the loss is ||θ||² exactly
+def _errors(t, theta, runner=None):
+    """The losses ‖θ̂ - θ‖² of ``reps`` runs of the mechanism on n users with X ~ N(θ, σ²I): the threshold schemes
+    draw each user's assigned coordinates only; the clipping mechanisms run user by user (privatize, estimate)."""
+    from ..mechanisms.local_runnable import GaussThresholdRandomizer, ScalarRandomizer
+
+    runner = runner or _runner(t)
+    d, sg, rng = theta.size, float(t.values["sigma"]), t.rng
+    if isinstance(runner, GaussThresholdRandomizer):
+        dist = theta
+    elif isinstance(runner, ScalarRandomizer):
+        dist = lambda m: (theta + sg * rng.standard_normal((m, d)))[:, 0]  # noqa: E731
+    else:
+        dist = lambda m: theta + sg * rng.standard_normal((m, d))  # noqa: E731
+    est = np.asarray(runner.simulate(dist, t.n, rng, t.reps), float).reshape(t.reps, -1)
+    return np.sum((est - theta) ** 2, axis=1)
 
 
-def _errors_simulated(t, theta, L, release):
-    d, sg = theta.size, float(t.values["sigma"])
-    err = np.empty(t.reps)
-    for rep in range(t.reps):
-        x = np.clip(theta + sg * t.rng.standard_normal((t.n, d)), -L, L)
-        err[rep] = float(np.sum((release(x, L, t.rng).mean(axis=0) - theta) ** 2))
-    return err
-
-
-def _errors_threshold(t, theta, L, release):
-    """Threshold + randomized response, simulated user by user: user i reports coordinates ik, ..., ik+k-1 (mod d)
-    at level ε/k; the server uses all m_j >= floor(nk/d) reports of coordinate j (the certified bound holds for
-    every m_j >= 1, and decreases in m_j), debiases, clips and inverts Φ."""
-    d, sg, B, eps = theta.size, float(t.values["sigma"]), float(t.values["B"]), float(t.values["eps"])
-    k = int(t.upper.free_parameters.get("k_sub", 1)) if d > 1 else 1
-    n = t.n
-    cols = (np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d  # (n, k) coordinates of each user
-    closed = t.upper.name in _CLOSED_FORM_SPLIT
-    if closed:  # all reports, λ = 1
-        use, lam = np.ones((n, k), bool), 1.0
-    else:  # the scheme's choice: the first m_used reports of each coordinate, shrink λ
-        _, lam, m_used, _ = LS.threshold_scheme(n * k // d, eps / k, B / sg)
-        flat = cols.ravel()
-        order = np.argsort(flat, kind="stable")
-        rank = np.empty(flat.size, np.int64)
-        start = np.searchsorted(flat[order], flat[order], side="left")
-        rank[order] = np.arange(flat.size) - start  # the index of each report among its coordinate's reports
-        use = (rank < m_used).reshape(n, k)
-    m = np.bincount(cols[use], minlength=d)
-    err = np.empty(t.reps)
-    for rep in range(t.reps):
-        x = theta[cols] + sg * t.rng.standard_normal((n, k))
-        z = LS.threshold_rr_bits(x, eps / k, t.rng)
-        ones = np.bincount(cols[use], weights=z[use], minlength=d)
-        est = np.where(m > 0, lam * LS.threshold_estimate(ones, np.maximum(m, 1), eps / k, sg, B), 0.0)
-        err[rep] = float(np.sum((est - theta) ** 2))
-    return err
-
-
-def _errors_two_stage(t, theta, L, release):
-    """The two-stage scheme, user by user: users i < ⌊αn⌋ release clip(X_j) by one-bit at ε/k (coordinates ik..ik+k-1
-    mod d), c = their mean per coordinate projected on [-B, B]; the others release randomized response of
+def _errors_two_stage(t, theta, L=None, release=None):
+    """The two-stage scheme, user by user (the runnable mechanism's simulate): users i < ⌊αn⌋ release clip(X_j) by
+    one-bit at ε/k, c = their mean per coordinate projected on [-B, B]; the others release randomized response of
     1{X_j > c_j} at ε/k; θ̂_j = c_j + σΦ^{-1}(clip(p̂, Φ(-w), Φ(w))) projected on [-B, B]."""
-    d, sg, B, eps = theta.size, float(t.values["sigma"]), float(t.values["B"]), float(t.values["eps"])
-    fp = t.upper.free_parameters
-    k = int(fp.get("k_sub", 1)) if d > 1 else 1
-    a, w, tau_ = float(fp["alpha"]), float(fp["w"]), float(fp["tau"])
-    n = t.n
-    n1 = int(math.floor(a * n))
-    cols = (np.arange(n)[:, None] * k + np.arange(k)[None, :]) % d
-    c1, c2 = cols[:n1], cols[n1:]
-    m1, m2 = np.bincount(c1.ravel(), minlength=d), np.bincount(c2.ravel(), minlength=d)
-    Lc = B + tau_
-    err = np.empty(t.reps)
-    for rep in range(t.reps):
-        x1 = theta[c1] + sg * t.rng.standard_normal(c1.shape)
-        z1 = LS.onebit(x1, Lc, eps / k, t.rng)
-        c = np.clip(np.bincount(c1.ravel(), weights=z1.ravel(), minlength=d) / np.maximum(m1, 1), -B, B)
-        c = np.where(m1 > 0, c, 0.0)
-        x2 = theta[c2] + sg * t.rng.standard_normal(c2.shape)
-        z2 = LS.threshold_rr_bits(x2 - c[c2], eps / k, t.rng)
-        ones = np.bincount(c2.ravel(), weights=z2.ravel(), minlength=d)
-        est = c + LS.threshold_estimate(ones, np.maximum(m2, 1), eps / k, sg, sg * w)
-        est = np.clip(np.where(m2 > 0, est, c), -B, B)
-        err[rep] = float(np.sum((est - theta) ** 2))
-    return err
+    return _errors(t, theta)
 
 
 _THRESHOLD = ("threshold-rr", "threshold-rr-split", "threshold-rr-split-exact")
@@ -360,22 +308,18 @@ def check_instances(t):
     up = t.upper = _same_mechanism_over_grid(t)
     d = int(values["d"])
     B, eps = float(values["B"]), float(values["eps"])
-    tau = float(up.free_parameters.get("tau", 0.0))
-    L = B + tau
-    errors = {"zero": _errors_zero, "two-stage-threshold": _errors_two_stage,
-              **{name: _errors_threshold for name in _THRESHOLD}}.get(up.name, _errors_simulated)
-    release = _release(up, d, eps)
+    runner = _runner(t)
     for name, theta in (("centre", np.zeros(d)), ("corner", np.full(d, B))):
-        yield name, errors(t, theta, L, release), f"θ = {name} of the box"
+        yield name, _errors(t, theta, runner), f"θ = {name} of the box"
     if up.name in _TWO_STAGE:  # near the edge of the stage-2 window (where the closed form is attained)
         th = np.full(d, min(B, 0.5 * B + float(values["sigma"]) * float(up.free_parameters["w"])))
-        yield "window-edge", errors(t, th, L, release), "θ_j = B/2 + σw"
+        yield "window-edge", _errors(t, th, runner), "θ_j = B/2 + σw"
     if up.name in _THRESHOLD and up.name not in _CLOSED_FORM_SPLIT:
         k = int(up.free_parameters.get("k_sub", 1)) if d > 1 else 1
         sg = float(values["sigma"])
         at = LS.threshold_scheme(t.n * k // d, eps / k, B / sg)[3] * sg
         if 0 < at < B:  # the θ where the certified per-coordinate risk bound is largest
-            yield "worst", errors(t, np.full(d, at), L, release), f"θ_j = {at:.3g} (worst cell of the certified bound)"
+            yield "worst", _errors(t, np.full(d, at), runner), f"θ_j = {at:.3g} (worst cell of the certified bound)"
 
 
 CHECK = CheckSpec(check_instances, lambda v: DEFAULT_NS if int(v["d"]) == 1 else DEFAULT_NS[:4],
@@ -416,6 +360,12 @@ class Gaussian(Problem):
 
     def bounds_local(self, values):
         return list(_bounds(int(values["d"]) == 1, True))
+
+    def mechanism_local(self, values, upper, bound):
+        """The runnable randomizer of a reported upper bound (docs/methods/local-randomizers.md)."""
+        from ..mechanisms.local_runnable import gaussian_mechanism
+
+        return gaussian_mechanism(values, upper, bound)
 
     def bounds_none(self, values):
         return list(_bounds(int(values["d"]) == 1, False))

@@ -334,26 +334,27 @@ def check_instances(t):
     else:
         G = M * (1 + (2 / math.expm1(eps) if eps < 700 else 0.0)) * float(linf_C_np(d, eps))
     delta_small = min(1.0, alg.value / (r * M))
+    runner = None
+    if eps is not None:  # the runnable mechanism of the upper bound (the object bc.mechanism(...) returns)
+        from ..mechanisms.local_runnable import linear_mechanism
+
+        runner = linear_mechanism({**values, "n": int(n)}, alg)
     if alg.name == "minimiser-privunit":
         # the two-point instance at ‖μ‖ = 0.8 s (s² = E‖Z̄ - μ‖² bound), near the worst ‖μ‖ for isotropic
         # Gaussian noise (ρ(1 - E cos) is largest near ρ ≈ 0.79 s), and the spread instance
         delta_small = min(1.0, 0.8 * math.sqrt(PU.privunit_factor_value(d, eps) / n))
         for name, desc, mu, draw in _instances(geom, d, M, delta_small, rng):
-            th = sgd.run_ball_minimiser(draw, n, reps, d, r, M, eps, rng)
+            th = runner.simulate(draw, n, rng, reps)
             yield name, th @ mu + r * np.linalg.norm(mu), desc + " (θ̂ = -r Z̄/‖Z̄‖, PrivUnit)"
         return
-    mech = "l2"
-    if alg.name == "sgd-privunit":
-        G, mech = M * math.sqrt(PU.privunit_factor_value(d, eps)), "privunit"
     for name, desc, mu, draw in _instances(geom, d, M, delta_small, rng):
-        if geom == "l2":
-            eta = r / (G * math.sqrt(n))
-            tbar = sgd.run_projected_sgd(draw, n, reps, d, r, M, eps, eta, rng, mechanism=mech)
-            excess = tbar @ mu + r * np.linalg.norm(mu)
+        if runner is not None:
+            tbar = runner.simulate(draw, n, rng, reps)
+        elif geom == "l2":
+            tbar = sgd.run_projected_sgd(draw, n, reps, d, r, M, eps, r / (G * math.sqrt(n)), rng)
         else:
-            eta = math.sqrt(2 * math.log(2 * d) / n) / (r * G)
-            tbar = sgd.run_hedge(draw, n, reps, d, r, M, eps, eta, rng)
-            excess = tbar @ mu + r * np.max(np.abs(mu))
+            tbar = sgd.run_hedge(draw, n, reps, d, r, M, eps, math.sqrt(2 * math.log(2 * d) / n) / (r * G), rng)
+        excess = tbar @ mu + r * (np.linalg.norm(mu) if geom == "l2" else np.max(np.abs(mu)))
         yield name, excess, desc
 
 
@@ -400,3 +401,9 @@ class Linear(Problem):
 
     def bounds_local(self, values):
         return list(_bounds(values["geometry"], True))
+
+    def mechanism_local(self, values, upper, bound):
+        """The runnable randomizer of a reported upper bound (docs/methods/local-randomizers.md)."""
+        from ..mechanisms.local_runnable import linear_mechanism
+
+        return linear_mechanism(values, upper, bound)

@@ -441,64 +441,30 @@ DEFAULT_NS_1D = (100, 316, 1000, 3162, 10000, 31623)
 DEFAULT_NS_DD = (100, 316, 1000, 3162)
 
 
-def _onebit_1d(counts, xt, T, n, eps, reps, rng):
-    c = float(LS.coth_half_np(eps))
-    pplus = 0.5 + xt / (2 * T * c)
-    plus = rng.binomial(counts, pplus[None, :]).sum(axis=1)
-    return T * c * (2 * plus - n) / n
-
-
-def _laplace_1d(counts, xt, T, n, eps, reps, rng):
-    b = 2 * T / eps
-    noise = rng.gamma(n, b, size=reps) - rng.gamma(n, b, size=reps)
-    return (counts @ xt + noise) / n
-
-
-def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
-    """Truncation + unbiased rounding to the grid jT/m + (2m+1)-RR, from the atom counts (exact law)."""
-    h = T / m
-    lo = np.floor(xt / h)
-    frac = xt / h - lo
-    lam = float(np.expm1(eps) / (np.expm1(eps) + 2 * m + 1))
-    ups = rng.binomial(counts, frac[None, :])  # users of each atom rounded up
-    kept_lo = rng.binomial(counts - ups, lam)
-    kept_up = rng.binomial(ups, lam)
-    jsum = (kept_lo * lo[None, :] + kept_up * np.minimum(lo + 1, m)[None, :]).sum(axis=1)
-    n_unif = n - (kept_lo + kept_up).sum(axis=1)
-    unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
-    jsum = jsum + unif @ np.arange(-m, m + 1)
-    return jsum * h / lam / n
-
-
-#: one-dimensional mechanisms on discrete data, from the counts of each (truncated) atom
-SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d, "levels-rr": _levels_1d}
+#: the 1-D fast paths live with the randomizers (one implementation: the check and bc.mechanism run the same code)
+from ..mechanisms.local_runnable import SIM_1D, mean_mechanism, _laplace_1d, _levels_1d, _onebit_1d  # noqa: E402,F401
 #: the free parameters of a bound passed to its 1-D sampler: mechanism -> {sampler keyword: free parameter}
 SIM_FREE_PARAMETERS = {"levels-rr": {"m": "m_levels"}}
 
 
 def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng, **kw):
-    """Exact fast simulation for discrete data in one dimension: θ̂ for ``reps`` repetitions."""
-    counts = rng.multinomial(n, probs, size=reps)  # (reps, m)
-    xt = np.clip(atoms, -T, T)
-    return SIM_1D[mech](counts, xt, T, n, eps, reps, rng, **kw)
+    """Exact fast simulation for discrete data in one dimension: θ̂ for ``reps`` repetitions (the randomizer's
+    :meth:`~boundcalc.mechanisms.local_runnable.ScalarRandomizer.simulate`)."""
+    from ..mechanisms.local_runnable import ScalarRandomizer
+
+    runner = ScalarRandomizer(mech, T, eps, m=int(kw.get("m", 1)), problem="mean", label=mech, name=mech, n=n,
+                              certified_risk=None, parameters={})
+    return runner.simulate((atoms, probs), n, rng, reps)
 
 
 def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
-    """Per-user simulation in d dimensions (chunked over repetitions)."""
-    est = np.empty((reps, d))
-    ksub = kw.get("k", 1)
-    special = {"coordinate-subsampling": lambda x, T_, e_, g: SM.coordinate_subsampling(x, T_, e_, g, k=ksub),
-               "privunit": (lambda x, T_, e_, g: PU.privunit(x, T_ * (1 if ball == "l2" else math.sqrt(d)), e_, g))}
-    sampler = special.get(mech) or SM.SAMPLERS[mech]
-    for i in range(reps):
-        x = X_sampler(n)
-        if ball == "l2":
-            nr = np.linalg.norm(x, axis=1, keepdims=True)
-            x = x * np.minimum(1.0, T / np.maximum(nr, 1e-300))
-        else:
-            x = np.clip(x, -T, T)
-        est[i] = sampler(x, T, eps, rng).mean(axis=0)
-    return est
+    """Per-user simulation in d dimensions (the randomizer's
+    :meth:`~boundcalc.mechanisms.local_runnable.VectorRandomizer.simulate`: privatize and estimate per repetition)."""
+    from ..mechanisms.local_runnable import VectorRandomizer
+
+    runner = VectorRandomizer(mech, T, ball, d, eps, k=int(kw.get("k", 1)), problem="mean", label=mech, name=mech,
+                              n=n, certified_risk=None, parameters={})
+    return runner.simulate(X_sampler, n, rng, reps)
 
 
 def _point_mass_norm2(r, d, ball):
@@ -521,8 +487,6 @@ def check_instances(t):
     r, k, eps = float(values["r"]), float(values["k"]), float(values["eps"])
     ball = "l2" if d == 1 else values["ball"]
     mech = up.name
-    T = float(up.free_parameters.get("T", r))
-    kk = {"k": int(up.free_parameters.get("k_sub", 1))}
 
     def record(name, est, theta, desc):
         err = np.sum(np.atleast_2d((est - theta).T).T ** 2, axis=-1) if np.ndim(est) > 1 else (est - theta) ** 2
@@ -532,19 +496,20 @@ def check_instances(t):
     p = lowers["le-cam-mixture"].free_parameters.get("p") or 1.0 / n
     h = lowers["le-cam-two-point"].free_parameters.get("h") or 0.5
     far = r * p ** (-1.0 / k) if not math.isinf(k) else r
+    # the runnable mechanism of the reported upper bound (the object bc.mechanism(...) returns): one implementation
+    runner = mean_mechanism({**values, "n": int(n)}, up)
     if mech in EXACT:
         yield EXACT[mech](r, d, ball)
     elif d == 1:
-        kw1 = {key: int(up.free_parameters.get(free, 1)) for key, free in SIM_FREE_PARAMETERS.get(mech, {}).items()}
         for sgn in (1, -1):
             atoms = np.array([0.0, sgn * far])
-            est = _sim_1d(mech, atoms, np.array([1 - p, p]), T, n, eps, reps, rng, **kw1)
+            est = runner.simulate((atoms, np.array([1 - p, p])), n, rng, reps)
             yield record(f"mixture{'+' if sgn > 0 else '-'}(p={p:.3g})", est, sgn * far * p,
                          "(1-p)δ_0 + p δ_(±r p^(-1/k))")
         atoms = np.array([-r, r])
-        est = _sim_1d(mech, atoms, np.array([(1 - h) / 2, (1 + h) / 2]), T, n, eps, reps, rng, **kw1)
+        est = runner.simulate((atoms, np.array([(1 - h) / 2, (1 + h) / 2])), n, rng, reps)
         yield record(f"two-point(h={h:.3g})", est, r * h, "P(X = ±r) = (1±h)/2")
-        est = _sim_1d(mech, np.array([r]), np.array([1.0]), T, n, eps, reps, rng, **kw1)
+        est = runner.simulate((np.array([r]), np.array([1.0])), n, rng, reps)
         yield record("point-mass(θ=r)", est, r, "X ≡ r (largest |θ|: the worst case of θ̂ = 0 and of truncation)")
     else:
         def axes_sampler(m):
@@ -554,27 +519,24 @@ def check_instances(t):
             x[np.arange(m), j] = sg * r
             return x
 
-        est = _sim_dd(mech, axes_sampler, T, ball, n, eps, reps, rng, d, **kk)
+        est = runner.simulate(axes_sampler, n, rng, reps)
         yield record("axes(θ=0)", est, np.zeros(d), "uniform on {±r e_j} (van Trees family, centre)")
         vb = lowers.get("bayes-vertices")
         pe = float(vb.free_parameters.get("p_erase") or 0.0) if vb is not None else 0.0
         if 0.0 < pe <= 1.0:  # the erased-vertex family of bayes-vertices (by symmetry, one vertex suffices)
             c = (r * pe ** (-1.0 / k) if not math.isinf(k) else r) / (1.0 if ball == "linf" else math.sqrt(d))
-            est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < pe, c, 0.0) * np.ones((1, d)), T, ball,
-                          n, eps, reps, rng, d, **kk)
+            est = runner.simulate(lambda m: np.where(rng.random((m, 1)) < pe, c, 0.0) * np.ones((1, d)), n, rng, reps)
             yield record(f"vertex(p={pe:.3g})", est, np.full(d, c * pe),
                          "X = c·(1,…,1) with probability p, else 0 (erased-vertex family of bayes-vertices)")
         if ball == "linf":
-            est = _sim_dd(mech, lambda m: np.where(rng.random((m, d)) < 0.75, r, -r), T, ball, n, eps,
-                          reps, rng, d, **kk)
+            est = runner.simulate(lambda m: np.where(rng.random((m, d)) < 0.75, r, -r), n, rng, reps)
             yield record("cube(θ=1/2)", est, np.full(d, r / 2), "X_j = ±r, P(+r) = 3/4 (van Trees family, corner)")
         else:
             u = np.ones(d) / math.sqrt(d)
-            est = _sim_dd(mech, lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], T, ball,
-                          n, eps, reps, rng, d, **kk)
+            est = runner.simulate(lambda m: np.where(rng.random((m, 1)) < 0.75, r, -r) * u[None, :], n, rng, reps)
             yield record("diagonal(h=1/2)", est, r * u / 2, "X = ±r u, P(+) = 3/4, u the unit diagonal")
         top = np.full(d, r) if ball == "linf" else r * np.eye(d)[0]
-        est = _sim_dd(mech, lambda m: np.broadcast_to(top, (m, d)).copy(), T, ball, n, eps, reps, rng, d, **kk)
+        est = runner.simulate(lambda m: np.broadcast_to(top, (m, d)).copy(), n, rng, reps)
         yield record("point-mass(‖θ‖ max)", est, top, "X ≡ r e_1 (ℓ∞ ball: r·(1,…,1)): the largest ‖θ‖ in the class")
 
 
@@ -601,6 +563,10 @@ class LocalMean(Problem):
     notes = ("Sequentially interactive ε-LDP channels. d >= 2 with finite k: the lower bounds do not capture the "
              "(d/(nε²))^{(k-1)/k} rate of the upper bounds (gap reported, not hidden).",
              "ℓ∞ sampling for even d uses the corrected (ε-LDP) law of boundcalc.mechanisms.sampling.")
+
+    def mechanism_local(self, values, upper, bound):
+        """The runnable randomizer of a reported upper bound (docs/methods/local-randomizers.md)."""
+        return mean_mechanism(values, upper, bound)
 
     def rate(self, values):
         k = float(values["k"])

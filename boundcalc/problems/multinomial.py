@@ -422,17 +422,12 @@ def check_instances(t):
     vertex = np.zeros(d)
     vertex[0] = 1.0
     mech, free = up.name, up.free_parameters
+    # the runnable mechanism of the reported upper bound (the object bc.mechanism(...) returns): one implementation
+    runner = mechanism_local(values={**values, "n": int(n)}, upper=up)
     for name, theta in (("uniform", uniform), ("skewed", corner), ("vertex", vertex)):
-        base, post = POSTPROCESSED.get(mech, (mech, None))
-        s_used = int(free["s_sub"]) if "s_sub" in free else None
-        if mech in TAIL_ROUTES:  # the subset size chosen inside the certified computation
-            s_used = int(ST.best(TAIL_ROUTES[mech], int(n), eps, d, loss)[1])
-        if base in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
-            est = DM.estimate(base, theta, n, eps, reps, rng, s=s_used)
-            if post is not None:
-                est = post(est)
-        else:  # θ̂ = the uniform distribution, uses no data: its risk is exact (a CI of float rounding only)
-            diff = uniform - theta
+        est = runner.simulate(theta, n, rng, reps)
+        if runner.no_data:  # θ̂ = the uniform distribution, uses no data: its risk is exact (a CI of float rounding only)
+            diff = est[0] - theta
             m = float(diff @ diff) if loss == "l2sq" else float(np.sum(np.abs(diff)))
             yield name, (m, m * (1 - 1e-9), m * (1 + 1e-9)), f"θ = {name} (exact risk)", m
             continue
@@ -445,11 +440,13 @@ def check_instances(t):
         yield name, err, f"θ = {name}", pred
 
 
-#: upper bounds whose estimator post-processes a linear mechanism: bound name -> (mechanism, map)
-POSTPROCESSED = {"subset-projected": ("subset", DM.project_simplex),
-                 "subset-projected-threshold": ("subset", DM.project_simplex)}
-#: projected bounds whose subset size is chosen inside the computation: bound name -> route
-TAIL_ROUTES = {"subset-projected": "max", "subset-projected-threshold": "threshold"}
+def mechanism_local(values: dict, upper, bound=None):
+    """The runnable randomizer of a reported upper bound (:mod:`boundcalc.mechanisms.local_runnable`;
+    docs/methods/local-randomizers.md)."""
+    from ..mechanisms.local_runnable import multinomial_mechanism
+
+    return multinomial_mechanism(values, upper, bound)
+
 
 CHECK = CheckSpec(check_instances, DEFAULT_NS, prepare=_prepare)
 
@@ -477,6 +474,9 @@ class Multinomial(Problem):
 
     def rate_local(self, values):
         return _rate(values, True)
+
+    def mechanism_local(self, values, upper, bound):
+        return mechanism_local(values, upper, bound)
 
     def rate_none(self, values):
         return _rate(values, False)

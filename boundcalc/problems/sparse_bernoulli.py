@@ -347,29 +347,22 @@ def _errors_zero(t, theta):
     return np.full(t.reps, float(theta @ theta))
 
 
+def _runner(t, bound_value):
+    """The runnable mechanism of an upper bound (the object bc.mechanism(...) returns; one implementation,
+    :mod:`boundcalc.mechanisms.local_runnable`)."""
+    from ..mechanisms.local_runnable import sparse_bernoulli_mechanism
+
+    return sparse_bernoulli_mechanism({**t.values, "n": int(t.n)}, bound_value)
+
+
 def _errors_truncated_rr(t, theta):
-    n, eps = t.n, float(t.values["eps"])
-    K = int(t.upper.free_parameters["K"])
-    q = 1.0 / (1.0 + math.exp(-eps / (2 * K)))
-    err = np.empty(t.reps)
-    for rep in range(t.reps):
-        T = SM.sparse_vector_rr_counts_from_theta(theta, n, K, eps, t.rng)
-        est = (T / n - (1 - q)) / (2 * q - 1)
-        err[rep] = float(np.sum((est - theta) ** 2))
-    return err
+    est = _runner(t, t.upper).simulate(theta, t.n, t.rng, t.reps)
+    return np.sum((est - theta) ** 2, axis=1)
 
 
 def _errors_subsampling(t, theta):
-    n, d, eps, rng, reps = t.n, int(t.values["d"]), float(t.values["eps"]), t.rng, t.reps
-    k = int(t.upper.free_parameters["k_sub"])
-    c = float(LS.coth_half_np(eps / k))
-    if k == 1:
-        Nj = rng.multinomial(n, np.full(d, 1.0 / d), size=reps)
-    else:
-        Nj = rng.binomial(n, k / d, size=(reps, d))
-    plus = rng.binomial(Nj, np.clip(0.5 + (theta - 0.5) / c, 0.0, 1.0))
-    zsum = (d / k) * 0.5 * c * (2 * plus - Nj)  # Σ_i Z_ij, Z = ±(d/k)(1/2)c
-    est = 0.5 + zsum / n
+    """Coordinate subsampling: per coordinate the released sum is simulated exactly from its marginal law."""
+    est = _runner(t, t.upper).simulate(theta, t.n, t.rng, t.reps)
     return np.sum((est - theta) ** 2, axis=1)
 
 
@@ -394,14 +387,7 @@ def _vector_reps(t, name) -> int:
 
 
 def _vector_errors(t, bound_value, theta):
-    from ..mechanisms import sparse_binary as SB
-
-    sampler, k_name, projected, _ = VECTOR_SIMULATORS[bound_value.name]
-    s = float(t.values["s"])
-    y = getattr(SB, sampler)(theta, t.n, int(bound_value.free_parameters[k_name]), float(t.values["eps"]),
-                             _vector_reps(t, bound_value.name), t.rng)
-    if projected:
-        y = SB.project_capped_simplex(y, s)
+    y = _runner(t, bound_value).simulate(theta, t.n, t.rng, _vector_reps(t, bound_value.name))
     return np.sum((y - theta) ** 2, axis=1)
 
 
@@ -500,6 +486,12 @@ class SparseBernoulli(Problem):
 
     def bounds_local(self, values):
         return list(_bounds(True))
+
+    def mechanism_local(self, values, upper, bound):
+        """The runnable randomizer of a reported upper bound (docs/methods/local-randomizers.md)."""
+        from ..mechanisms.local_runnable import sparse_bernoulli_mechanism
+
+        return sparse_bernoulli_mechanism(values, upper, bound)
 
     def bounds_none(self, values):
         return list(_bounds(False))
