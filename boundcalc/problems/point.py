@@ -548,7 +548,7 @@ def check_instances(t):
         terms = sa.mse_terms(m.name, n, np.array([k]), eps, tt, a, b, extra, noise=noise_kind,
                              delta=v.get("delta"))
         pred = float(terms["mse"][0])
-        se = (c_hi - mse) / t.Z
+        se = (c_hi - mse) / t.quantile(err.size)
         if abs(mse - pred) > Z_PREDICT * se:
             t.failures.append(f"n={n}, {tag}={tt:.6g}: empirical MSE {mse:.4g} is more than {Z_PREDICT} "
                               f"standard errors ({se:.3g}) from the exact MSE {pred:.4g}")
