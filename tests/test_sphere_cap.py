@@ -141,3 +141,20 @@ def test_layered_sympy_bound_matches_float_helper():
     for (n, p, eps, d, t, delta) in [(100, 0.01, 1.0, 10, 0.5, 1e-6), (10, 0.2, 0.3, 3, 0.9, 1e-3)]:
         v = float(b.evaluate({"n": n, "eps": eps, "d": d, "r": 1.0, "delta": delta}, {"p": p, "tau": t}))
         assert v == pytest.approx(sc.risk_lower_layers_value(n, p, eps, d, t, p, delta), rel=1e-9)
+
+
+def test_log_cap_mpmath_memo_is_keyed_by_precision_and_returns_the_computed_value():
+    """The high-precision cap is kept per (d, τ, precision): a second call returns the value computed at that
+    precision, never one computed at another."""
+    import mpmath
+
+    d, t = mpmath.mpf(50001), mpmath.mpf("0.97")
+    sc._CAP_MP_MEMO.clear()
+    with mpmath.workdps(40):
+        v40 = sc._log_cap_mpmath(d, t)
+        assert sc._log_cap_mpmath(d, t) is v40
+        assert v40 == sc._log_cap_mpmath_uncached(d, t)
+    with mpmath.workdps(60):
+        v60 = sc._log_cap_mpmath(d, t)
+        assert v60 == sc._log_cap_mpmath_uncached(d, t) and v60 is not v40
+    assert abs(v60 - v40) < 1e-35 * abs(v60)
