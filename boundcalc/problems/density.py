@@ -350,9 +350,9 @@ def _central_bounds(private: bool) -> tuple:
     return (up, uni, lo) + cert + (shr,)
 
 
-def _central_rate(values):
+def _central_rate(private: bool):
     out = [("statistical n^(-2/(2+d))", S.n ** (-2 / (2 + S.d)))]
-    if values["privacy"] != "none":
+    if private:
         out.append(("privacy (nε)^(-2/(1+d))", (S.n * S.eps) ** (-2 / (1 + S.d))))
     return out
 
@@ -516,9 +516,9 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
     return tuple(out)
 
 
-def _local_rate(values):
+def _local_rate(private: bool):
     out = [("statistical n^(-2β/(2β+1))", S.n ** (-2 * beta / (2 * beta + 1)))]
-    if values["privacy"] != "none":
+    if private:
         out.append(("privacy (nε²)^(-2β/(2β+2))", (S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2))))
     return out
 
@@ -765,14 +765,14 @@ class Density(Problem):
         "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")}
 
     def rate_local(self, values):
-        return _local_rate(values)
+        return _local_rate(True)
 
     def rate_none(self, values):
         # the non-private comparison of a local query (api.rate asks the 'none' entry with the local values)
-        return _local_rate(values) if "beta" in values else _central_rate(values)
+        return _local_rate(False) if "beta" in values else _central_rate(False)
 
     def rate_pure(self, values):
-        return _central_rate(values)
+        return _central_rate(True)
 
     def bounds_local(self, values):
         return list(_local_bounds(family_of(values), True, values.get("mechanism", "all")))
