@@ -259,7 +259,7 @@ def _kw(priv, n, eps, d, k):
     return kw
 
 
-@settings(common, max_examples=8)  # each example is 4 rate calls and checks 3 pairs (seconds under pure/approx, d > 1)
+@common
 @given(priv=st.sampled_from(PRIVS), logn=st.floats(0, 8), logeps=st.floats(-4, 1),
        d=st.sampled_from([1, 3, 20, 100]))
 def test_monotone_in_k_and_trivial(priv, logn, logeps, d):

@@ -47,7 +47,7 @@ def test_monotone_in_n(priv, logn, logeps, d, k):
     assert b.lower.value <= a.lower.value * (1 + 1e-3)
 
 
-@settings(common, max_examples=12)  # two rate calls per example, as test_monotone_in_n
+@common
 @given(priv=st.sampled_from(PRIVACIES[1:]), logn=st.floats(0, 12), logeps=st.floats(-6, 1),
        d=st.sampled_from([1, 5, 100]), k=st.sampled_from(KS))
 def test_monotone_in_eps(priv, logn, logeps, d, k):
