@@ -236,6 +236,7 @@ def test_point_mass_bayes_monotone():
 def test_dirichlet_bound_below_exact_bayes_risk_under_its_prior(eps, alpha):
     """van Trees bounds the Bayes risk under its own prior: d = k = 2, Beta(α, α) prior on p_1, binary
     randomized response (optimal for two symbols), posterior mean by quadrature over p_1."""
+    from scipy import special
     from scipy import stats as st
 
     q = 1 / (1 + math.exp(-eps))
@@ -248,7 +249,9 @@ def test_dirichlet_bound_below_exact_bayes_risk_under_its_prior(eps, alpha):
     f = S.numpy_lambdify([S.n, S.eps, kk, aa, tt], DVT.dirichlet_van_trees(S.n, S.eps, kk, aa, tt))
     for n in (1, 3, 10, 100, 1000):
         T = np.arange(n + 1)
-        lik = st.binom.pmf(T[:, None], n, m[None, :])  # (n+1, grid)
+        # the binomial pmf (n+1, grid) from log-gamma (relative error ~1e-12; scipy's binom.pmf takes 4 s at n = 1000)
+        logc = special.gammaln(n + 1) - special.gammaln(T + 1) - special.gammaln(n - T + 1)
+        lik = np.exp(logc[:, None] + T[:, None] * np.log(m)[None, :] + (n - T)[:, None] * np.log1p(-m)[None, :])
         joint = lik * w[None, :]
         pt = joint.sum(axis=1)
         mean = (joint @ th) / pt

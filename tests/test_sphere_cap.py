@@ -71,11 +71,27 @@ def _count_rr_risk(n, p, eps, R):
     return c * c * var + (1 - c) ** 2 * rho ** 2
 
 
+@pytest.fixture
+def cap_once(monkeypatch):
+    """The float helpers evaluate log cap(τ) afresh at every (p, τ); it depends on (d, τ) only, so the grids
+    below compute each value once (the same function, so the same floats)."""
+    kept = {}
+    log_cap = sc._log_cap_numpy
+
+    def once(d, t):
+        key = (float(d), float(t))
+        if key not in kept:
+            kept[key] = log_cap(d, t)
+        return kept[key]
+
+    monkeypatch.setattr(sc, "_log_cap_numpy", once)
+
+
 @pytest.mark.parametrize("d", [1, 2, 5, 20])
 @pytest.mark.parametrize("n", [1, 5, 50])
 @pytest.mark.parametrize("eps", [0.3, 2.0])
 @pytest.mark.parametrize("delta", [0.0, 1e-3])
-def test_whole_bound_below_exact_private_risk(d, n, eps, delta):
+def test_whole_bound_below_exact_private_risk(d, n, eps, delta, cap_once):
     """For each mixture weight p the bound (maximised over τ) is a lower bound on the average risk over
     the family P_v of ANY (ε,δ)-DP estimator; the shrunk ℓ2-Laplace mean is ε-DP, hence (ε,δ)-DP."""
     R = 1.0
@@ -117,7 +133,7 @@ def test_log_cap_no_underflow(d, t):
 @pytest.mark.parametrize("d", [1, 2, 5, 20])
 @pytest.mark.parametrize("n", [1, 5, 50])
 @pytest.mark.parametrize("eps", [0.3, 2.0])
-def test_layered_bound_below_exact_private_risk_and_above_single_radius(d, n, eps):
+def test_layered_bound_below_exact_private_risk_and_above_single_radius(d, n, eps, cap_once):
     """The layer-cake form is a lower bound on the average risk of a concrete ε-DP estimator (the shrunk
     ℓ2-Laplace mean, and for d = 1 the noisy sign count) and never below the single-radius form."""
     R = 1.0
@@ -141,3 +157,20 @@ def test_layered_sympy_bound_matches_float_helper():
     for (n, p, eps, d, t, delta) in [(100, 0.01, 1.0, 10, 0.5, 1e-6), (10, 0.2, 0.3, 3, 0.9, 1e-3)]:
         v = float(b.evaluate({"n": n, "eps": eps, "d": d, "r": 1.0, "delta": delta}, {"p": p, "tau": t}))
         assert v == pytest.approx(sc.risk_lower_layers_value(n, p, eps, d, t, p, delta), rel=1e-9)
+
+
+def test_log_cap_mpmath_memo_is_keyed_by_precision_and_returns_the_computed_value():
+    """The high-precision cap is kept per (d, τ, precision): a second call returns the value computed at that
+    precision, never one computed at another."""
+    import mpmath
+
+    d, t = mpmath.mpf(50001), mpmath.mpf("0.97")
+    sc._CAP_MP_MEMO.clear()
+    with mpmath.workdps(40):
+        v40 = sc._log_cap_mpmath(d, t)
+        assert sc._log_cap_mpmath(d, t) is v40
+        assert v40 == sc._log_cap_mpmath_uncached(d, t)
+    with mpmath.workdps(60):
+        v60 = sc._log_cap_mpmath(d, t)
+        assert v60 == sc._log_cap_mpmath_uncached(d, t) and v60 is not v40
+    assert abs(v60 - v40) < 1e-35 * abs(v60)

@@ -115,7 +115,26 @@ def _log_cap_points(d, t):
     return out
 
 
+#: the values of :func:`_log_cap_mpmath` by (d, τ, working precision): certification evaluates a bound at two
+#: precisions and several bounds share the same cap, and at large d one value costs up to a second (mpmath's
+#: betainc at d = 1e6, τ² = 0.9966: 0.6 s); an mpf is immutable, so a kept value is returned as is
+_CAP_MP_MEMO = BoundedMemo(256)
+
+
 def _log_cap_mpmath(d, t):
+    import mpmath
+
+    key = (d, t, mpmath.mp.prec)
+    try:
+        hit = _CAP_MP_MEMO.recall(key)
+    except TypeError:  # an unhashable argument: no memo
+        return _log_cap_mpmath_uncached(d, t)
+    if hit is None:
+        hit = _CAP_MP_MEMO.keep(key, _log_cap_mpmath_uncached(d, t))
+    return hit
+
+
+def _log_cap_mpmath_uncached(d, t):
     import mpmath
 
     if t > 1:

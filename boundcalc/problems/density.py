@@ -146,6 +146,23 @@ def _assouad_stat_factor(hel):
 #: integer search ranges are capped here (int64-safe grids); any value in range gives a valid bound, and
 #: every optimum is far below it (n <= 1e18 and the optima grow like n^(1/2) at most)
 RANGE_CAP = 10 ** 15
+#: real-valued range ends are capped here before math.floor/int (an infinite or overflowing value would raise);
+#: RANGE_CAP then applies, so the cap never binds on a range that matters
+FLOAT_CAP = 1e300
+#: the bump-count range evaluates e^ε with ε capped here (e^ε overflows above ε ≈ 709.8); at that ε the local
+#: scale a is astronomically large and the range reaches RANGE_CAP, and the central scale εn stays far above the
+#: statistical scale (nL²)^(1/3) that governs once ε is that large
+M_BUMP_EPS_CAP = 700.0
+#: L is floored here in the bump-count range only, so that the scales sqrt(aL), (nL²)^(1/3) stay positive; the
+#: range is then at least [1, 6], and every m >= 1 gives a valid bound
+M_BUMP_L_FLOOR = 1e-12
+#: the pair 1 ± s(x - 1/2) is a density (non-negative on [0, 1]) exactly when s <= 2, and L-Lipschitz when s <= L
+SLOPE_LINEAR_HIGH = 2.0
+#: fractions u ∈ [0, 1] of the largest valid slope of the bumps (bump_slope): every u gives a valid bound
+U_BUMP_LOW, U_BUMP_HIGH = 0.0, 1.0
+#: subset selection on m bins keeps s ∈ [1, m-1] of them, so it needs m >= 2; the upper end is at least 3 so
+#: that the integer search always has a choice above the smallest valid m
+M_SUBSET_LOW, M_SUBSET_HIGH_MIN = 2, 3
 
 
 def _cap(k: int) -> int:
@@ -157,9 +174,9 @@ def _m_bump_range(local: bool):
         return 1  # any m: the slope s <= 4m keeps the densities non-negative (bump_slope)
 
     def hi(v):
-        n, e, Lv = float(v["n"]), min(float(v.get("eps") or 1.0), 700.0), max(float(v["L"]), 1e-12)
+        n, e, Lv = float(v["n"]), min(float(v.get("eps") or 1.0), M_BUMP_EPS_CAP), max(float(v["L"]), M_BUMP_L_FLOOR)
         a = math.expm1(e) * math.sqrt(n / (math.exp(e) + 1)) if local else e * n
-        return _cap(max(lo(v) + 1, math.ceil(4 * min(max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0), 1e300)) + 2))
+        return _cap(max(lo(v) + 1, math.ceil(4 * min(max(math.sqrt(a * Lv), (n * Lv ** 2) ** (1 / 3), 1.0), FLOAT_CAP)) + 2))
     return lo, hi
 
 
@@ -197,7 +214,7 @@ def two_point_linear_lower(kind: str) -> Bound:
         expr=sep * S.Max(0, _privacy_factor(kind, tv, hel)),
         source="Le Cam two points, squared-loss form (docs/methods/density-assouad.md)",
         derivation=TWO_POINT_LINEAR_DERIVATION,
-        free=(FreeParameter(slope, lambda v: 0.0, lambda v: min(float(v["L"]), 2.0), log=False,
+        free=(FreeParameter(slope, lambda v: 0.0, lambda v: min(float(v["L"]), SLOPE_LINEAR_HIGH), log=False,
                             doc="slope s of the pair 1 ± s(x - 1/2)"),))
 
 
@@ -250,7 +267,7 @@ def assouad_lower(kind: str) -> Bound:
             if kind == "local" else "Hellinger product bound") + " (docs/methods/density-assouad.md)",
         derivation=ASSOUAD_DERIVATION,
         free=(FreeParameter(mb, lo, hi, integer=True, doc="number of bumps m (h = 1/m)"),
-              FreeParameter(ub, lambda v: 0.0, lambda v: 1.0, log=False,
+              FreeParameter(ub, lambda v: U_BUMP_LOW, lambda v: U_BUMP_HIGH, log=False,
                             doc="slope of the bumps s = u·min(L, 4m), as the fraction u of its largest value")))
 
 
@@ -280,7 +297,7 @@ def b_max(v: dict) -> float:
     """Any b with (b^d - 1)/n above the b = 1 risk is worse than b = 1: the optimum is <= this."""
     e = v.get("eps")
     r1 = v["d"] * v["L"] ** 2 / 12 + (8 / (v["n"] * e) ** 2 if e is not None and v["privacy"] != "none" else 0.0)
-    return _cap(math.floor(min((1 + v["n"] * r1) ** (1 / v["d"]), 1e300)) + 1)
+    return _cap(math.floor(min((1 + v["n"] * r1) ** (1 / v["d"]), FLOAT_CAP)) + 1)
 
 
 @S.cached_expression
@@ -333,9 +350,9 @@ def _central_bounds(private: bool) -> tuple:
     return (up, uni, lo) + cert + (shr,)
 
 
-def _central_rate(values):
+def _central_rate(private: bool):
     out = [("statistical n^(-2/(2+d))", S.n ** (-2 / (2 + S.d)))]
-    if values["privacy"] != "none":
+    if private:
         out.append(("privacy (nε)^(-2/(1+d))", (S.n * S.eps) ** (-2 / (1 + S.d))))
     return out
 
@@ -364,13 +381,13 @@ def _uniform_bias_value(v, fam):
 def _m_max(fam, private):
     def f(v):
         extra = 8 / v["eps"] ** 2 if private else 0.0
-        return _cap(math.floor(min(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, 1e300), 1e300)) + 1)
+        return _cap(math.floor(min(1 + v["n"] * _uniform_bias_value(v, fam) + min(extra, FLOAT_CAP), FLOAT_CAP)) + 1)
     return f
 
 
 def _k_max(fam):
     def f(v):
-        return _cap(math.floor(min(v["n"] * _uniform_bias_value(v, fam) / 2, 1e300)) + 1)
+        return _cap(math.floor(min(v["n"] * _uniform_bias_value(v, fam) / 2, FLOAT_CAP)) + 1)
     return f
 
 
@@ -458,7 +475,7 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
              f"+ λ² m E‖p̂-p‖²; bias {hist_bias_txt} = A, ∫(f-1)² <= α (the one-bin bias), so the first two are "
              "<= A + (1-λ)²B, B = α - A; m E‖p̂-p‖² <= V = (m-1)²(s + (m-s)e^(-ε))²/(n s (m-s)(1-e^(-ε))²) "
              "(subset selection's p-free second moment minus ‖p‖² >= 1/m); λ = B/(B+V) gives A + BV/(B+V).",
-             (FreeParameter(m, lambda v: 2, lambda v: max(3, _m_max(fam, True)(v)), integer=True,
+             (FreeParameter(m, lambda v: M_SUBSET_LOW, lambda v: max(M_SUBSET_HIGH_MIN, _m_max(fam, True)(v)), integer=True,
                             doc="number of bins"),), conds),
             ("series-linf", "cosine series, coefficients privatised by ℓ∞ sampling",
              X["series-linf"],
@@ -499,9 +516,9 @@ def _local_bounds(fam: str, private: bool, mech: str) -> tuple:
     return tuple(out)
 
 
-def _local_rate(values):
+def _local_rate(private: bool):
     out = [("statistical n^(-2β/(2β+1))", S.n ** (-2 * beta / (2 * beta + 1)))]
-    if values["privacy"] != "none":
+    if private:
         out.append(("privacy (nε²)^(-2β/(2β+2))", (S.n * S.eps ** 2) ** (-2 * beta / (2 * beta + 2))))
     return out
 
@@ -787,7 +804,7 @@ class Density(Problem):
         "(nε²)^(-2β/(2β+2)): compare the series-laplace and series-linf upper bounds.")}
 
     def rate_local(self, values):
-        return _local_rate(values)
+        return _local_rate(True)
 
     def mechanism_local(self, values, upper, bound):
         """The runnable randomizer of a reported local upper bound (docs/methods/local-randomizers.md)."""
@@ -795,10 +812,10 @@ class Density(Problem):
 
     def rate_none(self, values):
         # the non-private comparison of a local query (api.rate asks the 'none' entry with the local values)
-        return _local_rate(values) if "beta" in values else _central_rate(values)
+        return _local_rate(False) if "beta" in values else _central_rate(False)
 
     def rate_pure(self, values):
-        return _central_rate(values)
+        return _central_rate(True)
 
     def bounds_local(self, values):
         return list(_local_bounds(family_of(values), True, values.get("mechanism", "all")))

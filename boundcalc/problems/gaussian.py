@@ -58,6 +58,23 @@ sigma = sp.Symbol("sigma", positive=True)
 Bs = sp.Symbol("B", positive=True)
 tau = sp.Symbol("tau", positive=True)
 
+#: clip margin τ searched in [10⁻³σ, 60σ] (every τ > 0 gives a valid bound): the closed-form choice
+#: σ sqrt(2 log max(e, n min(ε, 1)²/d)) is below 9.2σ for every n <= 10¹⁸, and beyond 60σ the bias σψ(τ/σ) is 0 in
+#: floating point (ψ(t) <= φ(t)) while the noise keeps growing with τ
+TAU_LOW_SCALE, TAU_HIGH_SCALE = 1e-3, 60.0
+#: the exact split scheme searches k <= ε + 2 coordinates per user (its certified value costs a binomial sum
+#: per k; the closed-form choice of the split scheme is k = ⌊ε/2⌋ + 1)
+K_SPLIT_EXACT_EXTRA = 2
+#: fraction α of the users in the first stage of the two-stage scheme: at most one half (the second stage does
+#: the estimation), at least 10⁻⁵ (a stage with ⌊αn⌋ = 0 users gives the trivial 4dB², checked in the bound)
+ALPHA_STAGE_LOW, ALPHA_STAGE_HIGH = 1e-5, 0.5
+#: half-width w of the second stage's window, in units of σ: from 0.02 up to B/σ (a window wider than the box
+#: is no better than the one-stage scheme), and at least up to 0.03 so that the range is never empty
+W_WINDOW_LOW, W_WINDOW_HIGH_MIN = 0.02, 0.03
+#: half-separation h of the two points ±h e_1, searched on a log grid from 10⁻⁹B to B: h <= B keeps both points
+#: in the box, every such h gives a valid bound, and the optimum is of order min{B, σ/sqrt(n)}
+H_LOW_SCALE = 1e-9
+
 
 def gauss_loss_np(t):
     """ψ(t) = E(G - t)_+ = φ(t) - t(1 - Φ(t)) for t >= 0, stable (scaled erfc) for large t."""
@@ -145,7 +162,7 @@ def _threshold_bounds(d1: bool):
                   expr=d * sigma ** 2 * LS.ThresholdRisk(m, e / k, Bs / sigma), source=src,
                   derivation=how + " Same split (k <= ε + 2 here, to bound the cost); per coordinate the certified value of the "
                   "scheme with m = floor(nk/d) available reports." + exact,
-                  free=(FreeParameter(k, lambda v: 1, lambda v: max(1, min(v["d"], math.ceil(v["eps"]) + 2)),
+                  free=(FreeParameter(k, lambda v: 1, lambda v: max(1, min(v["d"], math.ceil(v["eps"]) + K_SPLIT_EXACT_EXTRA)),
                                       integer=True, doc="coordinates per user"),),
                   extra={"mechanism": "threshold-rr-split-exact", "curve": False})]
 
@@ -170,9 +187,9 @@ def _two_stage_bound(d1: bool):
         per = LS.threshold_risk_bound(m2, ek, sigma, sigma * wwin) + 4 * Bs ** 2 * delta
         return sp.Piecewise((d * per, sp.And(m1 >= 1, m2 >= 1)), (4 * d * Bs ** 2, True))
 
-    free = (FreeParameter(alpha, lambda v: 1e-5, lambda v: 0.5, doc="fraction of users in stage 1"),
-            FreeParameter(wwin, lambda v: 0.02, lambda v: max(0.03, v["B"] / v["sigma"]), doc="window half-width / σ"),
-            FreeParameter(tau, lambda v: 1e-3 * v["sigma"], lambda v: 60.0 * v["sigma"], doc="stage-1 clip margin τ"))
+    free = (FreeParameter(alpha, lambda v: ALPHA_STAGE_LOW, lambda v: ALPHA_STAGE_HIGH, doc="fraction of users in stage 1"),
+            FreeParameter(wwin, lambda v: W_WINDOW_LOW, lambda v: max(W_WINDOW_HIGH_MIN, v["B"] / v["sigma"]), doc="window half-width / σ"),
+            FreeParameter(tau, lambda v: TAU_LOW_SCALE * v["sigma"], lambda v: TAU_HIGH_SCALE * v["sigma"], doc="stage-1 clip margin τ"))
     if not d1:
         free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates per user"),)
     return Bound(
@@ -195,7 +212,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
     if private:
         for name, title, second in _mechanisms(d1):
             expr = d * sigma ** 2 * GaussLoss(tau / sigma) ** 2 + second / n
-            free = (FreeParameter(tau, lambda v: 1e-3 * v["sigma"], lambda v: 60.0 * v["sigma"], doc="clip margin τ"),)
+            free = (FreeParameter(tau, lambda v: TAU_LOW_SCALE * v["sigma"], lambda v: TAU_HIGH_SCALE * v["sigma"], doc="clip margin τ"),)
             opt = {tau: lambda: sigma * sp.sqrt(2 * sp.log(S.Max(sp.E, n * S.Min(e, 1) ** 2 / d)))}
             if SM.k_sub in expr.free_symbols:
                 free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True,
@@ -242,7 +259,7 @@ def _bounds(d1: bool, private: bool) -> tuple:
         "docs/methods/le-cam.md, docs/methods/ldp-contraction.md (derived)",
         "θ = ±h e_1 (h <= B) are 2h apart; TV(N(h,σ²),N(-h,σ²)) = 2Φ(h/σ)-1 = erf(h/(σ√2)), "
         "TV of the n-samples = erf(√n h/(σ√2)) (the mean is sufficient); private Le Cam (methods.ldp).",
-        free=(FreeParameter(h, lambda v: 1e-9 * v["B"], lambda v: v["B"], doc="half-separation h"),),
+        free=(FreeParameter(h, lambda v: H_LOW_SCALE * v["B"], lambda v: v["B"], doc="half-separation h"),),
         extra={"instance": "two-point"}), "local" if private else "none")
     return tuple(out)
 

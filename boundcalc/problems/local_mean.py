@@ -75,6 +75,39 @@ W_BOX = sp.Symbol("w", positive=True)  # half-width of the van Trees box prior
 M_ACTIVE = sp.Symbol("m", positive=True, integer=True)  # active coordinates of the Assouad family
 DELTA_GAP = sp.Symbol("delta_gap", positive=True)  # probability gap of the Assouad family
 
+# Free-parameter ranges. Every value in a range gives a valid bound (the bounds hold for each choice); a range
+# only limits the solver's search, and each is chosen to contain the optimum with room to spare.
+#: truncation radius T: for k = ∞ (‖X‖ <= r) from 10⁻⁹r to r (T >= r clips nothing); for finite k from 10⁻⁶r to
+#: 10¹²r, around the optimum of order r(nε²)^(1/(2k)) (truncation_optimum)
+T_LOW_BOUNDED, T_LOW_MOMENT, T_HIGH_MOMENT = 1e-9, 1e-6, 1e12
+#: grid levels per side of quantised randomized response: m = 1 is the closed-form choice (best at large ε);
+#: more levels shrink the rounding term min{hr, h²/4} (h = T/m) but add (2m+1)-ary response noise, so the search
+#: stops at 64
+M_LEVELS_HIGH = 64
+#: half-width η of the cos² prior, from 10⁻³ to 1: the closed-form choice min{1, (π²/(n tanh²(ε/2)))^(1/4)} is
+#: inside unless n tanh²(ε/2) > π²·10¹² (there the smallest η searched still gives a valid bound); the mixture
+#: bound's information term 1/(1-η²) needs η < 1 strictly
+ETA_LOW, ETA_HIGH, ETA_HIGH_MIXTURE = 1e-3, 1.0, 1.0 - 1e-9
+#: weight p of the far atoms of the van Trees mixture, from 10⁻¹⁵ to 1: room below p* ≈ π sqrt((k-1)/(nC_ε)),
+#: which is small at large n and ε
+P_MIX_LOW = 1e-15
+#: probability p of the vertex in the erased-vertices family, and weight p of the Le Cam mixtures: any p ∈ (0, 1]
+#: is valid; the Le Cam mixture's closed-form choice is of order 1/(sqrt(n)(e^ε - 1))
+P_VERTEX_LOW, P_LECAM_LOW = 1e-9, 1e-12
+#: probability gap h of the two-point family P(X = ±r e_1) = (1±h)/2: h ∈ (0, 1) keeps both atoms possible
+H_GAP_LOW, H_GAP_HIGH = 1e-9, 1.0 - 1e-9
+#: half-width w of the van Trees box prior: w < 1 keeps I_0 = 1/(1-w²) finite; w = 1/2 is the closed-form choice
+W_BOX_LOW, W_BOX_HIGH = 1e-3, 1.0 - 1e-6
+#: probability gap δ of the Assouad and Hellinger–Assouad families: every δ ∈ (0, 1] is valid
+DELTA_GAP_LOW = 1e-12
+
+
+def _t_range(k: float):
+    """The truncation radius's search range (see T_LOW_BOUNDED)."""
+    if math.isinf(k):
+        return (lambda v: v["r"] * T_LOW_BOUNDED), (lambda v: v["r"])
+    return (lambda v: v["r"] * T_LOW_MOMENT), (lambda v: v["r"] * T_HIGH_MOMENT)
+
 
 def _a(k):
     """(k-1)/k (1 for k = ∞)."""
@@ -130,8 +163,7 @@ def _kstar():
 def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     out = []
     bias2 = bias_bound(k) ** 2 * (S.d if (ball == "linf" and not d1) else 1)
-    lo = (lambda v: v["r"] * 1e-9) if math.isinf(k) else (lambda v: v["r"] * 1e-6)
-    hi = (lambda v: v["r"]) if math.isinf(k) else (lambda v: v["r"] * 1e12)
+    lo, hi = _t_range(k)
     for name, title, second, why in _mechanisms(d1, ball):
         expr = bias2 + second / S.n
         dd = S.d if (ball == "linf" and not d1) else 1
@@ -170,8 +202,7 @@ def _levels_upper(k: float) -> Bound:
     T, m = S.T, M_LEVELS
     second = LS.levels_second_moment(T, S.eps, m, S.r)
     expr = bias_bound(k) ** 2 + second / S.n
-    lo = (lambda v: v["r"] * 1e-9) if math.isinf(k) else (lambda v: v["r"] * 1e-6)
-    hi = (lambda v: v["r"]) if math.isinf(k) else (lambda v: v["r"] * 1e12)
+    lo, hi = _t_range(k)
     # a valid closed-form choice: m = 1, T from the T² part of the second moment
     c1 = (3 / (S.expm1(S.eps) + 3)) * sp.Rational(2, 3) / LS.levels_keep_probability(S.eps, 1) ** 2 / S.n
     return Bound(
@@ -184,7 +215,7 @@ def _levels_upper(k: float) -> Bound:
         "level; ε-LDP), Ẑ = v(Z)/λ unbiased: E Ẑ² = E Y²/λ + (1-λ) T²(m+1)/(3mλ²). m = 1 at large ε: "
         "E Ẑ² ≈ T E|X| + (4/3) T² e^{-ε}, far below one-bit's T² coth²(ε/2) (see mechanisms.local_scalar).",
         free=(FreeParameter(T, lo, hi, doc="truncation radius"),
-              FreeParameter(m, lambda v: 1, lambda v: 64, integer=True, doc="grid levels per side")),
+              FreeParameter(m, lambda v: 1, lambda v: M_LEVELS_HIGH, integer=True, doc="grid levels per side")),
         optimum={T: truncation_optimum(k, c1), m: 1}, extra={"mechanism": "levels-rr"})
 
 
@@ -219,7 +250,7 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
         "τ = tanh(ε/2) (convexity: binary randomized response is the worst channel; binary_fisher_sup); "
         "chain rule over sequentially interactive users: n times it. van Trees: E(û-u)² >= 1/(nI + π²/η²), "
         "times r². As n → ∞ (η → 1 slowly) it tends to r² coth²(ε/2)/n, the one-bit risk.",
-        free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
+        free=(FreeParameter(eta, lambda v: ETA_LOW, lambda v: ETA_HIGH, log=False, doc="prior half-width"),),
         optimum={eta: lambda: S.Min(1, (sp.pi ** 2 / (n * sp.tanh(e / 2) ** 2)) ** sp.Rational(1, 4))},
         extra={"instance": "two-point"})]
     if not math.isinf(k):
@@ -240,8 +271,8 @@ def _sharp_van_trees_1d(k: float) -> list[Bound]:
             "(the two-point limit of the χ²–TV contraction), and I_Z <= min{1, sinh²(ε/2)} Var S "
             "(data processing; Barnes–Chen–Özgür's variance bound) <= p min{1, sinh²(ε/2)}/(1-η²). Chain rule: "
             "n times it. van Trees, times (r p^{(k-1)/k})². p and η are tuned; p* ≈ π sqrt((k-1)/(nC_ε)).",
-            free=(FreeParameter(p, lambda v: 1e-15, lambda v: 1.0, doc="mixture weight"),
-                  FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0 - 1e-9, log=False, doc="prior half-width")),
+            free=(FreeParameter(p, lambda v: P_MIX_LOW, lambda v: 1.0, doc="mixture weight"),
+                  FreeParameter(eta, lambda v: ETA_LOW, lambda v: ETA_HIGH_MIXTURE, log=False, doc="prior half-width")),
             optimum={p: lambda: S.Min(1, sp.pi * sp.sqrt((_knum(k) - 1) / (n * c_eps(e)))),
                      eta: 1 - sp.Rational(1, 10 ** 6)},
             extra={"instance": "mixture"}))
@@ -275,7 +306,7 @@ def _erased_vertices(k: float, d1: bool, ball: str) -> Bound:
         "d log 2 (1-(1-p)^n). Bayes risk >= c²p²(d - E‖E[V|Z]‖²) and "
         "E‖E[V|Z]‖² <= d Ψ(I/d) (subadditivity of entropy, Jensen; Ψ the inverse of s ↦ KL(Bern((1+√s)/2)‖"
         "Bern(1/2))). Sequential interaction allowed. p tuned: near the no-data risk c²p²d at small n.",
-        free=(FreeParameter(p, lambda v: 1e-9, lambda v: 1.0, doc="probability of the vertex"),),
+        free=(FreeParameter(p, lambda v: P_VERTEX_LOW, lambda v: 1.0, doc="probability of the vertex"),),
         extra={"instance": "vertices", "ceiling": _vertex_ceiling(float(a), d1, linf)})
 
 
@@ -312,7 +343,7 @@ def _cube_van_trees(ball: str) -> Bound:
         "van Trees needs only ∫ Tr I_Z dμ: the prior averages E max_j f(|u_j|) = f(0) + ∫ f'(a)(1-F(a)^d) da "
         "(methods.cube_prior, quadrature) are finite even at η = 1. Chain rule: n times it. van Trees: "
         "E‖û-u‖² >= d²/(n ∫Tr dμ + dπ²/η²), times c².",
-        free=(FreeParameter(eta, lambda v: 1e-3, lambda v: 1.0, log=False, doc="prior half-width"),),
+        free=(FreeParameter(eta, lambda v: ETA_LOW, lambda v: ETA_HIGH, log=False, doc="prior half-width"),),
         optimum={eta: sp.Rational(1, 2)}, extra={"instance": "cube"})
 
 
@@ -328,7 +359,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         "P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} e_1} satisfy E‖X‖^k = r^k; means ±r p^{(k-1)/k} are 2s-separated with "
         "s = r p^{(k-1)/k}; TV(P_+,P_-) = p and TV(P_+^n,P_-^n) = 1-(1-p)^n. Private Le Cam: "
         "TV(M_+^n,M_-^n) <= min{√n(e^ε-1)p, 1-(1-p)^n} (Corollary 1 + Pinsker).",
-        free=(FreeParameter(p, lambda v: 1e-12, lambda v: 1.0, doc="mixture weight"),),
+        free=(FreeParameter(p, lambda v: P_LECAM_LOW, lambda v: 1.0, doc="mixture weight"),),
         # maximiser of p^β (1 - c p), β = 2(k-1)/k, c = sqrt(n/2)(e^ε-1): p = β/((1+β)c) (a valid choice)
         optimum={p: S.Min(1, 2 * a / ((1 + 2 * a) * sp.sqrt(n / 2) * S.expm1(e)))},
         extra={"instance": "mixture"})
@@ -338,13 +369,13 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
         "docs/methods/ldp-contraction.md (derived)",
         "Means ±r h e_1 (s = rh); TV(P_+,P_-) = h; the number of +r draws is sufficient, so TV(P_+^n,P_-^n) is "
         "the exact binomial TV; private Le Cam as above. Valid for every k (|X| = r).",
-        free=(FreeParameter(h, lambda v: 1e-9, lambda v: 1.0 - 1e-9, doc="probability gap"),),
+        free=(FreeParameter(h, lambda v: H_GAP_LOW, lambda v: H_GAP_HIGH, doc="probability gap"),),
         extra={"instance": "two-point"})
     out = method_bounds(mixture, "local") + method_bounds(two_point, "local")
     if d1:
         out += _sharp_van_trees_1d(k)
     w = W_BOX
-    wfree = FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="half-width of the box prior")
+    wfree = FreeParameter(w, lambda v: W_BOX_LOW, lambda v: W_BOX_HIGH, log=False, doc="half-width of the box prior")
     if ball == "linf" and not d1:
         def cube_family_expr():
             I0 = 1 / (1 - w ** 2)
@@ -393,7 +424,7 @@ def _lower_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
             "mixtures M_{±j} and the private Le Cam bound (methods.ldp), TV(M_{+j}, M_{-j}) <= "
             "min{sqrt(n/2)(e^ε-1)δ/m, sqrt(1-exp(-n(e^ε-1)²δ²/m²)), sqrt(1 - BC^{2n})} (BC = 1 - (1-sqrt(1-δ²))/m, "
             "Le Cam's inequality). Assouad: M_n >= s m (1 - that).",
-            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
+            free=(FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: 1.0, doc="probability gap δ"),
                   FreeParameter(m, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates")),
             extra={"instance": "axes"}))
     return out
@@ -414,7 +445,7 @@ def _hb_bounds(d1: bool, ball: str) -> list[Bound]:
     r, d, dl = S.r, S.d, DELTA_HB
     dd = sp.Integer(1) if d1 else d
     c = r / sp.sqrt(d) if (ball == "l2" and not d1) else r
-    dfree = FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ")
+    dfree = FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: 1.0, doc="probability gap δ")
     src = "Assouad (1983), Yu (1997); docs/methods/hellinger-assouad.md, docs/problems/mean.md (derived)"
     fams = [HypercubeFamily(
         "hellinger-assouad-cube", "Hellinger–Bhattacharyya Assouad, cube of independent signs", n_coords=dd,

@@ -609,6 +609,12 @@ _APPROX_GAP = ("(ε,δ): the certified fingerprinting lower bound grows like d (
                "the Gaussian upper bound has an extra log(1/δ) factor.",)
 
 
+def _table1_exponent(values):
+    """The exponent of Table 1's privacy terms: 2 for k = ∞, 2(k-1)/k for finite k."""
+    k = float(values["k"])
+    return sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
+
+
 @register_problem_class
 class CentralMean(Problem):
     """Mean estimation with a k-th moment bound under the central privacy models (ε-LDP:
@@ -632,22 +638,29 @@ class CentralMean(Problem):
     notes = {"none": (), "approx": _NOT_TIGHT_IN_D + _APPROX_GAP + _SHRINK_NOTE, "tv": _NOT_TIGHT_IN_D + _SHRINK_NOTE,
              "smooth": (SMOOTH_METRIC,) + _SHRINK_NOTE, None: _SHRINK_NOTE}
 
-    def rate(self, values):
-        """Table 1 of Barber & Duchi: (label, term) pairs; the upper rate is their sum (order only)."""
-        k = float(values["k"])
-        e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
-        e1 = e2 / 2
-        stat = ("statistical r²/n", S.r ** 2 / S.n)
-        priv = values["privacy"]
-        priv_term = {  # only the privacy model asked for is built
-            "none": lambda: None,
-            "pure": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
-            "smooth": lambda: S.r ** 2 * (S.d / (S.n * S.eps)) ** e2,
-            "approx": lambda: S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2) ** e1,
-            "kl": lambda: S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** e1,
-            "tv": lambda: S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** e2,
-        }[priv]()
-        return [stat] if priv_term is None else [stat, ("privacy", priv_term)]
+    # Table 1 of Barber & Duchi, one method per privacy model: (label, term) pairs whose sum is the upper rate
+    # (order only); the lower-bound rate differs for approx and tv (the gap in d)
+
+    def rate_none(self, values):
+        return [("statistical r²/n", S.r ** 2 / S.n)]
+
+    def _rate_with(self, values, privacy_term):
+        return self.rate_none(values) + [("privacy", privacy_term)]
+
+    def rate_pure(self, values):
+        return self._rate_with(values, S.r ** 2 * (S.d / (S.n * S.eps)) ** _table1_exponent(values))
+
+    rate_smooth = rate_pure
+
+    def rate_approx(self, values):
+        return self._rate_with(values, S.r ** 2 * (S.d * sp.log(1 / S.delta) / (S.n * S.eps) ** 2)
+                               ** (_table1_exponent(values) / 2))
+
+    def rate_kl(self, values):
+        return self._rate_with(values, S.r ** 2 * (S.d / (S.n ** 2 * S.alpha)) ** (_table1_exponent(values) / 2))
+
+    def rate_tv(self, values):
+        return self._rate_with(values, S.r ** 2 * (sp.sqrt(S.d) / (S.n * S.alpha)) ** _table1_exponent(values))
 
     def bounds(self, values):
         # the packings available depend on d (d >= 2, d >= 8): d is structural for the lower bounds
@@ -657,16 +670,22 @@ class CentralMean(Problem):
     def derived(self, values):
         return relations.privacy_levels(values)
 
-    def lower_rate(self, values):
-        """Lower-bound rate of Table 1 (differs from the upper rate for approx and tv: the gap in d)."""
-        k = float(values["k"])
-        e2 = sp.Integer(2) if math.isinf(k) else 2 * (_knum(k) - 1) / _knum(k)
-        priv = values["privacy"]
-        inner = {  # only the privacy model asked for is built
-            "none": lambda: None,
-            "pure": lambda: S.d / (S.n * S.eps), "smooth": lambda: S.d / (S.n * S.eps),
-            "approx": lambda: S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps),
-            "tv": lambda: 1 / (S.n * S.alpha), "kl": lambda: 1 / (S.n * sp.sqrt(S.alpha / 2)),
-        }[priv]()
-        base = S.r ** 2 / S.n
-        return base if inner is None else base + S.r ** 2 * S.Min(1, inner ** e2)
+    def lower_rate_none(self, values):
+        return S.r ** 2 / S.n
+
+    def _lower_rate_with(self, values, inner):
+        return S.r ** 2 / S.n + S.r ** 2 * S.Min(1, inner ** _table1_exponent(values))
+
+    def lower_rate_pure(self, values):
+        return self._lower_rate_with(values, S.d / (S.n * S.eps))
+
+    lower_rate_smooth = lower_rate_pure
+
+    def lower_rate_approx(self, values):
+        return self._lower_rate_with(values, S.Min(S.d, sp.log(1 / S.delta)) / (S.n * S.eps))
+
+    def lower_rate_tv(self, values):
+        return self._lower_rate_with(values, 1 / (S.n * S.alpha))
+
+    def lower_rate_kl(self, values):
+        return self._lower_rate_with(values, 1 / (S.n * sp.sqrt(S.alpha / 2)))

@@ -71,6 +71,19 @@ ALPHA_DIR = sp.Symbol("alpha_dir", positive=True, integer=True)  # Dirichlet con
 ETA_DIR = sp.Symbol("eta_dir", positive=True)  # threshold τ = (1-η)/k of the trace bound
 GAMMA_MIX = sp.Symbol("gamma_mix", positive=True)  # weight of the point mass in the saturated-regime family
 
+# Free-parameter ranges: every value in a range gives a valid bound; a range only limits the solver's search.
+#: half-width w of the van Trees box prior: w < 1 keeps I_0 = (2/d)/(1-w²) finite; w = 1/2 is the closed-form choice
+W_BOX_LOW, W_BOX_HIGH = 1e-3, 1.0 - 1e-6
+#: Dirichlet(α) prior: α >= 3 (an integer) keeps J = (k-1)(kα-1)(kα-2)/(α-2) finite; up to 10¹⁰ (a prior
+#: concentrated near the uniform law), searched on a log grid
+ALPHA_DIR_LOW, ALPHA_DIR_HIGH = 3, 1e10
+#: η of the threshold τ = (1-η)/k of the trace bound: any η ∈ (0, 1) is valid (τ in (0, 1/k))
+ETA_DIR_LOW, ETA_DIR_HIGH = 1e-3, 0.999
+#: weight γ of the point mass: any γ ∈ (0, 1) is valid; the bound is γ²(1 - E‖π‖²), so tiny γ never helps
+GAMMA_MIX_LOW, GAMMA_MIX_HIGH = 1e-6, 1.0 - 1e-9
+#: probability gap δ of the Assouad and Hellinger–Assouad pair families: every δ ∈ (0, 1] is valid
+DELTA_GAP_LOW = 1e-12
+
 
 @S.cached_expression
 def point_mass_bayes(loss: str, n=S.n, eps=S.eps, d=S.d, g=GAMMA_MIX):
@@ -189,7 +202,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "I_X = diag((2/d)/(1-θ_j²)) <= I_0 = (2/d)/(1-w²), Tr I_X <= m I_0, ⟨u,S⟩ ∈ [-1/(1-w), 1/(1-w)] "
             "(Hoeffding proxy 1/(1-w)²). Tr I_Z <= min{m I_0, I_0 sinh²(ε/2), 2ε/(1-w)²} (methods.fisher). "
             "van Trees with the cos² box prior (J = mπ²/w²) and ‖p̂-p‖² >= (2/d²)‖θ̂-θ‖² (θ̂_j = (d/2)(p̂_{2j-1}-p̂_{2j})).",
-            free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),),
+            free=(FreeParameter(w, lambda v: W_BOX_LOW, lambda v: W_BOX_HIGH, log=False, doc="box half-width"),),
             optimum={w: sp.Rational(1, 2)}, extra={"instance": "paired"}))
         # the same family on a sub-alphabet of 2q <= d symbols (the others get mass 0): a sub-family of
         # the d-simplex for every q, so the bound never decreases with d; optimising q gives the
@@ -211,7 +224,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "I_0 = (1/q)/(1-w²); the one-sample private trace bound and the cos² box prior (J = qπ²/w²) as in "
             "van-trees; ‖p̂-p‖² >= (2/(2q)²)‖θ̂-θ‖² with θ̂_j = q(p̂_{2j-1}-p̂_{2j}). q is a free parameter "
             "(q = ⌊d/2⌋ is the van-trees bound for even d).",
-            free=(FreeParameter(w, lambda v: 1e-3, lambda v: 1.0 - 1e-6, log=False, doc="box half-width"),
+            free=(FreeParameter(w, lambda v: W_BOX_LOW, lambda v: W_BOX_HIGH, log=False, doc="box half-width"),
                   FreeParameter(q, lambda v: 1, lambda v: max(1, math.floor(sub_alphabet_cap(v, 1 / math.pi ** 2) / 2)),
                                 integer=True, doc="pairs of active symbols q")),
             extra={"instance": "paired-sub"}))
@@ -230,8 +243,8 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "E Σ 1/p_x = k(kα-1)/(α-1). van Trees: (k-1)²/(n E tr + J). τ = (1-η)/k.",
             free=(FreeParameter(k, lambda v: 2, lambda v: max(2, math.floor(sub_alphabet_cap(v, 1 / 8))), integer=True,
                                 doc="active symbols k"),
-                  FreeParameter(a, lambda v: 3, lambda v: 1e10, integer=True, doc="Dirichlet concentration α"),
-                  FreeParameter(et, lambda v: 1e-3, lambda v: 0.999, log=False, doc="threshold τ = (1-η)/k")),
+                  FreeParameter(a, lambda v: ALPHA_DIR_LOW, lambda v: ALPHA_DIR_HIGH, integer=True, doc="Dirichlet concentration α"),
+                  FreeParameter(et, lambda v: ETA_DIR_LOW, lambda v: ETA_DIR_HIGH, log=False, doc="threshold τ = (1-η)/k")),
             extra={"instance": "dirichlet"}))
     if private:
         out.append(Bound(
@@ -242,7 +255,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "1/d + ((d-1)/d²)((1+c)^n - 1): convexity of χ² in its second argument, tensorisation of 1 + χ² "
             "along a sequential protocol, and the χ²–TV contraction c = 2(e^ε-1)²γ²/(e^ε+1) (or the "
             "non-private χ², data processing). Tends to the no-data risk (1-1/d) as nε² -> 0.",
-            free=(FreeParameter(GAMMA_MIX, lambda v: 1e-6, lambda v: 1.0 - 1e-9, log=False,
+            free=(FreeParameter(GAMMA_MIX, lambda v: GAMMA_MIX_LOW, lambda v: GAMMA_MIX_HIGH, log=False,
                                 doc="weight γ of the point mass"),),
             extra={"instance": "point-mass-bayes"}))
         mp, dl = M_ACTIVE, DELTA_GAP
@@ -267,7 +280,7 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
             "Flipping v_j changes p_v by TV δ/m'; convexity of TV over the mixtures M_{±j} and the private Le Cam "
             "bound (methods.ldp) bound TV(M_{+j}, M_{-j}); also TV <= sqrt(1 - BC^{2n}) (data processing, Le Cam's "
             "inequality, BC = 1 - (1 - sqrt(1-δ²))/m'). Summing over the m' pairs: M_n >= s m' (1 - TV bound).",
-            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
+            free=(FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: 1.0, doc="probability gap δ"),
                   FreeParameter(mp, lambda v: 1, lambda v: max(1, v["d"] // 2 if loss == "l1" else
                                                                 math.floor(sub_alphabet_cap(v, 1.0) / 2)),
                                 integer=True, doc="active pairs m'")),
@@ -354,12 +367,12 @@ def _hb_family(loss: str):
         "d >= 2m). A flip of v_j swaps the masses (1±δ)/(2m): TV = δ/m, H² = (1 - √(1-δ²))/m. With u_j = p̂_{2j-1} - "
         "p̂_{2j} and μ_j = δv_j/m: ")
     if loss == "l2sq":
-        free = (FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),
+        free = (FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: 1.0, doc="probability gap δ"),
                 FreeParameter(m, lambda v: 1, lambda v: max(1, math.floor(sub_alphabet_cap(v, 1.0) / 2)),
                               integer=True, doc="active pairs m"))
         deriv = common + "‖p̂-p‖² >= Σ_j (u_j - μ_j)²/2 ((x-y)² <= 2x² + 2y²): weight 1/2, amplitude δ/m, so M >= (δ²/(2m))(1-h)^{2n}."
     else:
-        free = (FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="probability gap δ"),)
+        free = (FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: 1.0, doc="probability gap δ"),)
         deriv = (common + "‖p̂-p‖₁ >= Σ_j |u_j - μ_j|: weight 1, amplitude δ/m, so M >= δ B/(1 + √(1-B)). h decreases "
                  "in m, so m = ⌊d/2⌋ is best.")
     return HypercubeFamily(

@@ -227,6 +227,11 @@ def noise_terms(privacy: str):
 
 ALPHA_CLIP = sp.Symbol("alpha_clip", real=True)
 BETA_CLIP = sp.Symbol("beta_clip", positive=True)
+#: the clipping interval l = c + αs, u = l + βs, in units of the statistic's standard deviation s at the centre of
+#: N: l from 4s below its mean c to 3s above, width from 10⁻³s to 15s. Every interval gives a valid bound; clipping
+#: further out only adds Laplace noise (sensitivity (u-l)/n) for a clipping bias already negligible
+ALPHA_CLIP_LOW, ALPHA_CLIP_HIGH = -4.0, 3.0
+BETA_CLIP_LOW, BETA_CLIP_HIGH = 1e-3, 15.0
 
 
 #: derivation of the bound built by :func:`_clip_stat_bound` (its ``Bound.derivation``)
@@ -252,9 +257,9 @@ def _clip_stat_bound(model_name: str) -> Bound:
         label=f"clipped statistic clip({stat}, l, u) averaged + Laplace, inverted through its mean (ours)",
         expr=expr, source="boundcalc (ours, derived); docs/methods/clipped-statistic.md",
         derivation=CLIP_STAT_DERIVATION,
-        free=(FreeParameter(ALPHA_CLIP, lambda v: -4.0, lambda v: 3.0, log=False,
+        free=(FreeParameter(ALPHA_CLIP, lambda v: ALPHA_CLIP_LOW, lambda v: ALPHA_CLIP_HIGH, log=False,
                             doc="lower clipping end l = c + α s"),
-              FreeParameter(BETA_CLIP, lambda v: 1e-3, lambda v: 15.0, doc="clipping width (u - l)/s")),
+              FreeParameter(BETA_CLIP, lambda v: BETA_CLIP_LOW, lambda v: BETA_CLIP_HIGH, doc="clipping width (u - l)/s")),
         conditions=(Condition("N has positive length",
                               lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),),
         extra={"model": model_name, "mechanism": "clip-stat-laplace"})
@@ -367,6 +372,17 @@ THRESHOLD_LOWER_DERIVATION = """
     """.strip()
 
 
+#: half-width w of a prior's support [c - w, c + w] ⊂ N, as fractions of N's length: from 10⁻⁹ of it (searched on
+#: a log grid; the threshold bound's best w shrinks like 1/(nε)) to just below half of it (the support must fit
+#: in N); every w in between gives a valid bound. WIDTH_FLOOR keeps the lower end positive when N is a single
+#: point (the bounds' condition then refuses the instance)
+W_LOW_FRACTION, W_HIGH_FRACTION = 1e-9, 1 - 1e-12
+WIDTH_FLOOR = 1e-300
+#: separation Δ of the two points c ∓ Δ/2 ∈ N, as fractions of N's length: from 10⁻¹² of it (plus WIDTH_FLOOR,
+#: positive) to just below all of it (both points stay in N)
+SEP_LOW_FRACTION, SEP_HIGH_FRACTION = 1e-12, 1 - 1e-9
+
+
 def _threshold_lower(model_name: str) -> Bound:
     """Threshold Bayes bound (docs/methods/threshold-bayes.md) on the sub-interval [c - w, c + w] ⊂ N.
     Derivation: :data:`THRESHOLD_LOWER_DERIVATION`."""
@@ -378,8 +394,8 @@ def _threshold_lower(model_name: str) -> Bound:
         source="Barber & Duchi (2014) Prop 1 (DP testing) with group privacy and the maximal coupling; layer-cake "
         "threshold decomposition (docs/methods/threshold-bayes.md)",
         derivation=THRESHOLD_LOWER_DERIVATION,
-        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
-                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+        free=(FreeParameter(W, lambda v: W_LOW_FRACTION * max(float(np.max(v["theta_hi"] - v["theta_lo"])), WIDTH_FLOOR),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * W_HIGH_FRACTION,
                             doc="half-width of the prior's support"),),
         conditions=(Condition("N has positive length",
                               lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
@@ -415,8 +431,8 @@ def _van_trees_chord(model_name: str) -> Bound:
         side="lower", name="van-trees-chord", label="van Trees, cos² prior anywhere in N, chord bound on the mean information",
         expr=chord_expr, source="Gill & Levit (1995) van Trees inequality; docs/methods/van-trees.md",
         derivation=VAN_TREES_CHORD_DERIVATION,
-        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
-                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+        free=(FreeParameter(W, lambda v: W_LOW_FRACTION * max(float(np.max(v["theta_hi"] - v["theta_lo"])), WIDTH_FLOOR),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * W_HIGH_FRACTION,
                             doc="half-width of the prior's support"),
               FreeParameter(POS, lambda v: 0.0, lambda v: 1.0, log=False,
                             doc="position of the prior in N (0: at θ_lo, 1: at θ_hi)")),
@@ -439,8 +455,8 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
         derivation="For the prior cos²(π(θ'-c)/(2w))/w on [c-w, c+w] ⊂ N (J = π²/w²): sup_{θ'} E(θ̂-θ')² >= "
         "1/(n ∫ I dμ + J) >= 1/(n max_{[c±w]} I + π²/w²); I is convex, so its max is at an end point. "
         "I(θ) derived by sympy from the log-density.",
-        free=(FreeParameter(W, lambda v: 1e-9 * max(float(np.max(v["theta_hi"] - v["theta_lo"])), 1e-300),
-                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-12),
+        free=(FreeParameter(W, lambda v: W_LOW_FRACTION * max(float(np.max(v["theta_hi"] - v["theta_lo"])), WIDTH_FLOOR),
+                            lambda v: 0.5 * float(np.min(v["theta_hi"] - v["theta_lo"])) * W_HIGH_FRACTION,
                             doc="half-width of the prior's support"),),
         conditions=(Condition("N has positive length", lambda v: np.all(np.asarray(v["theta_hi"]) > np.asarray(v["theta_lo"]))),))
     out = [vt, _van_trees_chord(m.name)]
@@ -461,8 +477,8 @@ def _lower_bounds(model_name: str, privacy: str) -> list:
             "in Bin(n,τ) entries and Barber & Duchi Thm 3 with N = 2 gives average failure probability >= "
             "(1 - t_M - δ S_ε(M))/(1 + e^{Mε}); the loss is >= (Δ/2)² on failure. τ = min{1, sqrt(KL/2)} "
             "(Pinsker, KL derived by sympy).",
-            free=(FreeParameter(DELTA_SEP, lambda v: 1e-12 * float(np.max(v["theta_hi"] - v["theta_lo"])) + 1e-300,
-                                lambda v: float(np.min(v["theta_hi"] - v["theta_lo"])) * (1 - 1e-9),
+            free=(FreeParameter(DELTA_SEP, lambda v: SEP_LOW_FRACTION * float(np.max(v["theta_hi"] - v["theta_lo"])) + WIDTH_FLOOR,
+                                lambda v: float(np.min(v["theta_hi"] - v["theta_lo"])) * SEP_HIGH_FRACTION,
                                 doc="separation of the two points"),
                   FreeParameter(S.M, lambda v: 0, lambda v: float(np.max(v["n"])), integer=True,
                                 doc="coupling group size")),
@@ -625,7 +641,7 @@ def check_instances(t):
         terms = sa.mse_terms(m.name, n, np.array([k]), eps, tt, a, b, extra, noise=noise_kind,
                              delta=v.get("delta"))
         pred = float(terms["mse"][0])
-        se = (c_hi - mse) / t.Z
+        se = (c_hi - mse) / t.quantile(err.size)
         if abs(mse - pred) > Z_PREDICT * se:
             t.failures.append(f"n={n}, {tag}={tt:.6g}: empirical MSE {mse:.4g} is more than {Z_PREDICT} "
                               f"standard errors ({se:.3g}) from the exact MSE {pred:.4g}")

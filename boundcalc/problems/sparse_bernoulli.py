@@ -87,6 +87,12 @@ ssp = sp.Symbol("s", positive=True)
 DELTA_GAP = sp.Symbol("delta_gap", positive=True)
 K_TRUNC = sp.Symbol("K", positive=True, integer=True)  # ones kept by truncated randomized response
 LAMBDA_CH = sp.Symbol("lambda_ch", positive=True)  # Chernoff parameter of its bias bound
+#: relative gap δ of the Assouad families (θ_j = (m/2)(1 + δv_j)): every δ ∈ (0, 1] is valid; the posterior and
+#: private Assouad bounds keep δ < 1 so that both Bernoulli laws stay non-degenerate
+DELTA_GAP_LOW, DELTA_GAP_HIGH = 1e-12, 1.0 - 1e-9
+#: Chernoff parameter λ of truncated-rr's bias bound exp(s(e^λ-1) - λK)/(eλ): valid for every λ > 0, minimised
+#: near λ = log(K/s), which is below 50 unless K/s > e^50 ≈ 5·10²¹
+LAMBDA_CH_LOW, LAMBDA_CH_HIGH = 1e-3, 50.0
 
 
 def box_m(s, d):
@@ -159,7 +165,7 @@ def _bounds(private: bool) -> tuple:
             "((mδ)²/4)(1 - TV(M_{+j}, M_{-j})) = s_sep(1 - TV); flipping v_j changes the product law by TV mδ "
             "(one Bernoulli coordinate; the n-sample TV is the exact binomial TV); convexity of TV and the private "
             "Le Cam bound (methods.ldp). Assouad: s_sep a (1 - TV bound).",
-            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
+            free=(FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: DELTA_GAP_HIGH, doc="relative gap δ"), afree),
             extra={"instance": "assouad"}))
         out.append(Bound(
             side="lower", name="posterior-assouad", label="posterior-mean Assouad (squared loss), a active coordinates",
@@ -169,7 +175,7 @@ def _bounds(private: bool) -> tuple:
             "Bayes risk >= Σ_j E Var(θ_j|Z) = a (mδ/2)² (1 - E[(E[v_j|Z])²]) and E[(E[v_j|Z])²] <= min{1, 2(1 - "
             "e^{-K/2})}, K = n min{c_ε (mδ)², χ²(Bern(m(1+δ)/2)‖Bern(m(1-δ)/2))} (χ² >= KL, cancellation-free; a flip of v_j changes one "
             "Bernoulli coordinate: TV mδ; χ²–TV contraction or data processing; methods.posterior_assouad).",
-            free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0 - 1e-9, doc="relative gap δ"), afree),
+            free=(FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: DELTA_GAP_HIGH, doc="relative gap δ"), afree),
             optimum={DELTA_GAP: X["posterior-assouad:delta"], A_ACT: X["posterior-assouad:a"]},
             extra={"instance": "assouad"}))
         k = SM.k_sub
@@ -194,7 +200,7 @@ def _bounds(private: bool) -> tuple:
             "((x)_+ <= e^{λx}/(eλ), and the Poisson-binomial MGF is at most exp(Σθ_j(e^λ-1))). K and λ tuned. "
             "Rate ~ d s²/(nε²): a factor about s above the lower bound (better than d²/(nε²) when d >> s²).",
             free=(FreeParameter(K, lambda v: 1, lambda v: v["d"], integer=True, doc="ones kept"),
-                  FreeParameter(lam, lambda v: 1e-3, lambda v: 50.0, doc="Chernoff parameter λ")),
+                  FreeParameter(lam, lambda v: LAMBDA_CH_LOW, lambda v: LAMBDA_CH_HIGH, doc="Chernoff parameter λ")),
             extra={"mechanism": "truncated-rr"}))
         out.append(Bound(
             side="upper", name="bco-reduction", label="reduction to discrete distribution estimation (BCO), order only",
@@ -240,7 +246,7 @@ def _hb_family():
                     "Σθ <= aμ <= s. ‖θ̂-θ‖² >= Σ_j (θ̂_j - μ/2 - (μδ/2)v_j)²: weight 1, amplitude μδ/2. A flip of v_j "
                     "changes one Bernoulli coordinate of X: TV = μδ, H² = 1 - BC(Bern(μ(1+δ)/2), Bern(μ(1-δ)/2)). "
                     "M >= a (μδ/2)² (1-h)^{2n}."),
-        free=(FreeParameter(dl, lambda v: 1e-12, lambda v: 1.0, doc="relative gap δ"),
+        free=(FreeParameter(dl, lambda v: DELTA_GAP_LOW, lambda v: 1.0, doc="relative gap δ"),
               FreeParameter(A, lambda v: 1, lambda v: v["d"], integer=True, doc="active coordinates a")),
         extra={"instance": "hellinger-assouad"})
 
@@ -268,6 +274,12 @@ K_PU = sp.Symbol("K_pu", positive=True, integer=True)  # ones kept before PrivUn
 K_PRR = sp.Symbol("K_prr", positive=True, integer=True)  # ones kept before projected randomized response
 ELL_PRR = sp.Symbol("ell_prr", positive=True)  # λ sqrt(v) of the Hoeffding step (projected RR)
 U_PU = sp.Symbol("u_pu", positive=True)  # bλ/n of the Bennett step (projected PrivUnit)
+#: ℓ = λR/(2 sqrt n) of the Hoeffding step: every ℓ > 0 is valid; the projection term (s/λ)(log(d/s) + ℓ²/2) is
+#: minimised near ℓ = sqrt(2 log(d/s)), below 20 unless d/s > e^200
+ELL_PRR_LOW, ELL_PRR_HIGH = 1e-3, 20.0
+#: u = bλ/n of the Bennett step: every u > 0 is valid; the Bennett term φ(u) = e^u - 1 - u grows exponentially
+#: in u while the projection term falls like 1/u, so the search stops at u = 20
+U_PU_LOW, U_PU_HIGH = 1e-6, 20.0
 
 _TRUNCATION = ("Truncation: each user keeps at most K of its ones (a uniformly random K when it has more); the bias "
                "b = θ - θ' is >= 0 and ‖b‖₁ = E(|X| - K)₊ <= β = E(Poi(s) - K)₊ = s P(Poi(s) >= K) - K P(Poi(s) >= K+1) "
@@ -305,7 +317,7 @@ def _vector_upper_bounds() -> list:
               "for θ'; each debiased bit lies in an interval of length R = coth(ε/(4K)), so E e^{λξ_j} <= e^{λ²R²/(8n)} "
               "(Hoeffding's lemma) and S = d e^{λ²R²/(8n)}. " + _PROJECTION + "λ = ℓ·2 sqrt(n)/R; K and ℓ tuned.",
               free=(FreeParameter(K_PRR, lambda v: 1, lambda v: v["d"], integer=True, doc="ones kept"),
-                    FreeParameter(ELL_PRR, lambda v: 1e-3, lambda v: 20.0, doc="ℓ = λ R/(2 sqrt n)")),
+                    FreeParameter(ELL_PRR, lambda v: ELL_PRR_LOW, lambda v: ELL_PRR_HIGH, doc="ℓ = λ R/(2 sqrt n)")),
               extra={"mechanism": "projected-truncated-rr"}),
         Bound(side="upper", name="truncated-privunit", label="keep at most K ones, centre, PrivUnit on the ℓ2 ball of radius r",
               expr=X["truncated-privunit"],
@@ -327,7 +339,7 @@ def _vector_upper_bounds() -> list:
               "g = (r/m)²(E W² - w⊥)₊; by convexity in θ_j ∈ [0,1] and Σθ_j <= s, S = e^{ha}(d + s(e^{hg} - 1)). "
               + _PROJECTION + "λ = u n/b; K and u tuned. (The projection is 1-Lipschitz: the risk is also <= "
               "truncated-privunit's.)",
-              free=(kpu, FreeParameter(U_PU, lambda v: 1e-6, lambda v: 20.0, doc="u = bλ/n")),
+              free=(kpu, FreeParameter(U_PU, lambda v: U_PU_LOW, lambda v: U_PU_HIGH, doc="u = bλ/n")),
               conditions=(d2,), extra={"mechanism": "projected-privunit"}),
     ]
 
