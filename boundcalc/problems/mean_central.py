@@ -25,7 +25,7 @@ import sympy as sp
 from ..privacy_relations import relations
 from ..core import symbolic as S
 from ..core.bounds import Bound, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
-from ..methods import fingerprinting, group_coupling, ldp, le_cam, method_bounds, sphere_cap, uniformity
+from ..methods import fingerprinting, group_coupling, ldp, le_cam, method_bounds, sphere_cap, two_point_bayes, uniformity
 from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -403,6 +403,21 @@ def _tv_lower_symmetric(privacy, k):
     return method_bounds(family, privacy)
 
 
+def _two_point_bayes_lower(privacy, k):
+    """The symmetric pair P_± with the posterior-variance (Bayes) form and the privacy affinity of coupled samples
+    (:class:`boundcalc.methods.two_point_bayes.TwoPointBayes`; docs/methods/two-point-bayes.md)."""
+    a = _exponent(k)
+    family = two_point_bayes.CoupledPairFamily(
+        name="two-point-bayes", title="two-point Bayes risk ±, privacy affinity of coupled samples",
+        rho_sq=(S.r * S.p ** a) ** 2, t=S.p,
+        source="derived from Barber & Duchi (2014) two-point mixtures, group privacy (Dwork & Roth 2014) and the "
+        "privacy region of Kairouz, Oh & Viswanath (2015, Thm 2.1)",
+        derivation="P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k (E||X||^k = r^k; k = ∞: ±ru), means ±ρu with "
+        "ρ = r p^{(k-1)/k}; the entry-wise maximal coupling makes the two samples differ in H ~ Bin(n, p) entries.",
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+    return method_bounds(family, privacy)
+
+
 def _packings(d: int):
     """(name, log(N-1) as sympy, min distance, free s parameter or None, applicability)."""
     out = [("line", sp.log(sp.floor(2 / S.s)), S.s,
@@ -579,6 +594,7 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     if privacy != "none":
         out += _tv_lower(privacy, k)
         out += _tv_lower_symmetric(privacy, k)
+        out += _two_point_bayes_lower(privacy, k)
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
         out += _coupling_lowers(privacy, k)
