@@ -40,3 +40,34 @@ def test_derived_tv_level_never_below_the_exact_level():
 
 def test_tv_model_level_is_exact():
     assert relations.privacy_levels({"privacy": "tv", "eps": 0.3})["alpha_TV"] == 0.3
+
+
+def test_subsample_size_is_the_exact_floor():
+    from fractions import Fraction
+
+    from boundcalc.methods.subsample_size import floor_product, subsample_level
+
+    assert 0.03 * 300000 == 9000.0 and floor_product(0.03, 300000.0) == 8999.0  # the float product rounds up
+    assert floor_product(0.99, 1000.0) == 989.0 and floor_product(0.5, 1000.0) == 500.0
+    rng = np.random.default_rng(5)
+    for _ in range(3000):
+        a = float(rng.choice([rng.uniform(0, 1), round(float(rng.uniform(0, 1)), int(rng.integers(1, 4)))]))
+        n = float(rng.choice([rng.integers(1, 10**7), 10 ** int(rng.integers(1, 12))]))
+        assert floor_product(a, n) == math.floor(Fraction(a) * Fraction(n))
+        m = float(rng.integers(1, int(n) + 1))
+        lvl = subsample_level(a, n, m)
+        exact = min(Fraction(1), Fraction(a) * Fraction(n) / Fraction(m))
+        assert Fraction(lvl) <= exact and (lvl == 1.0) == (exact == 1)
+
+
+def test_tv_subsample_uppers_certified_where_the_float_product_rounds_up():
+    """0.03 · 300000 rounds to 9000 in float64: both subsample uppers of the tv mean are certified there (their float64
+    and 40-digit values agree) and the shrunk subsample's value is the one of m = 8999."""
+    from boundcalc.app import api
+
+    res = api.rate("mean", "tv", n=300000, d=200, k=2.0, alpha=0.03)
+    ups = {u.name: u for u in res.uppers}
+    for name in ("subsample-shrunk-tv", "subsample-gauss-tv"):
+        assert ups[name].certified, (name, ups[name].extra.get("why_not_certified"))
+    assert ups["subsample-shrunk-tv"].value >= 1.0 / (1 + math.sqrt(8999)) ** 2
+    assert res.upper.value < 1.2e-4

@@ -26,6 +26,7 @@ from ..privacy_relations import relations
 from ..core import symbolic as S
 from ..core.bounds import Bound, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
 from ..methods import fingerprinting, group_coupling, ldp, le_cam, method_bounds, sphere_cap, two_point_bayes, uniformity
+from ..methods.subsample_size import SubsampleLevel, SubsampleSize
 from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -236,7 +237,7 @@ def _subsample_tv_upper(k: float) -> Bound:
     sample of size m, so the shrunk projected-mean risk bound holds with n replaced by m and the Gaussian
     noise σ = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m, E||W||² = dσ² = d T²/(2 m² erfinv(α')²).
     """
-    a_sub = S.Min(1, S.alpha * S.n / m_sub)
+    a_sub = SubsampleLevel(S.alpha, S.n, m_sub)  # min{1, αn/m}, the comparison made exactly
     c = S.d / (2 * m_sub ** 2 * sp.erfinv(a_sub) ** 2)
     expr = (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
             + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
@@ -265,7 +266,7 @@ def _subsample_shrunk_tv_upper() -> Bound:
     would give TV level 1/n > α). Risk: the subsample is i.i.d. of size m0 and the shrunk mean
     √m0/(1+√m0) X̄ has risk E||X||²/(1+√m0)² <= r²/(1+√m0)² in any dimension and for every k.
     """
-    m0 = sp.floor(S.alpha * S.n)
+    m0 = SubsampleSize(S.alpha, S.n)  # exact ⌊αn⌋ (m0/n <= α)
     return Bound(
         side="upper", name="subsample-shrunk-tv", label="shrunk mean of a random subsample of size ⌊αn⌋ (TV)",
         expr=S.r ** 2 / (1 + sp.sqrt(m0)) ** 2,

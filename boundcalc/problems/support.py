@@ -36,6 +36,9 @@ Upper bounds (certified):
   it matches the lower bound's order (no log factor). tv/kl/approx run it at a pure level that implies
   the model: tv α: ε' = log((1+α)/(1-α)) (ε'-DP ⇒ tanh(ε'/2) = α TV-private); kl α: ε' = √(2α)
   (ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α); approx: ε' = ε (ε-DP ⇒ (ε,δ)-DP).
+* ``exp-mech-top`` (|·| only; ours, see :data:`EXP_MECH_TOP_DERIVATION`): the same mechanism with a base rate of
+  order ε'n/θ_0 and θ̂ = clip(T + β, θ_0, 2θ_0), analysed segment by segment (top segment: the shifted maximum;
+  segment j: probability <= min{1, e^{γS_j - ε'j}}); tends to the non-private risk as ε' grows.
 * ``subsample-max-tv`` (tv only; derived): the rescaled maximum of a uniformly random subsample of
   m = ⌊αn⌋ entries. Neighbours differ in one entry i, and the output depends on entry i only when i is in
   the subsample (probability m/n <= α), so TV(M(D), M(D')) <= α. With M the maximum of m i.i.d. Unif[0, θ]
@@ -57,6 +60,7 @@ from ..privacy_relations import relations
 from ..core import symbolic as S
 from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
 from ..methods import le_cam, method_bounds, threshold_bayes, uniformity
+from ..methods.subsample_size import SubsampleSize, floor_product
 from ..core.params import N, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Prop 3"
@@ -388,7 +392,7 @@ def subsample_scale(m, loss: str):
 def subsample_max_tv(loss: str) -> Bound:
     """α-TV private rescaled maximum of a random subsample of ⌊αn⌋ entries (derivation in the module docstring
     and docs/problems/support.md)."""
-    m0 = sp.floor(S.alpha * S.n)
+    m0 = SubsampleSize(S.alpha, S.n)  # exact ⌊αn⌋ (m0/n <= α)
     expr = (2 * theta0 * S.expm1(sp.log(2) / (m0 + 1)) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
     return Bound(
         side="upper", name="subsample-max-tv", label="rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr=expr,
@@ -468,7 +472,7 @@ def _estimate_exp_mech_top(t, x):
 def _estimate_subsample_max(t, x):
     """The maximum of a uniformly random subsample of m = ⌊αn⌋ of the (sorted) entries, rescaled, projected."""
     t0, n = float(t.values["theta0"]), t.n
-    m = int(math.floor(float(t.values["eps"]) * n))
+    m = int(floor_product(float(t.values["eps"]), float(n)))
     keys = t.rng.random((t.reps, n))
     top = np.argpartition(keys, m - 1, axis=1)[:, :m].max(axis=1)  # largest chosen index = rank of the max
     big = x[np.arange(t.reps), top]
