@@ -72,7 +72,10 @@ def main(argv=None) -> int:
                     against.append((key, field, va, vb))
     for sec in ("check", "render", "table", "convert", "list_problems"):
         sa, sb = a.get(sec, {}), b.get(sec, {})
-        count[f"{sec} entries changed"] += sum(1 for k in set(sa) & set(sb) if sa[k] != sb[k])
+        if isinstance(sa, dict) and isinstance(sb, dict):
+            count[f"{sec} entries changed"] += sum(1 for k in set(sa) & set(sb) if sa[k] != sb[k])
+        else:
+            count[f"{sec} entries changed"] += int(sa != sb)
     for k, v in sorted(count.items()):
         if v:
             print(f"{k}: {v}")
