@@ -357,3 +357,29 @@ def test_an_upper_bound_without_a_mechanism_is_refused():
     bound = next(b for b in entry.bounds(v) if b.name == exact.name)
     with pytest.raises(bc.InputError, match="pointwise"):
         entry.mechanism(v, exact, bound)
+
+
+def test_density_knorm_mechanism_privacy_and_noise():
+    """The K-norm histograms (Hardt–Talwar noise on the count vector): the mechanism of the reported upper, its
+    privacy re-check (a replacement moves the counts by e_i - e_j, of K-norm 1) fails when the noise is made for 3ε,
+    and its noise has the second moment the certified risk uses: E||Z||² = m(m+1)E||U||²/ε²."""
+    from boundcalc.methods import knorm
+
+    res = bc.rate("density", "pure", n=1000, d=1, eps=0.1)
+    assert res.upper.name.endswith("-knorm")  # the bound this test is about is the reported one here
+    for b in (u for u in res.uppers if u.name.endswith("-knorm")):
+        mech = b.mechanism()
+        assert mech.noise == "knorm" and mech.check_privacy()["passed"]
+        mech.eps = 3 * mech.eps
+        assert not mech.check_privacy()["passed"]
+    mech = res.mechanism()
+    m = mech.bins
+    rng = np.random.default_rng(11)
+    zero = np.zeros((20000, m))
+    z = mech.release_from_statistic(zero, rng, 20000) * (mech.n / m)  # back to counts (shrinkage off: f̂ = c/(nh))
+    if mech.shrink != 1.0:  # undo the shrinkage toward 1: c = n h (1 + λ(g - 1)) with g = Z/(n h)
+        z = (z - mech.n / m * (1 - mech.shrink)) / mech.shrink
+    assert np.allclose(z.sum(axis=1), 0.0, atol=1e-6)  # the noise lives on Σz = 0
+    want = m * (m + 1) * knorm.second_moment(m) / 0.1 ** 2
+    got = float(np.mean(np.sum(z ** 2, axis=1)))
+    assert abs(got / want - 1) < 0.05

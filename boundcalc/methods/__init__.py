@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 
 #: the modules that register :class:`boundcalc.core.bounds.Method` objects (imported on first use)
-METHOD_MODULES = ("boundcalc.methods.le_cam_methods", "boundcalc.methods.hellinger_assouad")
+METHOD_MODULES = ("boundcalc.methods.le_cam_methods", "boundcalc.methods.hellinger_assouad",
+                  "boundcalc.methods.two_point_bayes")
 
 
 def method_bounds(family, privacy: str) -> list:

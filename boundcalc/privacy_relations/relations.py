@@ -202,8 +202,26 @@ def privacy_levels(values: dict) -> dict:
         out["alpha"] = values["eps"]
     if priv != "none":
         level = np.asarray(tv_level(priv, values["eps"], values.get("delta")), float)
+        if priv != "tv":  # a level derived in float64 (tanh(ε/2), ...) rounded up: it only enters lower bounds
+            level = np.asarray(derived_level_up(level), float)
         out["alpha_TV"] = level if level.ndim else float(level)
     return out
+
+
+#: relative allowance for the float64 error of a TV level derived from ε (tanh(ε/2), (e^ε - 1 + 2δ)/(e^ε + 1),
+#: min{√(α/2), √(1 - e^{-α})}, or a chain of the relation table): each is a few elementary operations, a few ulp
+#: (2.2e-16 each) at most; 1e-14 leaves a factor 10 of room
+DERIVED_LEVEL_REL_ERR = 1e-14
+
+
+def derived_level_up(level):
+    """A TV level computed in float64 rounded up (by :data:`DERIVED_LEVEL_REL_ERR`, then to the next float,
+    clipped to [0, 1]): a larger TV level is implied too, so every lower bound proved under it stays valid, while
+    the nearest-float value can sit one ulp below the exact level (the unsafe side for a lower bound)."""
+    arr = np.asarray(level, float)
+    up = np.minimum(1.0, np.nextafter(arr * (1.0 + DERIVED_LEVEL_REL_ERR), np.inf))
+    up = np.where(arr > 0, up, arr)
+    return up if up.ndim else float(up)
 
 
 def _tv_level_array(model, eps, delta):

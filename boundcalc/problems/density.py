@@ -9,7 +9,9 @@ each count (see :mod:`boundcalc.mechanisms.histogram` for the derivation of ever
 
     E∫(f̂-f)² <= d L² h²/12 + (m - 1)/n + 8 m²/(nε)²,
 
-b chosen by the integer solver; ``shrunk-histogram``: the same histogram shrunk toward f ≡ 1,
+b chosen by the integer solver; ``histogram-knorm`` / ``shrunk-histogram-knorm``: the count vector privatised by the
+K-norm mechanism (Hardt & Talwar 2010) instead, noise term m²(m+1)E||U||²/(nε)² (:mod:`boundcalc.methods.knorm`);
+``shrunk-histogram``: the same histogram shrunk toward f ≡ 1,
 f̂ = 1 + λ(g - 1), bounded by A + BV/(B+V) with A = dL²h²/12, B = dL²(1-h²)/12, V the variance and noise
 terms (λ = B/(B+V); see :mod:`boundcalc.mechanisms.histogram`): never above the uniform estimator and better
 at small n. The bias constant 1/12 is sharp (attained by linear and sawtooth densities; the pointwise
@@ -47,6 +49,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import symbolic as S
+from ..methods import knorm as KN
 from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..core.errors import InputError
 from ..mechanisms import histogram as H
@@ -347,7 +350,46 @@ def _central_bounds(private: bool) -> tuple:
           "the linear density attains both bias terms.",
         free=(FreeParameter(b, lambda v: 1, b_max, integer=True, doc="bins per axis"),),
         optimum=up.optimum, extra={"kind": "central-histogram-shrunk"})
-    return (up, uni, lo) + cert + (shr,)
+    return (up, uni, lo) + cert + (shr,) + (_knorm_bounds(up) if private else ())
+
+
+def knorm_term(mm):
+    """m²(m+1)E||U||²/(nε)²: the K-norm noise on the m counts (:mod:`boundcalc.methods.knorm`), integrated."""
+    return mm ** 2 * (mm + 1) * KN.KNormSecondMoment(mm) / (S.n * S.eps) ** 2
+
+
+def b_max_knorm(v: dict) -> float:
+    """b_max, and at most MAX_BINS bins in all (where the K-norm constant is computed)."""
+    return min(b_max(v), math.floor(KN.MAX_BINS ** (1.0 / int(v["d"])) + 1e-9))
+
+
+_KNORM_WHY = ("Noise: the K-norm mechanism of Hardt & Talwar (2010) on the count vector: neighbours move it by e_i - e_j, "
+              "whose hull is K = {Σx = 0, ||x||₁ <= 2}; Z = RU with R ~ Gamma(m, 1/ε) and U uniform in K is ε-DP and "
+              "E||Z||² = m(m+1)E||U||²/ε², E||U||² computed exactly by splitting K by the signs of the coordinates "
+              "(2/3 at m = 2, 5/6 at m = 3, 21/25 at m = 4); divided by (n h^d)² and integrated over m bins of volume "
+              "h^d: m²(m+1)E||U||²/(nε)² (Laplace(2/ε) on each count gives 8m²/(nε)²).")
+
+
+def _knorm_bounds(up: Bound) -> tuple:
+    """The histogram and the shrunk histogram with K-norm noise instead of Laplace noise on the counts."""
+    mm = b ** S.d
+    free = (FreeParameter(b, lambda v: 1, b_max_knorm, integer=True, doc="bins per axis"),)
+    plain = Bound(
+        side="upper", name="histogram-knorm", label="histogram, K-norm noise on the count vector (Hardt–Talwar)",
+        expr=H.bias_lipschitz(L, S.d, 1 / b) + H.variance_term(mm, S.n) + knorm_term(mm),
+        source=SOURCE_C + "; K-norm mechanism: Hardt & Talwar (2010); constant derived (docs/problems/density.md)",
+        derivation="E∫(f̂-f)² = ∫(f-f̄)² + m(1-Σp_j²)/n + noise (orthogonal terms); bias <= dL²h²/12 and variance "
+        "<= (m-1)/n as for histogram-laplace. " + _KNORM_WHY,
+        free=free, extra={"kind": "central-histogram-knorm"})
+    shr = Bound(
+        side="upper", name="shrunk-histogram-knorm",
+        label="histogram shrunk toward f ≡ 1, K-norm noise on the count vector (Hardt–Talwar)",
+        expr=H.shrunk_risk(H.bias_lipschitz(L, S.d, 1), sp.Integer(1) / b, H.variance_term(mm, S.n) + knorm_term(mm)),
+        source=SOURCE_C + "; K-norm mechanism: Hardt & Talwar (2010); constant derived (docs/problems/density.md)",
+        derivation="f̂ = 1 + λ(g - 1), g the K-norm histogram: A + BV/(B+V) as for shrunk-histogram, with V = (m-1)/n "
+        "+ m²(m+1)E||U||²/(nε)². " + _KNORM_WHY,
+        free=free, extra={"kind": "central-histogram-knorm-shrunk"})
+    return (plain, shr)
 
 
 def _central_rate(private: bool):
@@ -571,11 +613,20 @@ def shrink_factor(alpha: float, h: float, V: float) -> float:
 
 #: bound name -> (Laplace noise on the counts?, shrunk toward f ≡ 1?) of the central histograms (default: noisy,
 #: not shrunk; without privacy there is no noise whatever the bound)
-CENTRAL_HISTOGRAMS = {"uniform": (False, False), "shrunk-histogram": (True, True)}
+CENTRAL_HISTOGRAMS = {"uniform": (False, False), "shrunk-histogram": (True, True), "shrunk-histogram-knorm": (True, True)}
 
 
 #: the central upper bounds whose mechanism :func:`density_central_mechanism` builds (Laplace noise on the counts)
-CENTRAL_MECHANISM_BOUNDS = frozenset({"histogram", "histogram-laplace", "uniform", "shrunk-histogram"})
+#: bound name -> the noise its mechanism adds to the count vector (default: Laplace(2/ε) on each count)
+CENTRAL_HISTOGRAM_NOISE = {"histogram-knorm": "knorm", "shrunk-histogram-knorm": "knorm"}
+
+#: noise -> (ε² E||noise||² on the m counts, its description): Laplace(2/ε) on each count (8m/ε²), or the K-norm
+#: noise (m(m+1)E||U||²/ε², :mod:`boundcalc.methods.knorm`)
+COUNT_NOISE = {"laplace": (lambda mm: 8 * mm, "Laplace(2/eps) per count"),
+               "knorm": (lambda mm: mm * KN.noise_factor(mm), "K-norm (Hardt-Talwar) on the count vector, level eps")}
+
+CENTRAL_MECHANISM_BOUNDS = frozenset({"histogram", "histogram-laplace", "uniform", "shrunk-histogram",
+                                      "histogram-knorm", "shrunk-histogram-knorm"})
 
 
 def density_central_mechanism(values, upper, bound):
@@ -595,17 +646,20 @@ def density_central_mechanism(values, upper, bound):
     mm = bins ** d
     noisy, shrunk = CENTRAL_HISTOGRAMS.get(bound.name, (True, False))
     eps = float(values["eps"]) if priv != "none" and noisy else None
+    noise = CENTRAL_HISTOGRAM_NOISE.get(bound.name, "laplace")
+    noise2 = 0.0 if not eps else COUNT_NOISE[noise][0](mm) / eps ** 2  # E||noise||² of the counts
     lam = 1.0
     if shrunk:
-        V = (mm - 1) / n + (8 * mm ** 2 / (n * eps) ** 2 if eps else 0.0)
+        V = (mm - 1) / n + mm * noise2 / n ** 2
         lam = shrink_factor(d * Lv ** 2 / 12, h, V)
     params = {"bins": bins}
     if eps is not None:
-        params["laplace_scale"] = 2.0 / eps
+        params["noise"] = COUNT_NOISE[noise][1]
     if shrunk:
         params["shrink"] = lam
     g = Guarantee(priv, float(values["eps"]) if priv != "none" else None, None, CENTRAL_NEIGHBOURS)
-    return CentralHistogram(d=d, bins=bins, eps=eps, shrink=lam, problem="density", privacy=priv, label=bound.label,
+    return CentralHistogram(d=d, bins=bins, eps=eps, shrink=lam, noise=noise, problem="density", privacy=priv,
+                            label=bound.label,
                             parameters=params, guarantee=g, certified_risk=upper.value, n=n, bound=bound.name,
                             values=values,
                             notes=("records outside [0, 1]^d are clamped onto it before binning",
@@ -627,6 +681,7 @@ def check_central_instances(t):
     mm = bins ** d
     mech = density_central_mechanism(t.derived, res.upper, t.bound(res.upper.name))
     eps, lam = mech.eps, mech.shrink
+    noise2 = 0.0 if not eps else COUNT_NOISE[mech.noise][0](mm) / eps ** 2  # E||noise||² of the counts
     amp = min(Lv / math.pi, 0.9 / d) / math.sqrt(2)
     slope = min(Lv, 1.0 / (d * h))
     lin = min(Lv, 1.8 / d)
@@ -640,7 +695,7 @@ def check_central_instances(t):
         p = p / p.sum()
         fh = mech.release_from_statistic(rng.multinomial(n, p, size=reps).astype(float), rng, reps)
         err = h ** d * np.sum(fh ** 2, axis=1) - 2 * fh @ np.asarray(p, float) + if2  # ∫(f̂ - f)², exact given f̂
-        var_p = float(np.sum(p * (1 - p)) / n + (mm * 8 / (eps ** 2 * n ** 2) if eps else 0.0))
+        var_p = float(np.sum(p * (1 - p)) / n + noise2 / n ** 2)
         exact = H.exact_risk_shrunk(p, if2, n, lam, var_p)
         yield name, err, desc + (f" (λ = {lam:.3g})" if lam != 1.0 else ""), exact
 

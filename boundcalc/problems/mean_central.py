@@ -25,7 +25,8 @@ import sympy as sp
 from ..privacy_relations import relations
 from ..core import symbolic as S
 from ..core.bounds import Bound, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
-from ..methods import fingerprinting, group_coupling, ldp, le_cam, method_bounds, sphere_cap, uniformity
+from ..methods import fingerprinting, group_coupling, ldp, le_cam, method_bounds, sphere_cap, two_point_bayes, uniformity
+from ..methods.subsample_size import SubsampleLevel, SubsampleSize
 from ..core.params import D, N, R, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Table 1"
@@ -236,7 +237,7 @@ def _subsample_tv_upper(k: float) -> Bound:
     sample of size m, so the shrunk projected-mean risk bound holds with n replaced by m and the Gaussian
     noise σ = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m, E||W||² = dσ² = d T²/(2 m² erfinv(α')²).
     """
-    a_sub = S.Min(1, S.alpha * S.n / m_sub)
+    a_sub = SubsampleLevel(S.alpha, S.n, m_sub)  # min{1, αn/m}, the comparison made exactly
     c = S.d / (2 * m_sub ** 2 * sp.erfinv(a_sub) ** 2)
     expr = (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
             + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
@@ -265,7 +266,7 @@ def _subsample_shrunk_tv_upper() -> Bound:
     would give TV level 1/n > α). Risk: the subsample is i.i.d. of size m0 and the shrunk mean
     √m0/(1+√m0) X̄ has risk E||X||²/(1+√m0)² <= r²/(1+√m0)² in any dimension and for every k.
     """
-    m0 = sp.floor(S.alpha * S.n)
+    m0 = SubsampleSize(S.alpha, S.n)  # exact ⌊αn⌋ (m0/n <= α)
     return Bound(
         side="upper", name="subsample-shrunk-tv", label="shrunk mean of a random subsample of size ⌊αn⌋ (TV)",
         expr=S.r ** 2 / (1 + sp.sqrt(m0)) ** 2,
@@ -399,6 +400,21 @@ def _tv_lower_symmetric(privacy, k):
         "TV(P_+, P_-) = p; the entry-wise maximal coupling differs in Bin(n, p) entries, so "
         "TV(P_+^n, P_-^n) <= 1-(1-p)^n, and by the central TV contraction TV(M_+, M_-) <= min{n α_TV p, 1-(1-p)^n}. "
         "Risk >= ρ²(1 - TV(M_+, M_-))/2.",
+        free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
+    return method_bounds(family, privacy)
+
+
+def _two_point_bayes_lower(privacy, k):
+    """The symmetric pair P_± with the posterior-variance (Bayes) form and the privacy affinity of coupled samples
+    (:class:`boundcalc.methods.two_point_bayes.TwoPointBayes`; docs/methods/two-point-bayes.md)."""
+    a = _exponent(k)
+    family = two_point_bayes.CoupledPairFamily(
+        name="two-point-bayes", title="two-point Bayes risk ±, privacy affinity of coupled samples",
+        rho_sq=(S.r * S.p ** a) ** 2, t=S.p,
+        source="derived from Barber & Duchi (2014) two-point mixtures, group privacy (Dwork & Roth 2014) and the "
+        "privacy region of Kairouz, Oh & Viswanath (2015, Thm 2.1)",
+        derivation="P_± = (1-p)δ_0 + p δ_{±r p^{-1/k} u} ∈ 𝒫_k (E||X||^k = r^k; k = ∞: ±ru), means ±ρu with "
+        "ρ = r p^{(k-1)/k}; the entry-wise maximal coupling makes the two samples differ in H ~ Bin(n, p) entries.",
         free=(FreeParameter(S.p, *_p_range(), doc="mixture weight"),))
     return method_bounds(family, privacy)
 
@@ -579,6 +595,7 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
     if privacy != "none":
         out += _tv_lower(privacy, k)
         out += _tv_lower_symmetric(privacy, k)
+        out += _two_point_bayes_lower(privacy, k)
     if privacy in ("pure", "smooth", "approx"):
         out += _uniformity_lowers(privacy, k, d_struct)
         out += _coupling_lowers(privacy, k)

@@ -36,6 +36,9 @@ Upper bounds (certified):
   it matches the lower bound's order (no log factor). tv/kl/approx run it at a pure level that implies
   the model: tv α: ε' = log((1+α)/(1-α)) (ε'-DP ⇒ tanh(ε'/2) = α TV-private); kl α: ε' = √(2α)
   (ε'-DP ⇒ KL <= ε' tanh(ε'/2) <= ε'²/2 = α); approx: ε' = ε (ε-DP ⇒ (ε,δ)-DP).
+* ``exp-mech-top`` (|·| only; ours, see :data:`EXP_MECH_TOP_DERIVATION`): the same mechanism with a base rate of
+  order ε'n/θ_0 and θ̂ = clip(T + β, θ_0, 2θ_0), analysed segment by segment (top segment: the shifted maximum;
+  segment j: probability <= min{1, e^{γS_j - ε'j}}); tends to the non-private risk as ε' grows.
 * ``subsample-max-tv`` (tv only; derived): the rescaled maximum of a uniformly random subsample of
   m = ⌊αn⌋ entries. Neighbours differ in one entry i, and the output depends on entry i only when i is in
   the subsample (probability m/n <= α), so TV(M(D), M(D')) <= α. With M the maximum of m i.i.d. Unif[0, θ]
@@ -57,6 +60,7 @@ from ..privacy_relations import relations
 from ..core import symbolic as S
 from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, TwoPointFamily, register_problem_class
 from ..methods import le_cam, method_bounds, threshold_bayes, uniformity
+from ..methods.subsample_size import SubsampleSize, floor_product
 from ..core.params import N, ParamSpec
 
 SOURCE = "Barber & Duchi (2014), Privacy and Statistical Risk, Prop 3"
@@ -305,6 +309,74 @@ def exp_mech_upper(loss: str, privacy: str) -> Bound:
         optimum=EXP_MECH_OPTIMUM[loss], extra={"mechanism": "exp-mech"})
 
 
+lam_top = sp.Symbol("lambda_top", positive=True)  # exponent λ in min{1, e^x} <= e^{λx} (exp-mech-top)
+v_top = sp.Symbol("v_top", positive=True)  # base rate as a fraction of its largest allowed value (exp-mech-top)
+b_top = sp.Symbol("b_top", nonnegative=True)  # added shift β = b θ_0/n (exp-mech-top)
+
+#: free-parameter ranges of exp-mech-top: λ ∈ (0, 1], v ∈ (0, 1), b >= 0 are all valid
+LAM_TOP_LOW, LAM_TOP_HIGH = 1e-3, 1.0
+V_TOP_LOW, V_TOP_HIGH = 1e-4, 1 - 1e-6
+B_TOP_LOW, B_TOP_HIGH = 0.0, 4.0
+
+#: derivation of :func:`exp_mech_top_upper` (its ``Bound.derivation``)
+EXP_MECH_TOP_DERIVATION = """
+    The same exponential mechanism (density ∝ e^{-γt - ε'N(t)} on [0, ∞), ε'-DP) with a large base rate γ and the
+    estimate θ̂ = clip(T + β, θ_0, 2θ_0), β >= 0, analysed segment by segment (X_(1) <= ... <= X_(n) the order
+    statistics, W = θ - X_(n), S_j = X_(n) - X_(n-j)):
+    1. Top segment [X_(n), ∞) (N = 0): given it, T = X_(n) + Y with Y ~ Exp(γ), error |Y + β - W|.
+    2. Segment j (N = j, j = 1..n): its probability is at most e^{-ε'j}e^{-γX_(n-j)}/(e^{-γX_(n)}) =
+       e^{γS_j - ε'j} (its mass against the top segment's), and at most 1; on it |T + β - θ| <= W + S_j + β.
+    3. Spacings are exchangeable: S_j ~ θ Beta(j, n+1-j), E[W | S_j] = (θ - S_j)/(n-j+1).
+       min{1, e^x} <= e^{λx} (0 < λ <= 1), the Beta MGF 1F1(a; c; t) <= (1 - t/c)^{-a} (t < c) and
+       E[B e^{tB}] = a/(a+b) E e^{tB'}, B' ~ Beta(a+1, b), give with u = λγθ < n+1, A = 1/(1 - u/(n+1)),
+       q = e^{-λε'}A < 1 and 1/(n-j+1) <= (1+j)/(n+1):
+       Σ_j E[min{1, e^{γS_j-ε'j}}(W + S_j + β)] <= βq/(1-q) + θ/(n+1) [q/(1-q) + q(1+A)/(1-q)²],
+       increasing in θ: evaluated at θ = 2θ_0.
+    4. E|Y + β - W| = 1/γ + β - θ/(n+1) + 2E(W - β - Y)_+, W ~ θ Beta(1, n), and
+       E(W - β - Y)_+ = E θ(1 - (β+Y)/θ)_+^{n+1}/(n+1) <= θ(1 - β/θ)_+^{n+1}/(n+1) · γ(θ-β)/(γ(θ-β) + n + 1)
+       (1 - x <= e^{-x}); E|Y + β - W| is convex in θ, so its largest value on [θ_0, 2θ_0] is at an end.
+    Parametrisation: u = (n+1) v (1 - e^{-λε'}) (v ∈ (0, 1) makes q < 1), γ = u/(2λθ_0), β = bθ_0/n.
+    As ε' grows the sum of step 3 vanishes like e^{-λε'} and the bound tends to E|Y + β - W|, the risk of the
+    shifted maximum: the non-private order θ_0/n.
+    """.strip()
+
+
+def exp_mech_top_expr(privacy: str):
+    """The risk bound of :data:`EXP_MECH_TOP_DERIVATION` (|·| loss), sympy in λ_top, v_top, b_top."""
+    e = effective_eps(privacy)
+    le = lam_top * e
+    m1 = -S.expm1(-le)  # 1 - e^{-λε'}
+    onew = 1 - v_top * m1  # 1 - u/(n+1)
+    a_mgf = 1 / onew
+    q1 = 1 / ((1 - v_top) * S.expm1(le))  # q/(1-q)
+    q2 = q1 * onew / ((1 - v_top) * m1)  # q/(1-q)²
+    gamma = v_top * m1 * (S.n + 1) / (2 * lam_top * theta0)
+    beta = b_top * theta0 / S.n
+    big = 2 * theta0
+    segments = beta * q1 + big / (S.n + 1) * (q1 + (1 + a_mgf) * q2)
+
+    def top(th):
+        gap = S.Max(0, th - beta)
+        tail = sp.exp((S.n + 1) * S.log1p(-S.Min(1, beta / th))) * gamma * gap / (gamma * gap + S.n + 1)
+        return 1 / gamma + beta - th / (S.n + 1) + 2 * th / (S.n + 1) * tail
+
+    return S.Max(top(theta0), top(big)) + segments
+
+
+def exp_mech_top_upper(privacy: str) -> Bound:
+    eps_txt = EXP_MECH_LEVEL_TEXT[privacy]
+    return Bound(
+        side="upper", name="exp-mech-top",
+        label=f"exponential mechanism with a large base rate, segment analysis ({eps_txt})",
+        expr=exp_mech_top_expr(privacy), source="boundcalc (ours; derived, docs/problems/support.md)",
+        derivation=EXP_MECH_TOP_DERIVATION + " Privacy level: " + eps_txt + ".",
+        free=(FreeParameter(lam_top, lambda v: LAM_TOP_LOW, lambda v: LAM_TOP_HIGH, doc="exponent λ of the segment bound"),
+              FreeParameter(v_top, lambda v: V_TOP_LOW, lambda v: V_TOP_HIGH, log=False,
+                            doc="base rate as a fraction of its largest allowed value"),
+              FreeParameter(b_top, lambda v: B_TOP_LOW, lambda v: B_TOP_HIGH, log=False, doc="shift β = b θ_0/n")),
+        extra={"mechanism": "exp-mech-top"})
+
+
 def constant_upper(loss: str) -> Bound:
     return Bound(side="upper", name="constant", label="constant estimate 3θ_0/2 (uses no data)",
                  expr=_phi(theta0 / 2, loss), source="trivial", derivation="|3θ_0/2 - θ| <= θ_0/2 for θ ∈ [θ_0, 2θ_0].",
@@ -320,7 +392,7 @@ def subsample_scale(m, loss: str):
 def subsample_max_tv(loss: str) -> Bound:
     """α-TV private rescaled maximum of a random subsample of ⌊αn⌋ entries (derivation in the module docstring
     and docs/problems/support.md)."""
-    m0 = sp.floor(S.alpha * S.n)
+    m0 = SubsampleSize(S.alpha, S.n)  # exact ⌊αn⌋ (m0/n <= α)
     expr = (2 * theta0 * S.expm1(sp.log(2) / (m0 + 1)) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
     return Bound(
         side="upper", name="subsample-max-tv", label="rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr=expr,
@@ -376,7 +448,7 @@ def _mech_exp_top(values, fp, n, t0, loss):
 
 
 def _mech_subsample(values, fp, n, t0, loss):
-    m = int(math.floor(float(values["eps"]) * n))
+    m = int(floor_product(float(values["eps"]), float(n)))  # the exact ⌊αn⌋ (the float product can round up)
     f = subsample_scale(m, loss)
     return dict(kind="subsample-max", subsample=m, factor=f, parameters={"subsample": m, "factor": f})
 
@@ -482,6 +554,11 @@ class Support(Problem):
         return support_mechanism(values, upper, bound)
 
 
+def _top_upper(loss: str, privacy: str) -> list:
+    """exp-mech-top (derived for the absolute loss only)."""
+    return [exp_mech_top_upper(privacy)] if loss == "abs" else []
+
+
 @lru_cache(maxsize=None)
 def _cached(build, loss: str) -> tuple:
     return tuple(build(loss))
@@ -498,19 +575,19 @@ def _bounds_none(loss):
 
 def _bounds_pure(loss):
     return [*le_cam_tv_lower(loss, "pure"), uniformity_lower(loss), threshold_lower(loss, "pure"),
-            exp_mech_upper(loss, "pure"), constant_upper(loss)]
+            exp_mech_upper(loss, "pure"), *_top_upper(loss, "pure"), constant_upper(loss)]
 
 
 def _bounds_approx(loss):
     return [*le_cam_tv_lower(loss, "approx"), uniformity_lower(loss, S.delta), threshold_lower(loss, "approx"),
-            exp_mech_upper(loss, "approx"), constant_upper(loss)]
+            exp_mech_upper(loss, "approx"), *_top_upper(loss, "approx"), constant_upper(loss)]
 
 
 def _bounds_tv(loss):
-    return [*le_cam_tv_lower(loss, "tv"), threshold_lower(loss, "tv"), exp_mech_upper(loss, "tv"),
+    return [*le_cam_tv_lower(loss, "tv"), threshold_lower(loss, "tv"), exp_mech_upper(loss, "tv"), *_top_upper(loss, "tv"),
             subsample_max_tv(loss), constant_upper(loss)]
 
 
 def _bounds_kl(loss):
-    return [*le_cam_tv_lower(loss, "kl"), threshold_lower(loss, "kl"), exp_mech_upper(loss, "kl"),
+    return [*le_cam_tv_lower(loss, "kl"), threshold_lower(loss, "kl"), exp_mech_upper(loss, "kl"), *_top_upper(loss, "kl"),
             constant_upper(loss)]
