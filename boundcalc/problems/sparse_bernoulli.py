@@ -204,6 +204,7 @@ def _bounds(private: bool) -> tuple:
             "the constants of the nonlinear plug-in were not certified.",
             certified=False, extra={"mechanism": "bco-reduction"}))
         out.extend(_vector_upper_bounds())
+        out.append(_block_fano())
     else:
         out.append(Bound(side="upper", name="sample-mean", label="coordinate-wise sample means (no privacy)",
                          expr=X["sample-mean"], source="textbook",
@@ -212,6 +213,44 @@ def _bounds(private: bool) -> tuple:
     out.append(Bound(side="upper", name="zero", label="the estimator θ̂ = 0 (no data)", expr=X["zero"], source="trivial",
                      derivation="‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero", "no_data": True}))
     return tuple(out)
+
+
+# ------------------------------------------------------------------------------ block-vertex Fano (lower side, small n)
+
+M_BF = sp.Symbol("m_bf", positive=True, integer=True)  # blocks of the block-vertex family
+T_BF = sp.Symbol("t_bf", positive=True)  # μ / min{1, s/m}
+
+
+def _block_fano() -> Bound:
+    """Block-vertex Fano with a collision envelope (methods.block_fano): hard to locate, for small n."""
+    from ..methods import block_fano as BF
+
+    n, e, d = S.n, S.eps, S.d
+    m, t = M_BF, T_BF
+
+    def ceiling(v, free):  # the no-data risk of the family, m μ² (1 - 1/b) >= the bound (h_b >= 1/b)
+        mm = np.asarray(free["m_bf"], float)
+        mu = np.asarray(free["t_bf"], float) * np.minimum(1.0, float(v["s"]) / mm)
+        return mm * mu ** 2
+    return Bound(
+        side="lower", name="block-fano", label="block-vertex Fano with a collision envelope (m blocks, one erased vertex each)",
+        expr=lambda: BF.block_fano_bound(n, e, d, ssp, m, t),
+        source="Fano (1961); Duchi, Jordan & Wainwright (2018) for the private information; "
+        "docs/methods/block-fano.md, docs/problems/sparse-bernoulli.md (derived)",
+        derivation="m blocks of b = ⌊d/m⌋ coordinates, V uniform on [b]^m, θ_V = μ on coordinate V_l of each block l "
+        "(μ = t min{1, s/m}: Σθ <= s); a user's block l is e_{V_l} B_l, B_l ~ Bern(μ). Bayes risk = μ² Σ_l (1 - E‖p_l‖²) "
+        "(posterior variance; p_l the posterior of V_l). ‖q‖² <= h_b(KL(q ‖ uniform)), h_b the least concave "
+        "nondecreasing majorant of the curve (KL, ‖q‖²) over spike-plus-uniform laws (for every λ >= 0 the maximum "
+        "of ‖q‖² + λH(q) has one coordinate above λ/2 and the rest equal: g(x) = x² - λx log x is convex above λ/2, "
+        "concave below), certified on u-cells and rounded outward; Jensen over blocks and Σ_l KL(p_l ‖ U) <= I(V; Z) "
+        "(subadditivity of entropy) give minimax >= m μ² (1 - h_b(I/m)). Information (chain rule, sequential "
+        "interaction allowed): per report <= min{p κ_ε, c_ε p²}, p = 1 - (1-μ)^m = P(X ≠ 0) (the erasure is "
+        "independent of V; Lemma A of docs/methods/ldp-mutual-info.md; χ²–TV contraction with TV <= p), and "
+        "I <= I(V; X^n) = m (1 - (1-μ)^n) log b. m and t tuned.",
+        free=(FreeParameter(m, lambda v: 1, lambda v: max(1, v["d"] // 2), integer=True, doc="blocks m"),
+              FreeParameter(t, lambda v: 1e-4, lambda v: 1.0, doc="μ / min{1, s/m}")),
+        conditions=(Condition("d >= 2 (blocks of at least two coordinates)", lambda v: v["d"] >= 2),),
+        extra={"instance": "block-vertices", "ceiling": ceiling})
 
 
 # ------------------------------------------------------------------------------ Hellinger–Bhattacharyya Assouad (lower side)
