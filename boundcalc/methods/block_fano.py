@@ -8,20 +8,22 @@ e_{V_l} B_l with B_l ~ Bern(μ) independent: the vertex is *erased* with probabi
 **Risk as posterior collisions.** Under squared loss the Bayes risk is the posterior variance,
 ``Σ_l Σ_j μ² p_l(j)(1 - p_l(j)) = μ² Σ_l (1 - ‖p_l‖²)`` with p_l the posterior law of V_l given the transcript.
 
-**Collision envelope.** ``C_b(λ) = max_{q ∈ Δ_b} ‖q‖² + λ H(q)`` (natural logarithms). For every λ >= 0,
-``‖p_l‖² <= C_b(λ) - λ H(p_l)``, and ``Σ_l E H(p_l) = Σ_l H(V_l | Z) >= H(V | Z) = m log b - I(V; Z)``, so
+**Collision envelope.** h_b is the least concave nondecreasing function with ``‖q‖² <= h_b(KL(q ‖ U_b))`` for every
+law q on b points. Then ``E‖p_l‖² <= E h_b(KL(p_l ‖ U_b))`` and ``Σ_l E KL(p_l ‖ U_b) <= I(V; Z)`` (subadditivity of
+entropy under the uniform prior), so by Jensen over the blocks
 
-    minimax >= m μ² (1 - Φ_b(I/m)),   Φ_b(J) = min_{λ >= 0} [C_b(λ) - λ (log b - J)].
+    minimax >= m μ² (1 - h_b(I/m)).
 
-**C_b is one-dimensional.** With g(x) = x² - λ x log x, ``‖q‖² + λH(q) = Σ_i g(q_i)`` and g'' = 2 - λ/x: g is
-strictly convex on (λ/2, 1] and concave on (0, λ/2]. At a maximiser at most one coordinate exceeds λ/2 (moving
-mass between two such coordinates is a strictly convex function of the amount moved, which cannot peak inside
-the interval), and the coordinates <= λ/2 can be replaced by their average (Jensen) without loss. So
-``C_b(λ) = max_{u ∈ [0, 1]} ψ(u)``, ``ψ(u) = u² + (1-u)²/(b-1) + λ[η(u) + (1-u) log(b-1) + η(1-u)]``,
-η(x) = -x log x. On a cell [u0, u1] every term is bounded by its value at one end or, for the concave η, its
-exact maximum on the interval (at the point of the interval nearest to 1/e); the bound is affine in λ:
-``A + λB``, so one table of cells gives C_b at every λ of a grid. The table is rounded up
-(relative 1e-12, absolute 1e-15); Φ_b is then the minimum over a fixed λ grid (any λ gives a valid bound).
+**One spike and a uniform rest.** For λ >= 0, ``‖q‖² + λH(q) = Σ_i g(q_i)``, g(x) = x² - λ x log x, g'' = 2 - λ/x:
+g is strictly convex above λ/2 and concave below. At a maximiser over the simplex at most one coordinate exceeds
+λ/2 (moving mass between two such coordinates is a strictly convex function of the amount moved, which cannot peak
+inside the interval), and the others can be replaced by their average (Jensen). So
+``max_q ‖q‖² - λ KL(q ‖ U_b) = max_u Q(u) - λ K(u)`` over the laws q_u = (u, (1-u)/(b-1), ...), and the least concave
+nondecreasing majorant of the curve (K(u), Q(u)) is a valid h_b (take λ a supergradient of it at KL(q)).
+
+**Certified numerics.** u-cells: K at least its value at the point of the cell nearest 1/b (K convex, minimum 0 at
+1/b), Q at most its larger end value (Q convex), rounded outward; the upper hull of these dominating points
+(monotone chain, once per b, kept on disk) is above h_b; J is rounded up and the interpolation widened by 1e-13.
 
 **Information.** Per report (any past, any prior), with p = 1 - (1-μ)^m = P(X ≠ 0):
 ``I(V; Z_i | past) <= ι = min{p κ_ε, c_ε p²}`` (the erasure indicator is independent of V: Lemma A of

@@ -28,6 +28,11 @@ Lower bounds (derived, certified):
   H² = 1 - BC(Bern(μ(1+δ)/2), Bern(μ(1-δ)/2)), h = min{H², h_ε (μδ)²}: ``a (μδ/2)² (1-h)^{2n}`` (2–4x the
   posterior-mean form, which pays 8n h_ε τ² through KL where this pays 2n h).
 
+- block-vertex Fano (:mod:`boundcalc.methods.block_fano`, docs/methods/block-fano.md): m blocks of b = ⌊d/m⌋
+  coordinates, one erased vertex per block at level μ, V uniform on [b]^m; Bayes risk μ² Σ_l (1 - E‖p_l‖²) and a
+  certified collision envelope ‖q‖² <= h_b(KL(q ‖ uniform)): ``m μ² (1 - h_b(I/m))``,
+  I = min{n p κ_ε, n c_ε p², m(1 - (1-μ)^n) log b}, p = 1 - (1-μ)^m (small n: near the no-data risk).
+
 Which side is loose (measured on the benchmark grid n ∈ {1e3, 1e5, 1e7}, ε ∈ [0.1, 3], d ∈ {2, ..., 1000},
 s = 2): for d <= 10 the ratio is 1.3–30. For d >= 100 it is 40–1800 and *both* sides are believed loose:
 the lower bounds' families (the sub-box [m/2, m]^a for van Trees, whose prior costs 16aπ²/m², and the
