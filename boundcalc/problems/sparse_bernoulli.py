@@ -210,6 +210,7 @@ def _bounds(private: bool) -> tuple:
             certified=False, extra={"mechanism": "bco-reduction"}))
         out.extend(_vector_upper_bounds())
         out.append(_block_fano())
+        out.append(_shared_budget())
     else:
         out.append(Bound(side="upper", name="sample-mean", label="coordinate-wise sample means (no privacy)",
                          expr=X["sample-mean"], source="textbook",
@@ -256,6 +257,50 @@ def _block_fano() -> Bound:
               FreeParameter(t, lambda v: 1e-4, lambda v: 1.0, doc="μ / min{1, s/m}")),
         conditions=(Condition("d >= 2 (blocks of at least two coordinates)", lambda v: v["d"] >= 2),),
         extra={"instance": "block-vertices", "ceiling": ceiling})
+
+
+# ------------------------------------------------------------------------------ Assouad with a shared information budget
+
+K_SB = sp.Symbol("k_sb", positive=True, integer=True)  # active coordinates
+R_SB = sp.Symbol("r_sb", positive=True)  # θ₊ / min{1, s/k}
+Q_SB = sp.Symbol("q_sb", nonnegative=True)  # θ₋ / θ₊
+
+
+def _shared_budget() -> Bound:
+    """Assouad whose flips share one information budget per report (methods.shared_budget_assouad)."""
+    from ..methods import shared_budget_assouad as SA
+
+    n, e = S.n, S.eps
+    k, r, q = K_SB, R_SB, Q_SB
+
+    def expr():
+        tp = r * S.Min(1, ssp / k)
+        return SA.shared_budget_bound(n, e, k, tp, q * tp)
+
+    def ceiling(v, free):  # η² k >= the bound
+        kk = np.asarray(free["k_sb"], float)
+        tp = np.asarray(free["r_sb"], float) * np.minimum(1.0, float(v["s"]) / kk)
+        return kk * ((1 - np.asarray(free["q_sb"], float)) * tp) ** 2 / 4
+    return Bound(
+        side="lower", name="shared-budget-assouad",
+        label="Assouad with a shared information budget per report (k coordinates, θ_j ∈ {θ₋, θ₊})",
+        expr=expr,
+        source="Assouad (1983); Duchi, Jordan & Wainwright (2018) for the private reports; "
+        "docs/methods/shared-budget-assouad.md, docs/problems/sparse-bernoulli.md (derived)",
+        derivation="k coordinates with θ_j ∈ {θ₋, θ₊} by v uniform on {±1}^k, the others 0, θ₊ = r min{1, s/k}, θ₋ = qθ₊ "
+        "(Σθ <= s); τ = θ₊ - θ₋. Bayes risk = (τ/2)² Σ_j (1 - E v̂_j²) and E v̂_j² = ½ LC(M₊ⱼ, M₋ⱼ) (LC the triangular "
+        "discrimination), LC jointly convex and <= L KL (L = sup (t-1)²/((t+1)(t log t - t + 1)) <= 1.11592, "
+        "certified on cells), taken from the plus vertex of each flip: Σ_j E v̂_j² <= L E_v Σ_{j ∈ S₊(v)} KL(M_v ‖ "
+        "M_{v⊕j}); the KL chain rule from the one vertex v gives one term per report (interaction allowed). Per "
+        "report: the likelihood ratio lies within 1 + τ(e^ε-1), so KL <= G(1 + τ(e^ε-1)) χ² (G(t) = t f(t)/(t-1)² "
+        "increasing); the flips' score functions are orthogonal with second moment α² = τ²/(θ₊(1-θ₊)), so Bessel "
+        "and the Bhatia–Davis variance bound give h(N) = sup_a min{α²(ae^ε-1)(1-a), N τ²(e^ε-1)²a²} per report "
+        "(N = |S₊(v)| ~ Bin(k, ½)), and data processing N KL(Bern θ₊ ‖ Bern θ₋). minimax >= (τ/2)² (k - min{k, "
+        "L n β}), β = E_N min{G h(N), N KL(Bern θ₊ ‖ Bern θ₋)}. k, r and q tuned.",
+        free=(FreeParameter(k, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates k"),
+              FreeParameter(r, lambda v: 1e-3, lambda v: 1.0, doc="θ₊ / min{1, s/k}"),
+              FreeParameter(q, lambda v: 0.0, lambda v: 0.95, log=False, doc="θ₋ / θ₊")),
+        extra={"instance": "shared-budget", "ceiling": ceiling})
 
 
 # ------------------------------------------------------------------------------ Hellinger–Bhattacharyya Assouad (lower side)
