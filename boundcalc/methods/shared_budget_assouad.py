@@ -150,7 +150,8 @@ def shared_budget_beta(k, tp, tm, eps) -> np.ndarray:
             scale = (tau[s2] * em1) ** 2 * _G(tau[s2] * em1)
             hv = h_over_scale(tops[None, :], p[s2, None], float(e0)) * scale[:, None]
             kl = _kl_bern(p[s2], q[s2])[:, None]
-            dp = np.where(tops[None, :] > 0, tops[None, :] * kl, 0.0)  # N = 0: no flip, no information (not 0·inf)
+            with np.errstate(invalid="ignore"):  # N = 0: no flip, no information (not 0·inf)
+                dp = np.where(tops[None, :] > 0, tops[None, :] * kl, 0.0)
             integrand = np.minimum(hv, dp)
             res[s2] = (integrand * probs[None, :]).sum(axis=1)
         out[sel] = res * (1 + 1e-9)
