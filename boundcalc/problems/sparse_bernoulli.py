@@ -33,6 +33,10 @@ Lower bounds (derived, certified):
   certified collision envelope ‖q‖² <= h_b(KL(q ‖ uniform)): ``m μ² (1 - h_b(I/m))``,
   I = min{n p κ_ε, n c_ε p², m(1 - (1-μ)^n) log b}, p = 1 - (1-μ)^m (small n: near the no-data risk).
 
+- Assouad with a shared information budget (:mod:`boundcalc.methods.shared_budget_assouad`,
+  docs/methods/shared-budget-assouad.md): θ_j ∈ {θ₋, θ₊} on k coordinates; the flips share each report's
+  information: ``(τ/2)² (k - min{k, L n β})``.
+
 Which side is loose (measured on the benchmark grid n ∈ {1e3, 1e5, 1e7}, ε ∈ [0.1, 3], d ∈ {2, ..., 1000},
 s = 2): for d <= 10 the ratio is 1.3–30. For d >= 100 it is 40–1800 and *both* sides are believed loose:
 the lower bounds' families (the sub-box [m/2, m]^a for van Trees, whose prior costs 16aπ²/m², and the
