@@ -215,6 +215,7 @@ def _bounds(private: bool) -> tuple:
         out.extend(_vector_upper_bounds())
         out.append(_block_fano())
         out.append(_shared_budget())
+        out.append(_block_oue())
     else:
         out.append(Bound(side="upper", name="sample-mean", label="coordinate-wise sample means (no privacy)",
                          expr=X["sample-mean"], source="textbook",
@@ -305,6 +306,31 @@ def _shared_budget() -> Bound:
               FreeParameter(r, lambda v: 1e-3, lambda v: 1.0, doc="θ₊ / min{1, s/k}"),
               FreeParameter(q, lambda v: 0.0, lambda v: 0.95, log=False, doc="θ₋ / θ₊")),
         extra={"instance": "shared-budget", "ceiling": ceiling})
+
+
+# ------------------------------------------------------------------------------ block-sampled one-hot OUE (upper side)
+
+def _block_oue() -> Bound:
+    """Block-sampled one-hot OUE, its risk evaluated exactly per coordinate (mechanisms.block_oue)."""
+    from ..mechanisms import block_oue as BO
+
+    return Bound(
+        side="upper", name="block-oue", label="block-sampled one-hot OUE (m users per group share out m random blocks)",
+        expr=lambda: BO.BlockOUERisk(S.n, S.eps, S.d, ssp),
+        source="Wang, Blocki, Li & Jha (2017) for optimized unary encoding; docs/problems/sparse-bernoulli.md (derived)",
+        derivation="Groups of m users; each group cuts a public random permutation of [d] into m blocks (at most "
+        "w = ⌈d/m⌉ coordinates), user l keeps one of its ones in block l (uniformly; none if none) and releases the "
+        "one-hot vector by optimized unary encoding (kept bit 1 w.p. 1/2, the others w.p. 1/(e^ε+1); binary "
+        "randomized response when m = d): a mixture of ε-LDP laws, so ε-LDP. θ̂_j = clip(c(T_j/N - p0)/(p1 - p0) - τ, "
+        "0, 1), N = ⌊n/m⌋. Exactly T_j ~ Bin(N, p0 + (p1-p0)θ'_j), θ'_j = θ_j E[1/(1+Y_j)] ∈ [a(θ_j)θ_j, θ_j], "
+        "a(t) = 1/(1 + (w-1)(s-t)₊/(d-1)) (Jensen; another coordinate shares j's block with probability <= "
+        "(w-1)/(d-1)). The risk is a sum of per-coordinate risks, each at most R(θ_j) = sup over θ'_j of the exact "
+        "binomial risk, and sup over Σθ <= s of Σ_j R(θ_j) <= d max_{x <= s/d} Ř(x), Ř the least concave majorant. "
+        "Evaluated on cells (g monotone, the binomial stochastically increasing), with exact binomial partial moments "
+        "(float64 regularised incomplete beta, margins 1e-10 absolute and 1e-9 relative); m, c and τ tuned from "
+        "(n, ε, d, s) on coarse cells.",
+        conditions=(Condition("d >= 2", lambda v: v["d"] >= 2),),
+        extra={"mechanism": "block-oue"})
 
 
 # ------------------------------------------------------------------------------ Hellinger–Bhattacharyya Assouad (lower side)
