@@ -47,8 +47,10 @@ from ..cache.diskcache import persistent
 
 #: relative margin on the result; the error of one float64 binomial probability is taken as PROB_ERR (N + 100)
 REL_MARGIN, PROB_ERR = 1e-9, 5e-15
+#: θ'-cells maximised exactly below each θ-cell (further ones: one monotone bound)
+WINDOW = 800
 #: grid points of the coarse (tuning) and fine (reported) evaluations
-COARSE, FINE = 120, 1500
+COARSE, FINE = 300, 4000
 
 
 def probabilities(eps: float, d: int, m: int) -> tuple[float, float]:
@@ -143,25 +145,47 @@ def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: floa
     lo_idx = np.clip(lo_idx, 0, t.size - 2)
     # U(k, i) = Eg2[i+1] - 2 t_k Eg[i] + t_{k+1}², maximised over the θ'-cells i ∈ [lo_k, k] (all pairs, gathered)
     nk = t.size - 1
-    lo_idx = np.minimum(lo_idx, np.arange(nk))
-    lengths = np.arange(nk) - lo_idx + 1
-    rows = np.repeat(np.arange(nk), lengths)
+    kk = np.arange(nk)
+    lo_idx = np.minimum(lo_idx, kk)
+    near = np.maximum(lo_idx, kk - WINDOW)  # exact over [near, k]; below it (wide windows) one monotone chunk
+    lengths = kk - near + 1
+    rows = np.repeat(kk, lengths)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    i = lo_idx[rows] + (np.arange(rows.size) - starts[rows])
+    i = near[rows] + (np.arange(rows.size) - starts[rows])
     U = Eg2[i + 1] - 2 * tk[rows] * Eg[i]
-    Rk = np.maximum(np.maximum.reduceat(U, starts) + tk1 ** 2, 0.0)
-    # Ř = the least concave majorant of the step function (R_k on [t_k, t_{k+1}]); max over [0, s/d] of Ř is
-    # max{Ř(s/d), the largest value left of s/d}, and Ř(s/d) the best chord between a point left and one right of it
+    Rk = np.maximum.reduceat(U, starts)
+    far = near > lo_idx  # i ∈ [lo, near - 1]: Eg2 <= Eg2[near], Eg >= Eg[lo] (both increase in θ')
+    Rk = np.where(far, np.maximum(Rk, Eg2[near] - 2 * tk * Eg[lo_idx]), Rk)
+    Rk = np.maximum(Rk + tk1 ** 2, 0.0)
+    x0 = s / d
     xs = np.concatenate([tk, tk1])
     ys = np.concatenate([Rk, Rk])
-    x0 = s / d
     L, R = xs <= x0, xs >= x0
-    xl, yl, xr, yr = xs[L], ys[L], xs[R], ys[R]
+    hl, hr = _upper_hull(xs[L], ys[L]), _upper_hull(xs[R], ys[R])  # only hull vertices can carry the best chord
+    xl, yl = hl
+    xr, yr = hr
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = (x0 - xl[:, None]) / (xr[None, :] - xl[:, None])
         chord = np.where(xr[None, :] > xl[:, None], yl[:, None] + (yr[None, :] - yl[:, None]) * lam, -np.inf)
-    best = max(float(yl.max()), float(chord.max()))
+    best = max(float(ys[L].max()), float(chord.max()))
     return d * best * (1 + REL_MARGIN)
+
+
+def _upper_hull(x, y):
+    """Vertices of the upper convex hull of the points (x, y) (monotone chain; ties in x keep the largest y)."""
+    order = np.lexsort((-y, x))
+    hull = []
+    for xi, yi in zip(x[order].tolist(), y[order].tolist()):
+        if hull and xi == hull[-1][0]:
+            continue
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (x2 - x1) * (yi - y1) - (y2 - y1) * (xi - x1) >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append((xi, yi))
+    return np.array([h[0] for h in hull]), np.array([h[1] for h in hull])
 
 
 def _m_candidates(d: int) -> list[int]:
@@ -172,7 +196,7 @@ def _m_candidates(d: int) -> list[int]:
 @persistent  # the tuned mechanism and its certified risk bound (a pure function of the numbers; kept on disk)
 def tuned(n: int, eps: float, d: int, s: float) -> tuple:
     """(risk bound, m, c, τ): m chosen on a coarse grid of cells at c = 1.2, τ = σ (σ the noise level of the unbiased
-    estimate at 0), then (c, τ) for the two best m, then the best three re-evaluated on the fine grid; the smallest
+    estimate at 0), then (c, τ) for the best m, then the best two re-evaluated on the fine grid; the smallest
     certified value (any choice is a valid mechanism, fixed before seeing data)."""
     n, d = int(n), int(d)
 
@@ -185,13 +209,13 @@ def tuned(n: int, eps: float, d: int, s: float) -> tuple:
         return (math.inf, 0, 1.0, 0.0)
     first = sorted((risk_upper(n, eps, d, s, m, 1.2, sigma(m), points=COARSE), m) for m in ms)
     cands = []
-    for _, m in first[:2]:
+    for _, m in first[:1]:
         for c in (1.0, 1.2, 1.45):
             for k in (0.0, 0.75, 1.5, 2.5):
                 cands.append((risk_upper(n, eps, d, s, m, c, k * sigma(m), points=COARSE), m, c, k * sigma(m)))
     cands.sort()
     best = (math.inf, 0, 1.0, 0.0)
-    for _, m, c, tau in cands[:3]:
+    for _, m, c, tau in cands[:2]:
         v = risk_upper(n, eps, d, s, m, c, tau)
         if v < best[0]:
             best = (v, m, c, tau)
