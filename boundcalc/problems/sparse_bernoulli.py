@@ -65,6 +65,11 @@ has every step): keep at most K ones, with ℓ1 bias at most β(K) = E(Poi(s) - 
   r² = K̃ - K̃²/d: ``min{β², β} + r²/(m² n)`` (about 2πK d/(nε²) + β²);
 - ``projected-privunit``: the same, projected onto C (Bennett's inequality per coordinate).
 The projected bounds solve E D² <= A + β₂ sqrt(E D²), A bounding E sup_{c ∈ C} ⟨ξ, c⟩ (a maximal inequality).
+
+Block-sampled one-hot OUE (:mod:`boundcalc.mechanisms.block_oue`): groups of m users share out m random blocks, each
+user releases one of its ones in its block by optimized unary encoding; T_j ~ Bin(N, p0 + (p1-p0)θ'_j) exactly, so the
+risk of the clipped debiased estimate is evaluated coordinate by coordinate on cells (float64 binomial probabilities
+with an N-scaled margin).
 """
 from __future__ import annotations
 
