@@ -241,28 +241,30 @@ class BlockOUERisk(S.ScalarFunction):
 # ------------------------------------------------------------------------------ sampler (for `check`)
 
 def estimates(theta, n: int, eps: float, m: int, c: float, tau: float, reps: int, rng: np.random.Generator):
-    """``reps`` draws of θ̂ (shape (reps, d)) by simulating every group: x ~ Bern(θ) for the m users, a random
-    permutation cut into m blocks, one kept one per block, OUE (or binary RR when m = d) of the kept one-hot vector."""
+    """``reps`` draws of θ̂ (shape (reps, d)), every group simulated (vectorised over the N groups): x ~ Bern(θ) for
+    the group's users, a random permutation cut into m blocks (the first d mod m of size ⌈d/m⌉), one kept one per block
+    (the smallest of independent uniform keys), OUE (binary randomized response when m = d) of the kept one-hot vector.
+    Each user's data is drawn independently, but only its block matters, so one row x per group suffices."""
     theta = np.asarray(theta, float)
     d = theta.size
     N = n // m
     p0, p1 = probabilities(eps, d, m)
-    out = np.empty((reps, d))
     sizes = np.full(m, d // m)
     sizes[: d % m] += 1
-    starts = np.concatenate([[0], np.cumsum(sizes)])
+    block_of = np.repeat(np.arange(m), sizes)  # block of each permuted position
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    out = np.empty((reps, d))
+    rows = np.arange(N)[:, None]
     for r in range(reps):
-        T = np.zeros(d)
-        for _ in range(N):
-            perm = rng.permutation(d)
-            x = rng.random(d) < theta
-            kept = np.zeros(d, bool)
-            for l in range(m):
-                blk = perm[starts[l]:starts[l + 1]]
-                ones = blk[x[blk]]
-                if ones.size:
-                    kept[ones[rng.integers(ones.size)]] = True
-            bits = np.where(kept, rng.random(d) < p1, rng.random(d) < p0)
-            T += bits
-        out[r] = np.clip(c * (T / N - p0) / (p1 - p0) - tau, 0.0, 1.0)
+        perm = np.argsort(rng.random((N, d)), axis=1)
+        xp = (rng.random((N, d)) < theta[perm])  # data at the permuted positions
+        keys = np.where(xp, rng.random((N, d)), np.inf)
+        # per block: position of the smallest key (ties impossible almost surely)
+        best = np.full((N, m), np.inf)
+        np.minimum.at(best, (np.broadcast_to(rows, (N, d)), np.broadcast_to(block_of, (N, d))), keys)
+        kept_p = np.isfinite(keys) & (keys == best[:, block_of])
+        kept = np.zeros((N, d), bool)
+        kept[np.broadcast_to(rows, (N, d))[kept_p], perm[kept_p]] = True
+        bits = np.where(kept, rng.random((N, d)) < p1, rng.random((N, d)) < p0)
+        out[r] = np.clip(c * (bits.sum(axis=0) / N - p0) / (p1 - p0) - tau, 0.0, 1.0)
     return out

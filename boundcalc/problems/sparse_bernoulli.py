@@ -536,9 +536,35 @@ def _errors_vector(t, theta):
 ERRORS.update({name: _errors_vector for name in VECTOR_SIMULATORS})
 
 
+#: work allowed per instance for the block OUE simulation (N groups × d coordinates × replications)
+OUE_SIM_BUDGET = 4e6
+
+
+def _oue_reps(t) -> int:
+    from ..mechanisms import block_oue as BO
+
+    d = int(t.values["d"])
+    m = BO.tuned(int(t.n), float(t.values["eps"]), d, float(t.values["s"]))[1]
+    return int(min(t.reps, OUE_SIM_BUDGET // max(1, (t.n // max(m, 1)) * d))) if m else 0
+
+
+def _errors_block_oue(t, theta):
+    from ..mechanisms import block_oue as BO
+
+    d, s = int(t.values["d"]), float(t.values["s"])
+    _, m, c, tau = BO.tuned(int(t.n), float(t.values["eps"]), d, s)
+    est = BO.estimates(theta, int(t.n), float(t.values["eps"]), m, c, tau, _oue_reps(t), t.rng)
+    return np.sum((est - theta) ** 2, axis=1)
+
+
+ERRORS["block-oue"] = _errors_block_oue
+
+
 def _simulable(t, bound_value) -> bool:
     if not (bound_value.certified and bound_value.usable):
         return False
+    if bound_value.name == "block-oue":
+        return _oue_reps(t) >= VECTOR_MIN_REPS
     if bound_value.name in VECTOR_SIMULATORS:
         return _vector_reps(t, bound_value.name) >= VECTOR_MIN_REPS
     return bound_value.name in ERRORS or bound_value.name == "coordinate-subsampling"
