@@ -9,7 +9,8 @@ for ℓ1.
 Upper bounds (derived, certified; :mod:`boundcalc.mechanisms.discrete`): exact worst-case risks of the
 unbiased linear estimators of randomized response, Laplace, k-RR and subset selection (subset size
 tuned by the solver), the best chosen per (n, ε, d); the trivial uniform estimator. For ℓ1:
-``E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²)`` (Cauchy–Schwarz and Jensen), and the uniform estimator's 2(1 - 1/d).
+``E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²)`` (Cauchy–Schwarz and Jensen), and the uniform estimator's 2(1 - 1/d); and the exact
+mean absolute deviations of unprojected subset selection (``subset-l1-mad``, about sqrt(2/π) of Cauchy–Schwarz).
 
 Lower bounds (derived, certified):
 - van Trees (:mod:`boundcalc.methods.van_trees`) on the paired family ``p(2j-1) = (1+θ_j)/d``,
@@ -447,6 +448,8 @@ def check_instances(t):
         s_used = int(free["s_sub"]) if "s_sub" in free else None
         if mech in TAIL_ROUTES:  # the subset size chosen inside the certified computation
             s_used = int(ST.best(TAIL_ROUTES[mech], int(n), eps, d, loss)[1])
+        if mech == "subset-l1-mad":  # unprojected subset selection at the size chosen inside its computation
+            s_used = int(DM.subset_l1_mad(int(n), eps, d)[1])
         if base in DM.MECHANISMS:  # the mechanism's own sampler, at its free parameter (subset size)
             est = DM.estimate(base, theta, n, eps, reps, rng, s=s_used)
             if post is not None:
@@ -467,7 +470,8 @@ def check_instances(t):
 
 #: upper bounds whose estimator post-processes a linear mechanism: bound name -> (mechanism, map)
 POSTPROCESSED = {"subset-projected": ("subset", DM.project_simplex),
-                 "subset-projected-threshold": ("subset", DM.project_simplex)}
+                 "subset-projected-threshold": ("subset", DM.project_simplex),
+                 "subset-l1-mad": ("subset", None)}
 #: projected bounds whose subset size is chosen inside the computation: bound name -> route
 TAIL_ROUTES = {"subset-projected": "max", "subset-projected-threshold": "threshold"}
 
