@@ -333,7 +333,7 @@ def _block_oue() -> Bound:
         "binomial risk, and sup over Σθ <= s of Σ_j R(θ_j) <= d max_{x <= s/d} Ř(x), Ř the least concave majorant. "
         "Evaluated on cells (g monotone, the binomial stochastically increasing), with exact binomial partial moments "
         "(float64 regularised incomplete beta, margins 1e-10 absolute and 1e-9 relative); m, c and τ tuned from "
-        "(n, ε, d, s) on coarse cells.",
+        "(n, ε, d, s) on coarse cells (the tuned (m, c, τ): boundcalc.mechanisms.block_oue.tuned(n, ε, d, s)).",
         conditions=(Condition("d >= 2", lambda v: v["d"] >= 2),),
         extra={"mechanism": "block-oue"})
 
