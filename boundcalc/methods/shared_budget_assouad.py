@@ -148,7 +148,8 @@ def shared_budget_beta(k, tp, tm, eps) -> np.ndarray:
             s2 = e == e0
             em1 = math.expm1(float(e0))
             scale = (tau[s2] * em1) ** 2 * _G(tau[s2] * em1)
-            hv = h_over_scale(tops[None, :], p[s2, None], float(e0)) * scale[:, None]
+            up, inv = np.unique(p[s2], return_inverse=True)  # h depends on θ₊ only (not on θ₋): once per value
+            hv = h_over_scale(tops[None, :], up[:, None], float(e0))[inv.ravel()] * scale[:, None]
             kl = _kl_bern(p[s2], q[s2])[:, None]
             with np.errstate(invalid="ignore"):  # N = 0: no flip, no information (not 0·inf)
                 dp = np.where(tops[None, :] > 0, tops[None, :] * kl, 0.0)
