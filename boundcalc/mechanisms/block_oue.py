@@ -157,17 +157,23 @@ def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: floa
     far = near > lo_idx  # i ∈ [lo, near - 1]: Eg2 <= Eg2[near], Eg >= Eg[lo] (both increase in θ')
     Rk = np.where(far, np.maximum(Rk, Eg2[near] - 2 * tk * Eg[lo_idx]), Rk)
     Rk = np.maximum(Rk + tk1 ** 2, 0.0)
+    # Σ_j R(θ_j) <= Σ_j (A + κθ_j) <= d (A + κ s/d) for any line A + κx (κ >= 0) above the step function (R_k on
+    # [t_k, t_{k+1}]); the best such line: min over κ >= 0 of max_k [R_k - κ (x_k - s/d)], x_k the cell end that is
+    # worse for the line (a convex function of κ: ternary search; every κ gives a valid bound)
     x0 = s / d
-    xs = np.concatenate([tk, tk1])
-    ys = np.concatenate([Rk, Rk])
-    L, R = xs <= x0, xs >= x0
-    hl, hr = _upper_hull(xs[L], ys[L]), _upper_hull(xs[R], ys[R])  # only hull vertices can carry the best chord
-    xl, yl = hl
-    xr, yr = hr
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = (x0 - xl[:, None]) / (xr[None, :] - xl[:, None])
-        chord = np.where(xr[None, :] > xl[:, None], yl[:, None] + (yr[None, :] - yl[:, None]) * lam, -np.inf)
-    best = max(float(ys[L].max()), float(chord.max()))
+    xl = tk  # for κ >= 0 the line term -κ(x - x0) is largest at the left end t_k
+
+    def phi(k):
+        return float(np.max(Rk - k * (xl - x0)))
+
+    lo, hi = 0.0, max(1.0, float(Rk.max()) / max(x0, 1e-12)) * 4
+    for _ in range(90):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        if phi(m1) <= phi(m2):
+            hi = m2
+        else:
+            lo = m1
+    best = min(phi(lo), phi(0.0))
     return d * best * (1 + REL_MARGIN)
 
 
