@@ -32,7 +32,8 @@ exact partial moments of the binomial through k·b(k; N, π) = Nπ b(k-1; N-1, �
 regularised incomplete beta function of scipy in float64: the one float64 step, *not* proven. Its absolute error
 grows with N (measured against mpmath: up to 1e-11 at N = 20,000); each probability is taken to be off by at most
 5e-15 (N + 100), five times the largest error measured, and the expectations are widened by that times the weights
-the probabilities enter with; the result by 1e-9 relatively. The concave majorant is the upper hull of the cell values (each held on its whole cell).
+the probabilities enter with; the result by 1e-9 relatively. The model is checked up to N = 10^5 groups, and
+larger N are not evaluated. The concave majorant is the upper hull of the cell values (each held on its whole cell).
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ import sympy as sp
 from ..core import symbolic as S
 from ..cache.diskcache import persistent
 
+#: the float64 error model of the binomial probabilities is checked against mpmath up to N = 10^5 groups; larger N
+#: is not evaluated (the bound is then unusable at that m)
+MAX_GROUPS = 10 ** 5
 #: relative margin on the result; the error of one float64 binomial probability is taken as PROB_ERR (N + 100)
 REL_MARGIN, PROB_ERR = 1e-9, 5e-15
 #: θ'-cells maximised exactly below each θ-cell (further ones: one monotone bound)
@@ -127,7 +131,7 @@ def _grid(s: float, d: int, points: int) -> np.ndarray:
 def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: float, points: int = FINE) -> float:
     """Certified upper bound on sup_{Θ_s} E‖θ̂ - θ‖² of the mechanism with (m, c, τ) (module docstring)."""
     N = n // m
-    if N < 1 or m < 1 or m > d:
+    if N < 1 or m < 1 or m > d or N > MAX_GROUPS:
         return math.inf
     p0, p1 = probabilities(eps, d, m)
     w = -(-d // m)
