@@ -54,7 +54,7 @@ REL_MARGIN, PROB_ERR = 1e-9, 5e-15
 #: θ'-cells maximised exactly below each θ-cell (further ones: one monotone bound)
 WINDOW = 800
 #: grid points of the coarse (tuning) and fine (reported) evaluations
-COARSE, FINE = 300, 4000
+COARSE, FINE = 200, 4000
 
 
 def probabilities(eps: float, d: int, m: int) -> tuple[float, float]:
@@ -206,7 +206,7 @@ def _m_candidates(d: int) -> list[int]:
 @persistent  # the tuned mechanism and its certified risk bound (a pure function of the numbers; kept on disk)
 def tuned(n: int, eps: float, d: int, s: float) -> tuple:
     """(risk bound, m, c, τ): m chosen on a coarse grid of cells at c = 1.2, τ = σ (σ the noise level of the unbiased
-    estimate at 0), then (c, τ) for the best m, then the best two re-evaluated on the fine grid; the smallest
+    estimate at 0), then (c, τ) for the best m, then the best one re-evaluated on the fine grid; the smallest
     certified value (any choice is a valid mechanism, fixed before seeing data)."""
     n, d = int(n), int(d)
 
@@ -225,7 +225,7 @@ def tuned(n: int, eps: float, d: int, s: float) -> tuple:
                 cands.append((risk_upper(n, eps, d, s, m, c, k * sigma(m), points=COARSE), m, c, k * sigma(m)))
     cands.sort()
     best = (math.inf, 0, 1.0, 0.0)
-    for _, m, c, tau in cands[:2]:
+    for _, m, c, tau in cands[:1]:
         v = risk_upper(n, eps, d, s, m, c, tau)
         if v < best[0]:
             best = (v, m, c, tau)
