@@ -343,7 +343,7 @@ def _block_oue() -> Bound:
                               "grid it never is beyond n ε²/d = 1000, and at 2500 and more the other certified uppers are "
                               "at least 1.8 times smaller)",
                               lambda v: v["n"] * float(v["eps"]) ** 2 / v["d"] <= OUE_WHERE)),
-        extra={"mechanism": "block-oue"})
+        extra={"mechanism": "block-oue", "curve": False})  # certified per point (tuned on cells): not for curves
 
 
 # ------------------------------------------------------------------------------ Hellinger–Bhattacharyya Assouad (lower side)
