@@ -139,6 +139,10 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
     return out
 
 
+#: subset-l1-mad is evaluated for n up to this (its cost grows like sqrt(n))
+MAD_MAX_N = 1e6
+
+
 def _subset_l1_mad() -> Bound:
     """ℓ1 risk of unprojected subset selection from exact mean absolute deviations (mechanisms.discrete)."""
     n, e, d = S.n, S.eps, S.d
@@ -153,7 +157,9 @@ def _subset_l1_mad() -> Bound:
         "moments from tails, widened for rounding), or the mean-value bound around the midpoint with G' = ∂_π F/n + "
         "∂_c F bounded by binomial tails at the cell's ends; cells refined adaptively. About sqrt(2/π) = 0.80 of the "
         "Cauchy–Schwarz bound sqrt(d E‖y - p‖₂²).",
-        conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),),
+        conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),
+                    Condition(f"n <= {MAD_MAX_N:.0e} (the cells it needs narrow like 1/sqrt(n); beyond, the Cauchy–Schwarz "
+                              "bound, 1.25 times larger, is used)", lambda v: np.all(np.asarray(v["n"]) <= MAD_MAX_N))),
         extra={"mechanism": "subset-l1-mad", "curve": False})
 
 
