@@ -13,7 +13,7 @@ Grids (issues 12 and 13):
   problem has a dimension;
 - central families: n ∈ {1e3, 1e5, 1e7}, ε ∈ {0.1, 1} (tv and kl: α = ε/2, which keeps α < 1),
   d ∈ {1, 10, 100}, k ∈ {2, 4, ∞}; the (ε, δ) mean also at d ∈ {300, 1000} (n also 1e4);
-- sparse Bernoulli at s = 2 and s = 5; planning rows in the multinomial transition band nε² ≈ d².
+- sparse Bernoulli at s = 1, 2 and 5; planning rows in the multinomial transition band nε² ≈ d².
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def local_families():
                 [dict(n=n, eps=e, d=d, k="inf", ball="linf") for (n, e), d in itertools.product(grid, LOCAL_D)]))
     fam.append(("gaussian", "gaussian", "local",
                 [dict(n=n, eps=e, d=d) for (n, e), d in itertools.product(grid, [1] + LOCAL_D)]))
-    for s in (2, 5):
+    for s in (1, 2, 5):
         fam.append((f"sparse-bernoulli s={s}", "sparse-bernoulli", "local",
                     [dict(n=n, eps=e, d=d, s=s) for (n, e), d in itertools.product(grid, LOCAL_D) if d > s]))
     for geom in ("l2", "l1"):

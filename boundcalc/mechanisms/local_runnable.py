@@ -319,6 +319,13 @@ def _projected_subset(route: str):
     return build
 
 
+def _subset_l1_mad(c):
+    from . import discrete as DM
+
+    s_ = int(DM.subset_l1_mad(c.n, c.eps, c.d)[1])  # the size chosen inside the certified computation
+    return DiscreteRandomizer("subset", c.d, c.eps, s=s_, **c.common)
+
+
 def _discrete(kind: str):
     return lambda c: DiscreteRandomizer(kind, c.d, c.eps, s=(int(c.free["s_sub"]) if "s_sub" in c.free else None),
                                         **c.common)
@@ -328,7 +335,8 @@ def _discrete(kind: str):
 MULTINOMIAL = {"uniform": lambda c: UniformEstimator(c.d, c.eps, **c.common),
                **{k: _discrete(k) for k in ("rr", "laplace", "krr", "subset")},
                "subset-projected": _projected_subset("max"),
-               "subset-projected-threshold": _projected_subset("threshold")}
+               "subset-projected-threshold": _projected_subset("threshold"),
+               "subset-l1-mad": _subset_l1_mad}
 
 
 def multinomial_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:

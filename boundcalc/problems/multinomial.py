@@ -9,7 +9,8 @@ for ℓ1.
 Upper bounds (derived, certified; :mod:`boundcalc.mechanisms.discrete`): exact worst-case risks of the
 unbiased linear estimators of randomized response, Laplace, k-RR and subset selection (subset size
 tuned by the solver), the best chosen per (n, ε, d); the trivial uniform estimator. For ℓ1:
-``E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²)`` (Cauchy–Schwarz and Jensen), and the uniform estimator's 2(1 - 1/d).
+``E‖Δ‖₁ <= sqrt(d E‖Δ‖₂²)`` (Cauchy–Schwarz and Jensen), and the uniform estimator's 2(1 - 1/d); and the exact
+mean absolute deviations of unprojected subset selection (``subset-l1-mad``, about sqrt(2/π) of Cauchy–Schwarz).
 
 Lower bounds (derived, certified):
 - van Trees (:mod:`boundcalc.methods.van_trees`) on the paired family ``p(2j-1) = (1+θ_j)/d``,
@@ -142,11 +143,37 @@ def _upper_bounds(loss: str, private: bool) -> list[Bound]:
                          extra={"mechanism": "empirical"}))
     if private:
         out.extend(_projected_subset_bounds(loss))
+        if loss == "l1":
+            out.append(_subset_l1_mad())
     triv = (1 - 1 / d) if loss == "l2sq" else 2 * (1 - 1 / d)
     out.append(Bound(side="upper", name="uniform", label="the uniform estimator (no data)", expr=triv, source="trivial",
                      derivation="‖u - θ‖₂² = ‖θ‖² - 1/d <= 1 - 1/d; ‖u - θ‖₁ <= 2(1 - 1/d) (maximal at a point mass).",
                      extra={"mechanism": "uniform", "no_data": True}))
     return out
+
+
+#: subset-l1-mad is evaluated for n up to this (its cost grows like sqrt(n))
+MAD_MAX_N = 1e6
+
+
+def _subset_l1_mad() -> Bound:
+    """ℓ1 risk of unprojected subset selection from exact mean absolute deviations (mechanisms.discrete)."""
+    n, e, d = S.n, S.eps, S.d
+    return Bound(
+        side="upper", name="subset-l1-mad", label="subset selection, unprojected, exact mean absolute deviations (ℓ1)",
+        expr=lambda: DM.SubsetL1MAD(n, e, d),
+        source="Ye & Barg (2018); " + SOURCE + "; docs/problems/multinomial.md (derived)",
+        derivation="Subset selection with subset size s (the minimiser of its exact ℓ2² risk constant): N_j ~ Bin(n, π_j) "
+        "exactly, π_j = q* + D p_j, y_j = (N_j/n - q*)/D. E‖y - p‖₁ = Σ_j G(p_j) exactly, G(x) = E|N - nπ(x)|/(nD); "
+        "Σ_j (p_j - 1/d) = 0 gives sup over the simplex <= d sup_x [G(x) - κ(x - 1/d)] for every κ. On x-cells: "
+        "G <= [E_{π_b}(N - nπ_a)₊ + E_{π_a}(nπ_b - N)₊]/(nD) (stochastic monotonicity; exact binomial partial "
+        "moments from tails, widened for rounding), or the mean-value bound around the midpoint with G' = ∂_π F/n + "
+        "∂_c F bounded by binomial tails at the cell's ends; cells refined adaptively. About sqrt(2/π) = 0.80 of the "
+        "Cauchy–Schwarz bound sqrt(d E‖y - p‖₂²).",
+        conditions=(Condition("d >= 2", lambda v: np.all(np.asarray(v["d"]) >= 2)),
+                    Condition(f"n <= {MAD_MAX_N:.0e} (the cells it needs narrow like 1/sqrt(n); beyond, the Cauchy–Schwarz "
+                              "bound, 1.25 times larger, is used)", lambda v: np.all(np.asarray(v["n"]) <= MAD_MAX_N))),
+        extra={"mechanism": "subset-l1-mad", "curve": False})
 
 
 def _projected_subset_bounds(loss: str) -> list[Bound]:
