@@ -316,3 +316,84 @@ def test_out_of_range_values_are_truncated_as_documented():
     v = bc.mechanism("mean", "local", n=500, d=3, r=1.0, k=2.0, eps=2.0, ball="l2")
     assert any("projected onto the ℓ2 ball" in note for note in v.notes)
     assert np.allclose(v.project(np.array([[30.0, 40.0, 0.0]])), [[0.6 * v.parameters["T"], 0.8 * v.parameters["T"], 0]])
+
+
+# ------------------------------------------------------------------ block-sampled one-hot OUE (sparse Bernoulli)
+
+def _oue(d, m, eps=1.0, c=1.0, tau=0.0):
+    common = dict(problem="sparse-bernoulli", label="x", name="block-oue", n=600, certified_risk=None, parameters={})
+    return LR.BlockOUERandomizer(d, 2.0, eps, m, c, tau, **common)
+
+
+def test_block_oue_reports_have_the_law_of_its_channel():
+    """privatize_all's reports, per user restricted to its block (coordinates ascending), have the law of channel():
+    the uniform mixture of the columns of the kept one-hot inputs (column 0 when the block holds no one)."""
+    from scipy import stats
+
+    d, m, n = 6, 2, 6000
+    mech = _oue(d, m)
+    Q = mech.channel()
+    assert Q.shape == (2 ** 3, 4) and np.allclose(Q.sum(axis=0), 1.0)
+    rng = np.random.default_rng(21)
+    X = (rng.random((n, d)) < 0.4).astype(float)
+    R = mech.privatize_all(X, rng, seed=5)
+    assert np.all((R >= 0).sum(axis=1) == 3)  # each user reports on its own block of 3 coordinates
+    counts, expected = {}, {}
+    for x, r in zip(X, R):
+        block = np.flatnonzero(r >= 0)
+        xb, yb = x[block].astype(int), r[block].astype(int)
+        key = tuple(xb)
+        ones = np.flatnonzero(xb)
+        law = Q[:, 0] if ones.size == 0 else Q[:, 1 + ones].mean(axis=1)
+        counts.setdefault(key, np.zeros(8))[int(yb @ (1 << np.arange(3)))] += 1
+        expected[key] = law
+    chi2, dof = 0.0, 0
+    for key, cnt in counts.items():
+        e = expected[key] * cnt.sum()
+        chi2 += float(np.sum((cnt - e) ** 2 / e))
+        dof += 7
+    assert stats.chi2.sf(chi2, dof) > 1e-3, (chi2, dof)
+    # and the same law fails against a wrong channel (OUE at a larger ε): the test has power
+    Qw = _oue(d, m, eps=2.0).channel()
+    chi2w = sum(float(np.sum((cnt - (Qw[:, 0] if not any(k) else Qw[:, 1 + np.flatnonzero(k)].mean(axis=1))
+                               * cnt.sum()) ** 2 / ((Qw[:, 0] if not any(k) else Qw[:, 1 + np.flatnonzero(k)]
+                                                    .mean(axis=1)) * cnt.sum()))) for k, cnt in counts.items())
+    assert stats.chi2.sf(chi2w, dof) < 1e-6
+
+
+def test_block_oue_privacy_check_fails_when_understated():
+    """Both routes (the finite channel for small blocks, the per-bit ratios for large ones; also m = d, randomized
+    response) pass at the calibrated ε and fail when the claim is 0.9 ε."""
+    for d, m in ((6, 2), (40, 2), (8, 8)):
+        mech = _oue(d, m)
+        assert (mech.channel() is None) == (d == 40)
+        v = mech.check_privacy()
+        assert v["passed"] and v["log_ratio"] == pytest.approx(1.0, rel=1e-9), (d, m, v)
+        mech.guarantee = Guarantee("local", 0.9, None, mech.guarantee.neighbouring)
+        assert not mech.check_privacy()["passed"], (d, m)
+
+
+def test_block_oue_user_path_and_bad_input():
+    mech = _oue(6, 2)
+    rng = np.random.default_rng(3)
+    X = (rng.random((5, 6)) < 0.5).astype(float)
+    R = mech.privatize_all(X, rng, seed=7)
+    assert np.all(R[-1] == -1)  # 5 users, groups of 2: the fifth reports nothing
+    for i in range(4):  # one user's report lies on the block privatize_all gave it (same public seed)
+        r = mech.privatize(X[i], rng, user=i, seed=7)
+        assert np.array_equal(r >= 0, R[i] >= 0)
+    est = mech.estimate(R)
+    assert est.shape == (6,) and np.all((est >= 0) & (est <= 1))
+    for bad in (np.full((4, 6), 0.5), np.zeros((4, 5)), [[2, 0, 0, 0, 0, 0]], np.full((2, 6), np.nan)):
+        with pytest.raises(InputError):
+            mech.privatize_all(bad, 0)
+    with pytest.raises(InputError, match="user"):
+        mech.privatize(X[0], 0, seed=1)
+    with pytest.raises(InputError, match="seed"):
+        mech.privatize(X[0], 0, user=1)
+    with pytest.raises(InputError, match="seed"):
+        mech.privatize_all(X, 0, seed=-1)
+    with pytest.raises(InputError, match="reports"):
+        mech.estimate(R[:1])  # one user of a group: coordinates not covered equally
+    with pytest.raises(InputError, match="reports"):
+        mech.estimate(np.full((4, 6), 3))

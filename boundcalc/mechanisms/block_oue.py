@@ -250,31 +250,52 @@ class BlockOUERisk(S.ScalarFunction):
 
 # ------------------------------------------------------------------------------ sampler (for `check`)
 
+def layout(d: int, m: int) -> np.ndarray:
+    """The block of each position of a permutation of [d] cut into m consecutive blocks (the first d mod m of size
+    ⌈d/m⌉, the others ⌊d/m⌋)."""
+    sizes = np.full(m, d // m)
+    sizes[: d % m] += 1
+    return np.repeat(np.arange(m), sizes)
+
+
+def release(xp, perm, block_of, m: int, p0: float, p1: float, rng: np.random.Generator) -> np.ndarray:
+    """The released bits of G groups (bool (G, d), in coordinate order): ``xp[g, q]`` is the data bit at permuted
+    position q of group g (it belongs to the group's user ``block_of[q]``), ``perm[g]`` the group's public
+    permutation. Each user keeps the one of its block with the smallest of independent uniform keys (a uniformly
+    random one of its ones; none if none) and releases its block's one-hot vector by OUE (p1 for the kept bit, p0
+    for the others). Every user's bits depend on its own block's data only."""
+    G, d = xp.shape
+    rows = np.arange(G)[:, None]
+    keys = np.where(xp, rng.random((G, d)), np.inf)
+    # per block: position of the smallest key (ties impossible almost surely)
+    best = np.full((G, m), np.inf)
+    np.minimum.at(best, (np.broadcast_to(rows, (G, d)), np.broadcast_to(block_of, (G, d))), keys)
+    kept_p = np.isfinite(keys) & (keys == best[:, block_of])
+    kept = np.zeros((G, d), bool)
+    kept[np.broadcast_to(rows, (G, d))[kept_p], perm[kept_p]] = True
+    return np.where(kept, rng.random((G, d)) < p1, rng.random((G, d)) < p0)
+
+
+def debias(T, N: int, p0: float, p1: float, c: float, tau: float) -> np.ndarray:
+    """The server's estimate from the counts T_j of released ones among the N bits about each coordinate:
+    ``clip(c (T_j/N - p0)/(p1 - p0) - τ, 0, 1)``."""
+    return np.clip(c * (np.asarray(T) / N - p0) / (p1 - p0) - tau, 0.0, 1.0)
+
+
 def estimates(theta, n: int, eps: float, m: int, c: float, tau: float, reps: int, rng: np.random.Generator):
     """``reps`` draws of θ̂ (shape (reps, d)), every group simulated (vectorised over the N groups): x ~ Bern(θ) for
-    the group's users, a random permutation cut into m blocks (the first d mod m of size ⌈d/m⌉), one kept one per block
-    (the smallest of independent uniform keys), OUE (binary randomized response when m = d) of the kept one-hot vector.
-    Each user's data is drawn independently, but only its block matters, so one row x per group suffices."""
+    the group's users, a random permutation cut into m blocks (:func:`layout`), then :func:`release` (the code the
+    runnable mechanism's ``privatize_all`` runs) and :func:`debias`. Each user's data is drawn independently, but
+    only its block matters, so one row x per group suffices."""
     theta = np.asarray(theta, float)
     d = theta.size
     N = n // m
     p0, p1 = probabilities(eps, d, m)
-    sizes = np.full(m, d // m)
-    sizes[: d % m] += 1
-    block_of = np.repeat(np.arange(m), sizes)  # block of each permuted position
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    block_of = layout(d, m)
     out = np.empty((reps, d))
-    rows = np.arange(N)[:, None]
     for r in range(reps):
         perm = np.argsort(rng.random((N, d)), axis=1)
         xp = (rng.random((N, d)) < theta[perm])  # data at the permuted positions
-        keys = np.where(xp, rng.random((N, d)), np.inf)
-        # per block: position of the smallest key (ties impossible almost surely)
-        best = np.full((N, m), np.inf)
-        np.minimum.at(best, (np.broadcast_to(rows, (N, d)), np.broadcast_to(block_of, (N, d))), keys)
-        kept_p = np.isfinite(keys) & (keys == best[:, block_of])
-        kept = np.zeros((N, d), bool)
-        kept[np.broadcast_to(rows, (N, d))[kept_p], perm[kept_p]] = True
-        bits = np.where(kept, rng.random((N, d)) < p1, rng.random((N, d)) < p0)
-        out[r] = np.clip(c * (bits.sum(axis=0) / N - p0) / (p1 - p0) - tau, 0.0, 1.0)
+        bits = release(xp, perm, block_of, m, p0, p1, rng)
+        out[r] = debias(bits.sum(axis=0), N, p0, p1, c, tau)
     return out

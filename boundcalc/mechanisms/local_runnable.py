@@ -1069,11 +1069,178 @@ def _sparse(K_name: str | None):
     return build
 
 
+class BlockOUERandomizer(LocalRandomizer):
+    """Block-sampled one-hot OUE (:mod:`boundcalc.mechanisms.block_oue`, docs/problems/sparse-bernoulli.md,
+    "block-oue"), tuned (m, c, τ) from (n, ε, d, s) only.
+
+    **Groups and blocks.** User i belongs to group g = ⌊i/m⌋ and takes block l = i mod m of its group; the users
+    i >= ⌊n/m⌋ m (n the number of records given) report nothing. The share-out is *public* randomness: group g's
+    permutation of [d] is ``numpy.random.default_rng([seed, g]).permutation(d)``, cut into m consecutive blocks
+    (the first d mod m of size ⌈d/m⌉). ``seed`` is the public seed of the round (the server broadcasts it); the
+    blocks must not depend on the data. A report is a row of length d: the released bits (0/1) on the user's block,
+    -1 elsewhere, so the server needs no seed to estimate.
+
+    **Randomizer.** The user keeps one of its ones in its block, uniformly at random (none if none), and releases
+    the block's one-hot vector by OUE: the kept bit is 1 with probability p1 = 1/2, every other bit of the block with
+    p0 = 1/(e^ε + 1) (m = d: binary randomized response, p1 = e^ε/(e^ε + 1)). **Server:**
+    θ̂_j = clip(c (T_j/N - p0)/(p1 - p0) - τ, 0, 1), T_j the released ones about j, N the reports about j."""
+
+    problem = "sparse-bernoulli"
+    record_ndim = 1
+
+    def __init__(self, d: int, s: float, eps: float, m: int, c: float, tau: float, **kw):
+        from . import block_oue as BO
+
+        self.d, self.s, self.m, self.c, self.tau = int(d), float(s), int(m), float(c), float(tau)
+        if not 1 <= self.m <= self.d:
+            raise InputError("m", f"must be a number of blocks in 1..d = {self.d}", m)
+        self.p0, self.p1 = BO.probabilities(float(eps), self.d, self.m)
+        self.w = -(-self.d // self.m)
+        self.block_of = BO.layout(self.d, self.m)
+        self._BO = BO
+        params = {"d": self.d, "s": self.s, "eps": float(eps), "m": self.m, "c": self.c, "tau": self.tau,
+                  "p0": self.p0, "p1": self.p1, "block_size": self.w}
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+
+    def default_notes(self):
+        return (f"records: 0/1 vectors of length {self.d} (an array of shape (n, {self.d})); other values are refused",
+                f"user i is in group ⌊i/m⌋ (m = {self.m}) and takes block i mod m of the group's public permutation "
+                "default_rng([seed, g]).permutation(d); the last n mod m users report nothing",
+                "reports: a row of length d per user: the released bits on its block, -1 elsewhere")
+
+    def _records(self, records):
+        return SparseBinaryRandomizer._records(self, records)
+
+    @staticmethod
+    def _seed(seed, rng):
+        if seed is None:
+            return int(rng.integers(0, 2 ** 63 - 1))
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError("seed", "must be a non-negative integer (the public seed of the share-out)", seed)
+        return int(seed)
+
+    def blocks(self, seed: int, groups) -> np.ndarray:
+        """The public permutations (len(groups), d) of the given groups: position q of group g holds coordinate
+        ``perm[g, q]``, in block ``block_of[q]`` (taken by the group's user ``block_of[q]``)."""
+        groups = np.atleast_1d(np.asarray(groups, np.int64))
+        perm = np.empty((groups.size, self.d), np.int64)
+        for k, g in enumerate(groups.tolist()):
+            perm[k] = np.random.default_rng([int(seed), int(g)]).permutation(self.d)
+        return perm
+
+    def _release(self, xp, perm, rng):
+        """Released bits (G, d) int8 in permuted-position order: ``xp[g, q]`` the data bit at position q of group g
+        (held by the group's user ``block_of[q]``), ``perm`` the groups' public permutations."""
+        bits = self._BO.release(xp, perm, self.block_of, self.m, self.p0, self.p1, rng)
+        return bits[np.arange(perm.shape[0])[:, None], perm].astype(np.int8)
+
+    def privatize_all(self, records, rng=None, seed=None):
+        """Reports (n, d) int8 of n users (rows in the users' order; -1 off each user's block, all -1 for the last
+        n mod m users). ``seed``: the round's public seed (None: one is drawn from ``rng``)."""
+        X, rng = self._records(records), as_rng(rng)
+        seed = self._seed(seed, rng)
+        n = X.shape[0]
+        N = n // self.m
+        R = np.full((n, self.d), -1, np.int8)
+        if N == 0:
+            return R
+        perm = self.blocks(seed, np.arange(N))
+        users = np.arange(N)[:, None] * self.m + self.block_of[None, :]
+        R[users, perm] = self._release(X[users, perm] > 0.5, perm, rng)
+        return R
+
+    def privatize(self, record, rng=None, user=None, seed=None):
+        """One user's report (length d, -1 off its block): ``user`` its index i (group ⌊i/m⌋, block i mod m) and
+        ``seed`` the round's public seed (both required; a user i >= ⌊n/m⌋ m, n the tuned sample size, reports
+        nothing)."""
+        x = np.asarray(record)
+        if x.ndim != 1:
+            raise InputError("record", f"must be one vector of length {self.d} (give many records to privatize_all)",
+                             x.shape)
+        X = self._records(x[None, :])
+        if user is None or isinstance(user, bool) or not isinstance(user, (int, np.integer)) or user < 0:
+            raise InputError("user", "must be the user's index i >= 0 (its group is i // m, its block i mod m)", user)
+        if seed is None:
+            raise InputError("seed", "must be the round's public seed (the share-out of blocks is public)")
+        seed, rng = self._seed(seed, None), as_rng(rng)
+        out = np.full(self.d, -1, np.int8)
+        if user >= (self.n // self.m) * self.m:
+            return out
+        g, l = divmod(int(user), self.m)
+        perm = self.blocks(seed, [g])
+        mine = self.block_of == l  # the user's positions
+        rep = self._release((X[0][perm[0]] > 0.5)[None, :] & mine[None, :], perm, rng)[0]
+        out[perm[0][mine]] = rep[mine]
+        return out
+
+    def estimate(self, reports):
+        """θ̂ (d,): T_j the ones and N the reports about coordinate j (the same N for every j: each group reports
+        once on every coordinate), ``clip(c (T_j/N - p0)/(p1 - p0) - τ, 0, 1)``."""
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.d:
+            raise InputError("reports", f"must be an array (n, {self.d}) of block-OUE reports", z.shape)
+        if np.any((z != -1) & (z != 0) & (z != 1)):
+            raise InputError("reports", "must hold 0/1 bits on each user's block and -1 elsewhere")
+        Nj = np.sum(z >= 0, axis=0)
+        if Nj.size == 0 or Nj.min() < 1 or Nj.min() != Nj.max():
+            raise InputError("reports", "must cover every coordinate equally often (whole groups of m users, n >= m)")
+        return self._BO.debias(np.sum(z == 1, axis=0), int(Nj[0]), self.p0, self.p1, self.c, self.tau)
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, d) for independent X_ij ~ Bern(θ_j), ``distribution = θ``:
+        :func:`boundcalc.mechanisms.block_oue.estimates` (the same :func:`~boundcalc.mechanisms.block_oue.release`
+        and :func:`~boundcalc.mechanisms.block_oue.debias` as privatize_all and estimate; the public permutations
+        drawn from ``rng``)."""
+        theta = np.asarray(distribution, float)
+        if theta.shape != (self.d,) or not np.all((theta >= 0) & (theta <= 1)):
+            raise InputError("distribution", f"must be θ ∈ [0, 1]^{self.d}", theta.shape)
+        return self._BO.estimates(theta, int(n), self.eps, self.m, self.c, self.tau, int(reps), as_rng(rng))
+
+    def channel(self):
+        """Q[y, x] for one user and a block of w = ⌈d/m⌉ coordinates: outputs y ∈ {0,1}^w (row index Σ_k y_k 2^k),
+        inputs the kept one-hot vector: column 0 none kept, column 1 + a kept coordinate a of the block. A record
+        with several ones in the block is the uniform mixture of their columns (the choice is a randomisation before
+        OUE); a smaller block is a marginal. None when 2^w > CHANNEL_LIMIT."""
+        w = self.w
+        if 2 ** w > CHANNEL_LIMIT:
+            return None
+        y = (np.arange(2 ** w)[:, None] >> np.arange(w)[None, :]) & 1  # (2^w, w)
+        onehot = np.vstack([np.zeros(w, int), np.eye(w, dtype=int)])  # (w + 1, w)
+        pr = np.where(onehot[None, :, :] == 1, np.where(y[:, None, :] == 1, self.p1, 1 - self.p1),
+                      np.where(y[:, None, :] == 1, self.p0, 1 - self.p0))
+        return np.prod(pr, axis=2)
+
+    def _privacy(self) -> dict:
+        if self.channel() is not None:
+            out = super()._privacy()
+            out["method"] += " (one-hot OUE over a block; a record's law is a mixture of its columns)"
+            return out
+        # two kept inputs differ in at most two bits of the block (e_a vs e_b; one bit for e_a vs none): the worst
+        # ratio is the product of the worst per-bit ratios in each direction (rational arithmetic on the floats)
+        p0, p1 = Fraction(self.p0), Fraction(self.p1)
+        up = max(p1 / p0, (1 - p1) / (1 - p0))
+        down = max(p0 / p1, (1 - p0) / (1 - p1))
+        ratio = up * down if self.w >= 2 else max(up, down)
+        return _ratio_verdict(math.log(ratio.numerator) - math.log(ratio.denominator), self.eps,
+                              "exact per-bit OUE ratios, rational arithmetic (two kept one-hot inputs differ in at most "
+                              "two bits; a record's law is a mixture over the kept one)", p0=self.p0, p1=self.p1)
+
+
+def _block_oue(c):
+    from . import block_oue as BO
+
+    s = float(c.v["s"])
+    _, m, cc, tau = BO.tuned(c.n, c.eps, c.d, s)  # the tuned mechanism behind the certified value
+    if not m:
+        raise no_mechanism("sparse-bernoulli", "local", c.common["label"])
+    return BlockOUERandomizer(c.d, s, c.eps, m, cc, tau, **c.common)
+
+
 #: sparse Bernoulli upper bound -> its randomizer (bco-reduction, order only, has none)
 SPARSE_BERNOULLI = {"zero": lambda c: ZeroEstimator(c.d, c.eps, **c.common),
                     "coordinate-subsampling": _sparse(None), "truncated-rr": _sparse("K"),
                     "projected-truncated-rr": _sparse("K_prr"), "truncated-privunit": _sparse("K_pu"),
-                    "projected-privunit": _sparse("K_pu")}
+                    "projected-privunit": _sparse("K_pu"), "block-oue": _block_oue}
 
 
 def sparse_bernoulli_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:

@@ -555,11 +555,8 @@ def _oue_reps(t) -> int:
 
 
 def _errors_block_oue(t, theta):
-    from ..mechanisms import block_oue as BO
-
-    d, s = int(t.values["d"]), float(t.values["s"])
-    _, m, c, tau = BO.tuned(int(t.n), float(t.values["eps"]), d, s)
-    est = BO.estimates(theta, int(t.n), float(t.values["eps"]), m, c, tau, _oue_reps(t), t.rng)
+    """The runnable mechanism's simulate (block_oue.estimates: the same release and debiasing as privatize_all)."""
+    est = _runner(t, t.upper).simulate(theta, t.n, t.rng, _oue_reps(t))
     return np.sum((est - theta) ** 2, axis=1)
 
 
