@@ -206,10 +206,12 @@ def _direction_of(path: str) -> str | None:
     """Which way a better certified answer moves the value at ``path``: "up", "down" or None (not a bound)."""
     if "/check/" in path or path.startswith("/check"):
         return None  # simulated rows: their bounds follow the rate calls, their draws are not bounds
-    if path.endswith("/lower/value") or path.endswith("/n_necessary") or "/necessary/value" in path:
+    if "/plan/" in path or path.startswith("/plan"):
+        # a plan's bound values are taken at its n necessary / n sufficient, which move: only the n's compare
+        return "up" if path.endswith("/n_necessary") else "down" if path.endswith("/n_sufficient") else None
+    if path.endswith("/lower/value"):
         return "up"
-    if path.endswith("/upper/value") or path.endswith("/ratio") or path.endswith("/n_sufficient") \
-            or "/sufficient/value" in path:
+    if path.endswith("/upper/value") or path.endswith("/ratio"):
         return "down"
     return None
 
