@@ -312,3 +312,16 @@ def minimise_integer(fn, kmin: int, kmax: int, exhaustive_limit: float = 20000, 
 def brute_force_integer(fn, low: int, high: int) -> tuple[int, float]:
     """Exhaustive integer minimisation of a vectorised ``fn`` over [low, high] (for tests/checks)."""
     return minimise_integer(fn, low, high, exhaustive_limit=math.inf)
+
+
+def ternary_search(f, lo: float, hi: float, iterations: int) -> tuple[float, float]:
+    """The bracket [lo, hi] of a minimiser of a convex function ``f`` after ``iterations`` ternary steps (each keeps
+    two thirds of the bracket). Used for the best supporting line of a point set, min over κ of
+    max_i [g_i - κ(x_i - x_0)], which is convex in κ; any κ gives a valid bound, so the search only sharpens it."""
+    for _ in range(iterations):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        if f(m1) <= f(m2):
+            hi = m2
+        else:
+            lo = m1
+    return lo, hi

@@ -44,6 +44,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import symbolic as S
+from ..core.solver import ternary_search
 from ..cache.diskcache import persistent
 
 #: the float64 error model of the binomial probabilities is checked against mpmath up to N = 10^5 groups; larger N
@@ -170,13 +171,7 @@ def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: floa
     def phi(k):
         return float(np.max(Rk - k * (xl - x0)))
 
-    lo, hi = 0.0, max(1.0, float(Rk.max()) / max(x0, 1e-12)) * 4
-    for _ in range(90):
-        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if phi(m1) <= phi(m2):
-            hi = m2
-        else:
-            lo = m1
+    lo, _ = ternary_search(phi, 0.0, max(1.0, float(Rk.max()) / max(x0, 1e-12)) * 4, 90)
     best = min(phi(lo), phi(0.0))
     return d * best * (1 + REL_MARGIN)
 

@@ -479,14 +479,9 @@ MAD_ROUNDS, MAD_TOL, MAD_TOTAL_CELLS = 8, 2e-3, 8000
 
 def _best_kappa(x, g, x0):
     """κ minimising max_i (g_i - κ(x_i - x0)) over the points (a convex function of κ: ternary search)."""
-    lo, hi = -4.0, 4.0
-    f = lambda k: float(np.max(g - k * (x - x0)))
-    for _ in range(100):
-        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if f(m1) <= f(m2):
-            hi = m2
-        else:
-            lo = m1
+    from ..core.solver import ternary_search
+
+    lo, hi = ternary_search(lambda k: float(np.max(g - k * (x - x0))), -4.0, 4.0, 100)
     return (lo + hi) / 2
 
 
