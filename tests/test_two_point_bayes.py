@@ -154,3 +154,23 @@ def test_mean_bound_below_laplace_risk_and_listed():
             row = [b for b in res.lowers if b.name == "two-point-bayes"]
             assert row and row[0].certified and row[0].value > 0
             assert row[0].value <= res.upper.value
+
+
+def test_vectorised_rows_give_the_floats_of_one_element_at_a_time():
+    """affinity_lower sums many elements' windows at once; each value must be the very float of the element's own
+    computation (_affinity_one), for every privacy kind, over random n, levels and mixture weights."""
+    import numpy as np
+
+    from boundcalc.methods import two_point_bayes as T
+    from scipy import special
+
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        kind = int(rng.integers(0, 3))
+        n = float(rng.choice([0, 1, 7, 100, 1e4, 1e6, 1e9]))
+        x = float(10 ** rng.uniform(-3, 1.3)) if kind == T.KIND_DP else float(10 ** rng.uniform(-4, -0.1))
+        y = float(rng.choice([0.0, 1e-6, 1e-3])) if kind == T.KIND_DP else 0.0
+        p = np.concatenate([10 ** rng.uniform(-12, 0, size=20), [0.0, 0.5, 1.0]])
+        got = T.affinity_lower(kind, n, p, x, y)
+        want = np.array([T._affinity_one(kind, n, q, x, y, special) for q in p])
+        assert np.array_equal(got, want, equal_nan=True), (kind, n, x, y)

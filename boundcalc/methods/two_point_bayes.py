@@ -108,9 +108,51 @@ def affinity_lower(kind: int, n, p, x, y):
     shape = np.broadcast_shapes(*(np.shape(a) for a in (n, p, x, y)))
     nn, pp, xx, yy = (np.broadcast_to(np.asarray(a, float), shape).ravel() for a in (n, p, x, y))
     out = np.zeros(nn.shape)
+    rows = []  # (i, lo, length) of the elements whose window is every count lo, ..., hi: computed together below
+    cuts = {}  # the window's end from the level, once per (x, y): the same float
     for i in range(nn.size):
-        out[i] = _affinity_one(kind, nn[i], pp[i], xx[i], yy[i], special)
+        if (xx[i], yy[i]) not in cuts:
+            cuts[(xx[i], yy[i])] = float(_h_cut(kind, xx[i], yy[i])) if xx[i] > 0 and yy[i] >= 0 else math.nan
+        window = _window(kind, nn[i], pp[i], xx[i], yy[i], cuts[(xx[i], yy[i])])
+        if window is None or pp[i] >= 1.0 or window[1] - window[0] + 1 > MAX_THRESHOLDS:
+            out[i] = _affinity_one(kind, nn[i], pp[i], xx[i], yy[i], special)
+        else:
+            rows.append((i, window[0], int(window[1] - window[0]) + 1))
+    if rows:
+        _affinity_rows(kind, rows, nn, pp, xx, yy, special, out)
     return out.reshape(shape) if shape else float(out[0])
+
+
+def _window(kind, n, p, x, y, h_cut):
+    """The counts lo..hi summed over (None: the value is nan or 0 without a sum); ``h_cut`` = _h_cut(kind, x, y)."""
+    if not (n >= 0 and 0 <= p <= 1 and x > 0 and y >= 0):
+        return None
+    mu = n * p
+    sd = math.sqrt(max(mu * (1.0 - p), 0.0))
+    lo = max(0.0, math.floor(mu - WINDOW_SD * sd - WINDOW_SD))
+    hi = min(n, math.ceil(mu + WINDOW_SD * sd + WINDOW_SD), h_cut)
+    return None if hi < lo else (lo, hi)
+
+
+def _affinity_rows(kind, rows, nn, pp, xx, yy, special, out):
+    """The sums of :func:`_affinity_one` for many elements at once (the same elementwise operations on the same
+    counts, so the same floats; each row's sum is numpy's sum of exactly its own terms, as there)."""
+    idx = np.array([r[0] for r in rows])
+    lo = np.array([r[1] for r in rows])
+    length = np.array([r[2] for r in rows])
+    width = int(length.max())
+    t = lo[:, None] + np.arange(width, dtype=float)[None, :]
+    x, y, n, p = xx[idx][:, None], yy[idx][:, None], nn[idx][:, None], pp[idx][:, None]
+    g = _g(kind, t, x, y)
+    g_next = np.concatenate([g[:, 1:], np.zeros((len(rows), 1))], axis=1)
+    g_next[np.arange(len(rows)), length - 1] = 0.0
+    dec = np.maximum(0.0, (g - g_next) - G_REL_ERR * g - G_ABS_ERR)
+    with np.errstate(all="ignore"):
+        tail = special.betaincc(t + 1.0, np.maximum(n - t, 1e-300), p) * (1.0 - TAIL_REL_ERR)
+        cdf = np.where(t >= n, 1.0, np.where(np.isfinite(tail), tail, 0.0))
+    terms = dec * cdf
+    for r, (i, _, m) in enumerate(rows):
+        out[i] = max(0.0, float(np.sum(terms[r, :m])) * (1.0 - SUM_REL_ERR))
 
 
 def _affinity_one(kind, n, p, x, y, special):
