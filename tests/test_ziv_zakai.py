@@ -260,3 +260,18 @@ def test_below_certified_upper_and_reported(d, eps, n):
     assert zz["certified"] and zz["value"] == pytest.approx(ZZ.zz_pair_l1(n, eps, d // 2), rel=1e-12)
     assert zz["value"] <= r["upper"]["value"]
     assert r["lower"]["value"] >= zz["value"]
+
+
+def test_data_processing_term_below_exact_bayes_risk_without_privacy():
+    """At ε beyond the float range h_ε is infinite and κ = H² (data processing only): the bound must then stay below
+    the exact Bayes risk of the raw data (identity channel) for d = 2 and d = 4, n <= 3."""
+    worst = 0.0
+    for n in (1, 2, 3):
+        for A in (0.4, 1.0):
+            lb = _lb(n, 800.0, 1, A)
+            br = bayes_l1(1, A, 2, lambda hist: np.eye(2), n, 2)
+            assert lb <= br * (1 + 1e-6), (n, A, lb, br)
+            worst = max(worst, lb / br)
+        lb2 = _lb(n, 800.0, 2, 1.0)
+        assert lb2 <= bayes_l1(2, 1.0, 4, lambda hist: np.eye(4), n, 4) * (1 + 1e-6)
+    assert worst > 0.5, worst

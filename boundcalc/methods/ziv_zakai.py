@@ -85,7 +85,7 @@ def _h_cut(n, he, m, A):
 
 def lower_sum(n: float, eps: float, m: int, A: float, cells=FINE) -> float:
     """The lower Riemann sum of V(A) (module docstring), unwidened."""
-    he = hellinger_factor_float(min(eps, 700.0))
+    he = hellinger_factor_float(eps)  # inf beyond float range: then κ = H² (never a smaller h_ε)
     nh, nphi = cells
     H = _h_cut(n, he, m, A)
     h1 = H * np.arange(1, nh + 1) / nh  # right ends of the h-cells
@@ -107,7 +107,7 @@ def lower_sum(n: float, eps: float, m: int, A: float, cells=FINE) -> float:
 def best_amplitude(n: float, eps: float, m: int) -> float:
     """A (0 < A <= 1) maximising the coarse sum: 1 when 2h_ε <= m (V increases in A there), else a golden-section
     search on [0.02, 1] (V is close to unimodal in A; any A gives a valid bound)."""
-    he = hellinger_factor_float(min(eps, 700.0))
+    he = hellinger_factor_float(eps)  # inf beyond float range: then κ = H² (never a smaller h_ε)
     if 2 * he <= m:
         return 1.0
     f = lambda a: lower_sum(n, eps, m, a, COARSE)
