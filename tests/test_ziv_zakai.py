@@ -275,3 +275,13 @@ def test_data_processing_term_below_exact_bayes_risk_without_privacy():
         lb2 = _lb(n, 800.0, 2, 1.0)
         assert lb2 <= bayes_l1(2, 1.0, 4, lambda hist: np.eye(4), n, 4) * (1 + 1e-6)
     assert worst > 0.5, worst
+
+
+@pytest.mark.parametrize("d,n", [(2, 1), (3, 10), (4, 100), (20, 5000), (1000, 1e6)])
+def test_nonprivate_row_below_upper(d, n):
+    """Without privacy the same bound with h_ε = ∞ is registered: certified, below the empirical frequencies'
+    bound, and the value of the κ = H² sum."""
+    r = bc.rate("multinomial", "none", d=d, loss="l1", n=n).to_dict()
+    zz = next(b for b in r["lowers"] if b["name"] == "ziv-zakai")
+    assert zz["certified"] and zz["value"] == pytest.approx(ZZ.zz_pair_l1(n, math.inf, d // 2), rel=1e-12)
+    assert zz["value"] <= r["upper"]["value"]

@@ -316,18 +316,19 @@ def _lower_bounds(loss: str, private: bool) -> list[Bound]:
                                                                 math.floor(sub_alphabet_cap(v, 1.0) / 2)),
                                 integer=True, doc="active pairs m'")),
             extra={"instance": "assouad"}))
-        if loss == "l1":
-            out.append(_zz_bound())
+    if loss == "l1":
+        out.append(_zz_bound(private))
     return out
 
 
-def _zz_bound() -> Bound:
-    """The Ziv–Zakai ℓ1 bound on the pair family with a uniform prior (:mod:`boundcalc.methods.ziv_zakai`)."""
+def _zz_bound(private: bool) -> Bound:
+    """The Ziv–Zakai ℓ1 bound on the pair family with a uniform prior (:mod:`boundcalc.methods.ziv_zakai`); without
+    privacy h_ε = ∞, so κ = H² (data processing only)."""
     from ..methods import ziv_zakai as ZZ
 
     return Bound(
         side="lower", name="ziv-zakai", label="Ziv–Zakai, pair family on 2m symbols, uniform prior (ℓ1)",
-        expr=ZZ.ZivZakaiPairsL1(S.n, S.eps, D_HALF), source=ZZ.SOURCE,
+        expr=ZZ.ZivZakaiPairsL1(S.n, S.eps if private else sp.oo, D_HALF), source=ZZ.SOURCE,
         derivation="p_θ(2j-1) = (1+θ_j)/(2m), p_θ(2j) = (1-θ_j)/(2m), m = ⌊d/2⌋, θ_j i.i.d. uniform on [-A, A]. "
         "‖p̂-p‖₁ >= Σ_j |u_j - θ_j/m| (u_j = p̂_{2j-1} - p̂_{2j}); per pair the Ziv–Zakai identity E|t-ϑ| = "
         "½∫P(|t-ϑ| >= h/2)dh and the two-point test between θ_j = φ and φ+h (weights 1/(2A)) give "
