@@ -33,7 +33,7 @@ Lower bounds (derived, certified):
   docs/methods/hellinger-assouad.md; sequential interaction allowed): per flip TV = δ/m, H² = (1 - √(1-δ²))/m,
   h = min{H², h_ε TV²}, h_ε = (e^ε-1)²/(4(e^ε+1)), B = (1-h)^{2n}: ``(δ²/(2m)) B`` (ℓ2², m and δ tuned) and
   ``δ B/(1 + √(1-B))`` (ℓ1, m = ⌊d/2⌋: h decreases in m). About 1/(4√e √(n h_ε)) in the middle regime.
-- ℓ1 only: the Ziv–Zakai bound on the same pair family with θ_j i.i.d. uniform on [-A, A]
+- ℓ1 only (local, and without privacy with h_ε = ∞): the Ziv–Zakai bound on the same pair family with θ_j i.i.d. uniform on [-A, A]
   (:mod:`boundcalc.methods.ziv_zakai`, docs/methods/ziv-zakai.md; sequential interaction allowed): the ℓ1 error
   of each pair as an integral of two-point test errors between θ_j = φ and φ + h, each bounded through the
   transcript affinity (1-κ)ⁿ: about 0.63 m/√(2n h_ε) in the middle regime, 2.3 times the Hellinger–Assouad value.
