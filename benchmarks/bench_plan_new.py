@@ -5,6 +5,9 @@
 
 Parts (``--only``, repeatable; default all):
 
+readme-first  every README ``plan`` example at its own target as a first run: generated code and expressions
+        cached, no answer (the result, solver and subset-search stores removed before each run); and the import
+        floor ``python -c "import boundcalc, sympy, scipy.special"``.
 readme  every ``boundcalc plan`` example of README.md as a fresh process (what the console script runs), the disk
         cache warm (expressions, generated code, tables: filled by the README command itself, run once first) but
         the question new: the README's command at a target never asked before (a random factor in [0.8, 1.25)),
@@ -103,6 +106,50 @@ def part_readme(root, runs, rng, out):
         print(f"  {label:<92s} cpu {statistics.median(cpus):6.3f} s  (max {max(cpus):.3f})", flush=True)
 
 
+#: the disk stores that hold answers at the question's numbers (whole results, solver optima, the projected
+#: subset-selection searches); the others hold expressions, generated code and tables, which do not depend on them
+ANSWER_STORES = ("boundcalc.results", "boundcalc.solver", "boundcalc.mechanisms.subset_tail.")
+
+
+def part_readme_first(root, runs, out):
+    """Every README ``plan`` example at its own target as a user's first run of that command: the disk cache holds
+    the expressions and generated code (filled by the same command at another target) but no answer (every store
+    of :data:`ANSWER_STORES` removed before each run); beside it the import floor."""
+    import shutil
+
+    base = tempfile.mkdtemp(prefix="bc-plan-first-")
+    env = dict(os.environ, PYTHONPATH=root, BOUNDCALC_CACHE_DIR=base)
+    print(f"readme-first: `boundcalc plan` examples of README.md at their own target, fresh process, code cached but "
+          f"no answer (median of {runs}, CPU s)")
+    floor = []
+    for _ in range(runs):
+        c = _cpu_children()
+        subprocess.run([sys.executable, "-c", "import boundcalc, sympy, scipy.special"], env=env, cwd=root, check=True)
+        floor.append(_cpu_children() - c)
+    out["readme_first"]["import boundcalc, sympy, scipy.special"] = {"median": statistics.median(floor), "all": floor}
+    label = "python -c 'import boundcalc, sympy, scipy.special'"
+    print(f"  {label:<92s} cpu {statistics.median(floor):6.3f} s")
+    for args in readme_examples(root):
+        i = args.index("--target")
+        _cli(root, args[:i + 1] + [f"{float(args[i + 1]) * 1.37:.6g}"] + args[i + 2:], env)  # expressions, code
+        cpus = []
+        for _ in range(runs):
+            run_dir = tempfile.mkdtemp(prefix="bc-plan-first-run-")
+            shutil.copytree(os.path.join(base, "boundcalc"), os.path.join(run_dir, "boundcalc"))
+            for name in os.listdir(os.path.join(run_dir, "boundcalc")):
+                if name.startswith(ANSWER_STORES):
+                    os.remove(os.path.join(run_dir, "boundcalc", name))
+            cpu, rc = _cli(root, args, dict(env, BOUNDCALC_CACHE_DIR=run_dir))
+            shutil.rmtree(run_dir, ignore_errors=True)
+            cpus.append(cpu)
+            if rc != 0:
+                print(f"  exit {rc}: {' '.join(args)}")
+        label = " ".join(args)
+        out["readme_first"][label] = {"median": statistics.median(cpus), "all": cpus}
+        print(f"  {label:<92s} cpu {statistics.median(cpus):6.3f} s  (max {max(cpus):.3f})", flush=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
 def _timed(fn):
     c = time.process_time()
     fn()
@@ -176,12 +223,12 @@ def part_plan(runs, rng, out):
 def compare(before_files, after_files):
     """Print before/after CPU figures and their ratios from the JSON files of two sets of runs."""
     def load(files):
-        out = {"readme": {}, "rate": {}, "sweep": {}, "plan": {}, "commit": None}
+        out = {"readme_first": {}, "readme": {}, "rate": {}, "sweep": {}, "plan": {}, "commit": None}
         for f in files:
             with open(f, encoding="utf-8") as fh:
                 d = json.load(fh)
             out["commit"] = d.get("commit")
-            for part in ("readme", "rate", "sweep", "plan"):
+            for part in ("readme_first", "readme", "rate", "sweep", "plan"):
                 out[part].update(d.get(part, {}))
         return out
 
@@ -189,7 +236,7 @@ def compare(before_files, after_files):
     print(f"before: {a['commit']} ({', '.join(before_files)}); after: {b['commit']} ({', '.join(after_files)})")
     print("CPU seconds (rate: ms); ratio = before / after\n")
     rows = []
-    for part, key, unit in (("readme", "median", "s"), ("rate", "median", "ms"), ("rate", "max", "ms"),
+    for part, key, unit in (("readme_first", "median", "s"), ("readme", "median", "s"), ("rate", "median", "ms"), ("rate", "max", "ms"),
                             ("sweep", "sum", "s"), ("sweep", "median", "s"), ("plan", "median", "s")):
         for label in a[part]:
             if label in b[part]:
@@ -214,7 +261,7 @@ def main(argv=None):
         return compare(argv[1:i], argv[i + 1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
-    ap.add_argument("--only", action="append", choices=["readme", "rate", "sweep", "plan"])
+    ap.add_argument("--only", action="append", choices=["readme-first", "readme", "rate", "sweep", "plan"])
     ap.add_argument("--root", default=HERE, help="the boundcalc checkout to measure (default: this one)")
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--seed", type=int, default=29)
@@ -232,10 +279,12 @@ def main(argv=None):
                             text=True).stdout.strip() or "(no git)"
     print(f"boundcalc at {root} ({commit}); python {platform.python_version()}; {os.cpu_count()} cpus; "
           f"{time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.1f}\n", flush=True)
-    parts = args.only or ["readme", "rate", "sweep", "plan"]
-    out = {"root": root, "commit": commit, "readme": {}, "rate": {}, "sweep": {}, "plan": {}}
+    parts = args.only or ["readme-first", "readme", "rate", "sweep", "plan"]
+    out = {"root": root, "commit": commit, "readme_first": {}, "readme": {}, "rate": {}, "sweep": {}, "plan": {}}
     rng = random.Random(args.seed)
     t0 = time.perf_counter()
+    if "readme-first" in parts:
+        part_readme_first(root, 3 if args.quick else 5, out)
     if "readme" in parts:
         part_readme(root, 3 if args.quick else 5, rng, out)
     if "rate" in parts:

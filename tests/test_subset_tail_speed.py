@@ -108,3 +108,68 @@ def test_plan_same_with_and_without_prefetch(monkeypatch):
     planning.clear_memo()
     assert any(a[0] == "threshold" for a in started)
     assert out[True] == out[False]
+
+
+# ------------------------------------------------------------------ the threshold route without its argmin
+# threshold_route returns (main(0), 0) at once when every grid index i >= 1 fails the loop's own two first tests at
+# best = main(0) (then it fails them at every later, smaller best, and the loop skips it whatever i_min is). The
+# plain search (tests/_subset_tail_reference.py, every main computed, the argmin always taken) must give the same
+# floats at points where this happens for most subset sizes and where it does not.
+
+def _reference():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).with_name("_subset_tail_reference.py")
+    spec = importlib.util.spec_from_file_location("_subset_tail_reference", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _bits(result):
+    return tuple(float(x).hex() if isinstance(x, float) else x for x in result)
+
+
+def _count_shortcuts(monkeypatch):
+    """Count the threshold routes that return without the argmin (the argmin is never called for them)."""
+    calls = {"route": 0, "argmin": 0}
+    route, argmin = ST.threshold_route, ST._lazy_argmin
+
+    def counted_route(*a, **k):
+        calls["route"] += 1
+        return route(*a, **k)
+
+    def counted_argmin(*a, **k):
+        calls["argmin"] += 1
+        return argmin(*a, **k)
+
+    monkeypatch.setattr(ST, "threshold_route", counted_route)
+    monkeypatch.setattr(ST, "_lazy_argmin", counted_argmin)
+    return calls
+
+
+@pytest.mark.parametrize("n,eps,d,loss", [(20000, 2.5, 60, "l2sq"), (2000, 2.0, 40, "l2sq"), (5000, 1.5, 30, "l1"),
+                                          (200, 1.5, 60, "l1"), (3000, 1.0, 30, "l2sq")])
+def test_threshold_route_without_argmin_is_the_plain_search(monkeypatch, n, eps, d, loss):
+    want = _reference().best("threshold", n, eps, d, loss)
+    calls = _count_shortcuts(monkeypatch)
+    got = ST._search("threshold", n, eps, d, loss)
+    assert _bits(got) == _bits(want), (got, want)
+    if (n, eps, d) in ((20000, 2.5, 60), (2000, 2.0, 40)):
+        # the maximum route's argmin calls count too; the shortcut took most threshold routes
+        assert calls["route"] >= 3 and calls["argmin"] < calls["route"], calls
+
+
+def test_threshold_shortcut_comparison_can_fail(monkeypatch):
+    """A planted one-ulp change of main(0) (the value the shortcut returns) is seen by the comparison above."""
+    n, eps, d = 2000, 2.0, 40
+    want = _reference().best("threshold", n, eps, d, "l2sq")
+    real = ST.threshold_main
+
+    def planted(st, mu, loss, lower=False, abort=float("inf")):
+        v = real(st, mu, loss, lower=lower, abort=abort)
+        return float(np.nextafter(v, 1.0)) if (mu == 0 and not lower) else v
+
+    monkeypatch.setattr(ST, "threshold_main", planted)
+    assert _bits(ST._search("threshold", n, eps, d, "l2sq")) != _bits(want)

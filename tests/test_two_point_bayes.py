@@ -174,3 +174,75 @@ def test_vectorised_rows_give_the_floats_of_one_element_at_a_time():
         got = T.affinity_lower(kind, n, p, x, y)
         want = np.array([T._affinity_one(kind, n, q, x, y, special) for q in p])
         assert np.array_equal(got, want, equal_nan=True), (kind, n, x, y)
+
+
+def _plain_affinity_one(T, kind, n, p, x, y):
+    """The single-element sum as it was before the cdf was computed only where read: betaincc at every count of
+    the window (the plain path the faster one must match bit for bit)."""
+    import numpy as np
+    from scipy import special
+
+    if not (n >= 0 and 0 <= p <= 1 and x > 0 and y >= 0):
+        return float("nan")
+    mu = n * p
+    sd = math.sqrt(max(mu * (1.0 - p), 0.0))
+    lo = max(0.0, math.floor(mu - T.WINDOW_SD * sd - T.WINDOW_SD))
+    hi = min(n, math.ceil(mu + T.WINDOW_SD * sd + T.WINDOW_SD), float(T._h_cut(kind, x, y)))
+    if p >= 1.0:
+        lo = hi = n if n <= hi else -1.0
+    if hi < lo:
+        return 0.0
+    t = np.arange(lo, hi + 1.0) if hi - lo + 1 <= T.MAX_THRESHOLDS else np.unique(np.round(np.linspace(lo, hi, T.MAX_THRESHOLDS)))
+    g = T._g(kind, t, x, y)
+    dec = np.maximum(0.0, (g - np.append(g[1:], 0.0)) - T.G_REL_ERR * g - T.G_ABS_ERR)
+    with np.errstate(all="ignore"):
+        if p >= 1.0:
+            cdf = np.where(t >= n, 1.0, 0.0)
+        else:
+            tail = special.betaincc(t + 1.0, np.maximum(n - t, 1e-300), p) * (1.0 - T.TAIL_REL_ERR)
+            cdf = np.where(t >= n, 1.0, np.where(np.isfinite(tail), tail, 0.0))
+    return max(0.0, float(np.sum(dec * cdf)) * (1.0 - T.SUM_REL_ERR))
+
+
+def test_cdf_only_where_read_gives_the_plain_floats(monkeypatch):
+    """The binomial cdf is computed only where a term reads it (inside the row, decrement not 0, t < n): every
+    value of affinity_lower (rows and single elements) must be the float of the plain sum that computes it at
+    every count, over random kinds, n, levels and weights, including windows where g falls below its absolute
+    allowance (most of the window) and where t reaches n. A planted change of one computed cdf by one ulp must
+    be seen, so the comparison can fail."""
+    import numpy as np
+
+    from boundcalc.methods import two_point_bayes as T
+
+    rng = np.random.default_rng(17)
+    skipped = 0
+    for _ in range(60):
+        kind = int(rng.integers(0, 3))
+        n = float(rng.choice([0, 1, 7, 40, 100, 1e4, 1e6, 1e9]))
+        x = float(10 ** rng.uniform(-3, 1.3)) if kind == T.KIND_DP else float(10 ** rng.uniform(-4, -0.1))
+        y = float(rng.choice([0.0, 1e-6, 1e-3])) if kind == T.KIND_DP else 0.0
+        p = np.concatenate([10 ** rng.uniform(-12, 0, size=20), [0.0, 0.5, 1.0]])
+        want = np.array([_plain_affinity_one(T, kind, n, q, x, y) for q in p])
+        assert np.array_equal(T.affinity_lower(kind, n, p, x, y), want, equal_nan=True), (kind, n, x, y)
+        for q, w in zip(p[:4], want[:4]):
+            got = T.affinity_lower(kind, n, float(q), x, y)
+            assert np.float64(got).tobytes() == np.float64(w).tobytes() or (math.isnan(got) and math.isnan(w))
+    # windows where the fast path skips counts: pure DP at eps = 1 and n = 100 (g < 5e-14 beyond h ~ 32)
+    t = np.arange(0.0, 80.0)
+    g = T._g(T.KIND_DP, t, 1.0, 0.0)
+    dec = np.maximum(0.0, (g - np.append(g[1:], 0.0)) - T.G_REL_ERR * g - T.G_ABS_ERR)
+    skipped = int(np.sum(dec == 0))
+    assert skipped > 20
+    p = np.linspace(0.05, 0.6, 12)
+    want = np.array([_plain_affinity_one(T, T.KIND_DP, 100.0, q, 1.0, 0.0) for q in p])
+    assert np.array_equal(T.affinity_lower(T.KIND_DP, 100.0, p, 1.0, 0.0), want)
+    # planted: every computed cdf one ulp up changes the values, so the comparison above can fail
+    real = T._cdf_where_used
+
+    def planted(t, n, p, dec, inside):
+        out = real(t, n, p, dec, inside)
+        return np.where(out > 0, np.nextafter(out, 2.0), out)
+
+    monkeypatch.setattr(T, "_cdf_where_used", planted)
+    got = T.affinity_lower(T.KIND_DP, 100.0, p, 1.0, 0.0)
+    assert not np.array_equal(got, want)

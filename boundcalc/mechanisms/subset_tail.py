@@ -732,7 +732,11 @@ def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
     negligible (the probability can only shrink as μ decreases).
 
     main is computed in full only where its lower value (:func:`point_lower`) leaves it a part in these choices;
-    None when every lower value exceeds ``cutoff`` (then so does the bound)."""
+    None when every lower value exceeds ``cutoff`` (then so does the bound). The loop's first two tests on an index
+    (its lower value, and the event's lower value :func:`bad_event_lower`, against the best so far) only get
+    stronger as the best decreases from main(0); where every index fails them at main(0), the loop skips them all
+    whatever the argmin is, so the route is (main(0), 0) without the argmin, which would compute main at most grid
+    values (the same floats: ``tests/test_subset_tail_speed.py`` keeps the plain search)."""
     grid = [st.sigma * f for f in np.linspace(0.0, 4.0, 9)]
     lows = [threshold_main(st, m, loss, lower=True) for m in grid]
     if all(v > cutoff for v in lows):  # the bound is at least min_i main(μ_i) (False with a NaN)
@@ -746,14 +750,23 @@ def threshold_route(st: _Setup, loss: str, cutoff: float = math.inf):
             mains[i] = threshold_main(st, grid[i], loss)
         return mains[i]
 
-    i_min = _lazy_argmin(lows, main)
-    best = (main(0), 0.0)  # μ = 0: no event
-    for i in range(i_min, 0, -1):
-        if lows[i] >= best[0]:
-            continue
+    def dead(i, b):
+        """Whether the loop below skips index i when its best value is b (and, b only decreasing and both tests
+        monotone in b, at every later b): the loop's own two first tests."""
+        if lows[i] >= b:
+            return True
         # with p >= p_low: if 2 p_low > best - main(μ_i) and 2 p_low > 1e-3 best > 1e-3 main(μ_i), μ_i neither
         # improves the bound nor ends the loop, whatever main(μ_i) is (main(μ_i) >= lows[i])
-        if 2 * bad_event_lower(st, grid[i]) > max(best[0] - lows[i], 1e-3 * best[0]):
+        return 2 * bad_event_lower(st, grid[i]) > max(b - lows[i], 1e-3 * b)
+
+    best = (main(0), 0.0)  # μ = 0: no event
+    if math.isfinite(best[0]) and all(math.isfinite(v) for v in lows) and all(dead(i, best[0]) for i in
+                                                                              range(len(grid) - 1, 0, -1)):
+        # the loop would skip every index, whichever i_min the argmin gives: (main(0), 0) without the argmin
+        return best
+    i_min = _lazy_argmin(lows, main)
+    for i in range(i_min, 0, -1):
+        if dead(i, best[0]):
             continue
         if main(i) >= best[0]:
             continue

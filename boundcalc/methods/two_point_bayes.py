@@ -148,11 +148,30 @@ def _affinity_rows(kind, rows, nn, pp, xx, yy, special, out):
     g_next[np.arange(len(rows)), length - 1] = 0.0
     dec = np.maximum(0.0, (g - g_next) - G_REL_ERR * g - G_ABS_ERR)
     with np.errstate(all="ignore"):
-        tail = special.betaincc(t + 1.0, np.maximum(n - t, 1e-300), p) * (1.0 - TAIL_REL_ERR)
-        cdf = np.where(t >= n, 1.0, np.where(np.isfinite(tail), tail, 0.0))
+        cdf = np.where(t >= n, 1.0, _cdf_where_used(t, n, p, dec, np.arange(width)[None, :] < length[:, None]))
     terms = dec * cdf
     for r, (i, _, m) in enumerate(rows):
         out[i] = max(0.0, float(np.sum(terms[r, :m])) * (1.0 - SUM_REL_ERR))
+
+
+def _cdf_where_used(t, n, p, dec, inside):
+    """``np.where(isfinite(tail), tail, 0)`` with ``tail = betaincc(t + 1, max(n - t, 1e-300), p) (1 - TAIL_REL_ERR)``,
+    the lowered P(H <= t) of the sum, computed only where the sum reads it: inside a row's window (``inside``), where
+    the decrement ``dec`` is not 0 and where t < n (from t = n on the cdf is 1). Elsewhere it is 0: a term
+    ``dec * cdf`` with dec = +0 is +0 whatever the (finite, non-negative) cdf, and adding +0 to a partial sum of
+    non-negative terms gives that sum, so numpy's sum of the row is the same float. betaincc is elementwise, so
+    each computed element is the float of the full array. Where g decays below the absolute allowance G_ABS_ERR
+    (sech²(εh/2) < 5e-14 from εh ≈ 32 on, half the window at ε = 1) and beyond a row's own length, nothing is
+    computed."""
+    from scipy import special
+
+    t, n, p, dec, inside = np.broadcast_arrays(t, n, p, dec, inside)
+    need = inside & (dec != 0) & ~(t >= n)  # NaN kept where it was computed (dec != 0, and not t >= n)
+    out = np.zeros(t.shape)
+    tn = t[need]
+    tail = special.betaincc(tn + 1.0, np.maximum(n[need] - tn, 1e-300), p[need]) * (1.0 - TAIL_REL_ERR)
+    out[need] = np.where(np.isfinite(tail), tail, 0.0)
+    return out
 
 
 def _affinity_one(kind, n, p, x, y, special):
@@ -177,8 +196,7 @@ def _affinity_one(kind, n, p, x, y, special):
         if p >= 1.0:
             cdf = np.where(t >= n, 1.0, 0.0)
         else:  # P(H <= t) (exactly 1 from t = n on), lowered by its error allowance
-            tail = special.betaincc(t + 1.0, np.maximum(n - t, 1e-300), p) * (1.0 - TAIL_REL_ERR)
-            cdf = np.where(t >= n, 1.0, np.where(np.isfinite(tail), tail, 0.0))
+            cdf = np.where(t >= n, 1.0, _cdf_where_used(t, n, p, dec, True))
     return max(0.0, float(np.sum(dec * cdf)) * (1.0 - SUM_REL_ERR))
 
 
