@@ -176,8 +176,8 @@ def _G(a, eps, p):
 
 
 def _G_scalar(a: float, eps: float, p: float) -> float:
-    """:func:`_G` at one float a, in Python floats: the same operations in the same order (numpy's float64
-    arithmetic and log1p are those of Python floats and of ``math.log1p``), so the same value, without numpy's
+    """:func:`_G` at one float a, in Python floats: the same operations in the same order, so the same value up to
+    the last unit (numpy's log1p and ``math.log1p`` can differ by one unit in the last place), without numpy's
     per-call cost (the bounded scalar search calls it about 40 times per value of g)."""
     em1 = math.expm1(eps)
     w = (1 - a) / (a * em1)
