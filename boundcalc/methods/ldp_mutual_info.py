@@ -93,8 +93,10 @@ def psi(t):
 
 def psi_tilde_inverse_np(y):
     """Ψ(y) = (ψ^{-1}(y))² for y in [0, log 2], 1 beyond (numpy): bisection in [0, √(2y)] (ψ(t) >= t²/2, so the
-    root is below √(2y)) to 2^-64 of its start, the upper end squared and rounded up by one unit in the last
-    place (so Ψ is never below the square of the upper end)."""
+    root is below √(2y)) to 2^-64 of its start, the upper end squared and rounded up by 1e-14 relatively and
+    one unit in the last place: the float64 ψ (:func:`psi`, stable forms) is within a few units in the last
+    place of the exact one, so the computed root is within a few units of the exact root, and Ψ is never below
+    the exact value (it enters the lower bound as 1 - Ψ)."""
     y = np.asarray(y, float)
     with np.errstate(invalid="ignore"):
         hi = np.minimum(1.0, np.sqrt(2 * np.maximum(y, 0.0)) * (1 + 1e-15))
@@ -104,7 +106,7 @@ def psi_tilde_inverse_np(y):
         below = psi(mid) < y
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    out = np.where(y >= math.log(2), 1.0, np.minimum(1.0, np.nextafter(hi * hi, np.inf)))
+    out = np.where(y >= math.log(2), 1.0, np.minimum(1.0, np.nextafter(hi * hi * (1 + 1e-14), np.inf)))
     return np.where(np.isnan(y), np.nan, np.where(y <= 0, 0.0, out))
 
 
