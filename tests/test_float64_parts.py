@@ -359,3 +359,65 @@ def test_an_inapplicable_bound_is_never_listed_certified():
     for b in rows.values():
         assert not (b["certified"] and b["value"] is None)
         assert b["status"] in ("certified", "not certified", "not applicable", "no value")
+
+
+# ------------------------------------------------------------------ ThresholdCoupling
+
+def _binom_pmf_exact(n, p):
+    P = mpmath.mpf(p)
+    return [mpmath.binomial(n, k) * P ** k * (1 - P) ** (n - k) for k in range(n + 1)]
+
+
+def _knapsack_exact(n, p, eps, a):
+    """max over g >= 0 with Σ_h P(H=h) g_h = a of Σ_h P(H=h) min{1, e^{εh} g_h}, H ~ Bin(n, p): fill the levels
+    from h = n down (a unit of g buys e^{εh} there), each saturating at g_h = e^{-εh} (the greedy optimum)."""
+    with mpmath.workdps(DPS):
+        pmf, e, budget, val = _binom_pmf_exact(n, p), mpmath.mpf(eps), mpmath.mpf(a), mpmath.mpf(0)
+        for h in range(n, -1, -1):
+            cost = pmf[h] * mpmath.exp(-e * h)
+            if cost <= budget:
+                budget -= cost
+                val += pmf[h]
+            else:
+                val += budget * mpmath.exp(e * h)
+                break
+        return min(val, mpmath.mpf(1))
+
+
+def _threshold_min_exact(n, p, eps, a, dl):
+    """min over every M in 0..n of P(H > M) + e^{εM} a + δ(e^{εM} - 1)/(e^ε - 1), clipped at 1."""
+    with mpmath.workdps(DPS):
+        pmf, e = _binom_pmf_exact(n, p), mpmath.mpf(eps)
+        best = mpmath.mpf(1)
+        for M in range(n + 1):
+            best = min(best, mpmath.fsum(pmf[M + 1:]) + mpmath.exp(e * M) * a + dl * mpmath.expm1(e * M) / mpmath.expm1(e))
+        return best
+
+
+@pytest.mark.parametrize("n,p,eps,a", [(60, 0.01, 1.0, 1e-3), (200, 0.02, 0.3, 1e-5), (30, 0.3, 0.05, 0.2),
+                                       (120, 1e-4, 5.0, 1e-12)])
+def test_threshold_coupling_pure_is_the_knapsack(n, p, eps, a):
+    from boundcalc.methods import group_coupling as GCp
+
+    with mpmath.workdps(DPS):
+        a_exact = mpmath.exp(mpmath.mpf(math.log(a)))  # the function's argument is the float64 log a
+    exact = _knapsack_exact(n, p, eps, a_exact)
+    f = float(GCp._threshold_coupling_numpy(n, p, eps, math.log(a), 0.0))
+    assert f >= exact and _rel(f, exact) < 1e-6  # an upper bound on P_v(A)
+    with mpmath.workdps(40):
+        hp = GCp._threshold_coupling_mpmath(n, p, eps, math.log(a), 0.0)
+    assert _rel(hp, exact) < 1e-30
+
+
+@pytest.mark.parametrize("n,p,eps,a,dl", [(60, 0.01, 1.0, 1e-3, 1e-6), (200, 0.05, 0.3, 1e-4, 1e-12),
+                                          (40, 0.2, 2.0, 1e-6, 0.01)])
+def test_threshold_coupling_approx_not_below_the_best_threshold(n, p, eps, a, dl):
+    from boundcalc.methods import group_coupling as GCp
+
+    with mpmath.workdps(DPS):
+        exact = _threshold_min_exact(n, p, eps, mpmath.exp(mpmath.mpf(math.log(a))), mpmath.mpf(dl))
+    f = float(GCp._threshold_coupling_numpy(n, p, eps, math.log(a), dl))
+    with mpmath.workdps(40):
+        hp = GCp._threshold_coupling_mpmath(n, p, eps, math.log(a), dl)
+    assert f >= exact and hp >= exact * (1 - mpmath.mpf(10) ** -35)
+    assert _rel(f, hp) < 1e-6
