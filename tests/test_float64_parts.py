@@ -421,3 +421,21 @@ def test_threshold_coupling_approx_not_below_the_best_threshold(n, p, eps, a, dl
         hp = GCp._threshold_coupling_mpmath(n, p, eps, math.log(a), dl)
     assert f >= exact and hp >= exact * (1 - mpmath.mpf(10) ** -35)
     assert _rel(f, hp) < 1e-6
+
+
+# ------------------------------------------------------------------ CouplingMin (float64 part with stated margins)
+
+@pytest.mark.parametrize("n,p,eps,a,dl", [(50, 0.02, 1.0, 1e-3, 0.0), (400, 0.01, 0.2, 1e-6, 1e-9), (30, 0.5, 3.0, 1e-9, 0.0),
+                                          (2000, 1e-3, 1e-3, 0.3, 1e-12), (100, 0.9, 0.01, 0.5, 0.4)])
+def test_coupling_min_against_the_sum(n, p, eps, a, dl):
+    """E min{1, e^{εH} a + δ(e^{εH} - 1)/(e^ε - 1)}, H ~ Bin(n, p), summed term by term at 80 digits: the float64
+    value (kept on the mpmath path beyond 3000 counts, with the margins of group_coupling) is not below it."""
+    from boundcalc.methods import group_coupling as GCp
+
+    with mpmath.workdps(DPS):
+        A = mpmath.exp(mpmath.mpf(math.log(a)))
+        e, D = mpmath.mpf(eps), mpmath.mpf(dl)
+        exact = mpmath.fsum(w * min(mpmath.mpf(1), mpmath.exp(e * h) * A + D * mpmath.expm1(e * h) / mpmath.expm1(e))
+                            for h, w in enumerate(_binom_pmf_exact(n, p)))
+    f = float(GCp._coupling_min_numpy(float(n), p, eps, math.log(a), dl))
+    assert f >= exact and _rel(f, exact) < 1e-6
