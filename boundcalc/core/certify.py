@@ -18,9 +18,10 @@ lambdify's mpmath printer, :func:`boundcalc.core.symbolic.mpmath_lambdify`), and
   smaller of the float64 value and the high-precision value rounded down; for an upper bound the larger of the
   float64 value and the high-precision value rounded up.
 
-Special functions of this package whose mpmath implementation is itself a float64 computation (exact binomial
-sums, calibrations found by root finding, tabulated envelopes; every name outside
-:data:`boundcalc.core.symbolic.HIGH_PRECISION`) keep their float64 value on the high-precision path: the arithmetic
+Special functions of this package whose mpmath implementation is itself a float64 computation (the certified
+cell bound of the erased-vertex envelope, exact binomial sums beyond n = 2000, the group-coupling sums, tabulated
+envelopes; every name outside :data:`boundcalc.core.symbolic.HIGH_PRECISION`) keep their float64 value on the
+high-precision path: the arithmetic
 around them is checked, their own accuracy rests on their implementation, and the record names them
 (``float64_parts``). Method and measured effect: docs/engineering/certified-floating-point.md.
 """

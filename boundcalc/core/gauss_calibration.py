@@ -21,6 +21,9 @@ Distinct (ε, δ) pairs are solved once per call (``np.unique``) and scalar pair
 """
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 from ..cache.diskcache import persistent
 
 import numpy as np
@@ -119,32 +122,60 @@ def _gap(x, eps):
     return np.where(np.isfinite(g), np.maximum(g, 1e-300), 1e-300)
 
 
+def _log_sigma_mp(e, dl, iters: int):
+    """log σ of the calibration at mpmath's working precision: the right end (δ(σ) <= dl) of a bisection in
+    log σ, ``iters`` halvings of a bracket of width 1; ``e`` and ``dl`` mpmath numbers."""
+    import mpmath
+
+    target = mpmath.log(dl)
+
+    def f(x):
+        s = mpmath.exp(x)
+        dlt = mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s) - e * s)
+        return (mpmath.log(dlt) if dlt > 0 else mpmath.mpf(-10 ** 6)) - target
+
+    lo = mpmath.log(mpmath.sqrt(2 * mpmath.log(1.25 / dl)) / e + mpmath.mpf(0.5))
+    hi = lo
+    while f(hi) > 0:
+        hi += 1
+    lo = hi - 1
+    while f(lo) <= 0:
+        lo -= 1
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def _solve_mpmath(eps: float, dl: float) -> float:
     """σ to 40 digits with mpmath (tiny ε, where float64 log δ cancels), rounded up."""
     import mpmath
 
     with mpmath.workdps(40):
-        e, target = mpmath.mpf(eps), mpmath.log(mpmath.mpf(dl))
+        return float(mpmath.exp(_log_sigma_mp(mpmath.mpf(eps), mpmath.mpf(dl), 140))) * (1 + 1e-15)
 
-        def f(x):
-            s = mpmath.exp(x)
-            dlt = mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s) - e * s)
-            return (mpmath.log(dlt) if dlt > 0 else mpmath.mpf(-10 ** 6)) - target
 
-        lo = mpmath.log(mpmath.sqrt(2 * mpmath.log(1.25 / mpmath.mpf(dl))) / e + mpmath.mpf(0.5))
-        hi = lo
-        while f(hi) > 0:
-            hi += 1
-        lo = hi - 1
-        while f(lo) <= 0:
-            lo -= 1
-        for _ in range(140):
-            mid = (lo + hi) / 2
-            if f(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        return float(mpmath.exp(hi)) * (1 + 1e-15)
+def sigma_analytic_mp(eps, dl):
+    """The calibration σ at mpmath's working precision (the high-precision path of ``GaussSigmaAnalytic``): the
+    same root of δ(σ) = dl, by bisection in log σ to 2^-(precision + 8), not rounded up (the float64 value is
+    rounded up; the certified value of an upper bound is the larger of the two). NaN outside ε > 0, 0 < δ < 1."""
+    import mpmath
+
+    e, d = float(eps), float(dl)
+    if not (math.isfinite(e) and e > 0 and 0 < d < 1):
+        return mpmath.mpf("nan")
+    return +_sigma_mp_cached(e, d, mpmath.mp.prec)
+
+
+@lru_cache(maxsize=256)
+def _sigma_mp_cached(e: float, d: float, prec: int):
+    import mpmath
+
+    with mpmath.workprec(prec):
+        return mpmath.exp(_log_sigma_mp(mpmath.mpf(e), mpmath.mpf(d), prec + 8))
 
 
 #: below this ε the float64 form of log δ loses digits (relative error about 1e-15/ε): use mpmath

@@ -313,6 +313,41 @@ def gauss_threshold_info_np(eps):
     return np.array([gauss_threshold_info_scalar(float(u)) for u in uniq])[inv].reshape(e.shape)
 
 
+@lru_cache(maxsize=256)
+def _gauss_threshold_info_mp_cached(eps: float, prec: int):
+    import mpmath
+
+    from .ldp_mutual_info import golden_max_mp
+
+    with mpmath.workprec(prec):
+        hi = math.sqrt(2 * eps) + 6.0
+        grid = np.linspace(-3.0, hi, 4001)  # the float64 grid locates the cell of the maximum, as in the float64
+        i = int(np.argmax(gauss_threshold_value_np(grid, eps)))  # search; the maximum is then found in mpmath
+        lo_t, hi_t = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
+        c = mpmath.expm1(mpmath.mpf(eps))
+
+        def v(t):
+            return c * mpmath.npdf(t) / (1 + c * mpmath.ncdf(-t))
+
+        tol = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2 + 3))
+        best = golden_max_mp(v, mpmath.mpf(lo_t), mpmath.mpf(hi_t), tol)
+        return best * best
+
+
+def gauss_threshold_info_mp(eps):
+    """V_ε² in mpmath at the working precision: the cell of the maximum from the float64 grid of
+    :func:`gauss_threshold_info_scalar`, then the maximum of v_ε there by golden-section search to the working
+    precision (no 1e-9 margin: the search error is below it); 0 for ε <= 0, +inf above ε = 700."""
+    import mpmath
+
+    e = float(eps)
+    if not e > 0:
+        return mpmath.mpf(0)
+    if e > 700:
+        return mpmath.inf
+    return +_gauss_threshold_info_mp_cached(e, mpmath.mp.prec)
+
+
 class GaussThresholdInfo(sp.Function):
     """``GaussThresholdInfo(ε) = V_ε² = sup_t ((e^ε-1)φ(t)/(1 + (e^ε-1)(1-Φ(t))))²``.
 
@@ -329,20 +364,27 @@ class GaussThresholdInfo(sp.Function):
 
     nargs = 1
 
-    @staticmethod
-    def _imp_(e):
-        try:
-            v = gauss_threshold_info_np(np.asarray(e, float))
-        except TypeError:
-            v = gauss_threshold_info_np(float(e))
-        return float(v) if np.ndim(v) == 0 else v
-
     def _eval_evalf(self, prec):
         return sp.Float(float(gauss_threshold_info_scalar(float(self.args[0]))), prec)
 
     def _latex(self, printer, exp=None):
         out = rf"V_{{{printer._print(self.args[0])}}}^{{2}}"
         return out if exp is None else rf"\left({out}\right)^{{{exp}}}"
+
+
+def _gauss_threshold_info_numeric(e):
+    """The numpy implementation (a float for a scalar ε, an array otherwise)."""
+    try:
+        v = gauss_threshold_info_np(np.asarray(e, float))
+    except TypeError:
+        v = gauss_threshold_info_np(float(e))
+    return float(v) if np.ndim(v) == 0 else v
+
+
+# registered implementations, not an ``_imp_`` (lambdify prefers an ``_imp_`` to every module, the mpmath one too)
+S.NUMPY_IMPL["GaussThresholdInfo"] = _gauss_threshold_info_numeric
+S.MPMATH_IMPL["GaussThresholdInfo"] = gauss_threshold_info_mp
+S.HIGH_PRECISION.add("GaussThresholdInfo")  # the same maximum, found in mpmath at the working precision
 
 
 def bathtub_bound_discrete(score, pmf, eps: float) -> float:

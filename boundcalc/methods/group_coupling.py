@@ -683,9 +683,123 @@ def _knapsack_pure(n, p, eps, loga, iters=None):
 
 
 def _threshold_coupling_mpmath(n, p, eps, loga, delta):
-    from ..core.symbolic import mpmath_float
+    """φ(a) in mpmath at the working precision: the same candidates as :func:`_threshold_coupling_numpy` (the
+    thresholds of its z grid and at e^{εM} a = 1, and for δ = 0 the fractional knapsack), each evaluated in mpmath
+    (binomial tails by :func:`boundcalc.core.symbolic._mp_binom_sf`). Only the thresholds whose float64 value is
+    within 1e-6 of the float64 minimum are evaluated again: the others are larger than it in exact arithmetic
+    too unless their float64 value is off by more than that, and leaving out a candidate can only raise a minimum
+    (the safe side of this upper bound on P_v(A)). The knapsack's level j* is confirmed in mpmath (moved until
+    W(j*) <= a < W(j* - 1))."""
+    import mpmath
 
-    return mpmath_float(_threshold_coupling_numpy(float(n), float(p), float(eps), float(loga), float(delta)))
+    key = (mpmath.mp.prec,) + tuple(float(x) for x in (n, p, eps, loga, delta))
+    hit = _MP_THRESHOLD_MEMO.get(key)
+    if hit is None:
+        hit = _MP_THRESHOLD_MEMO.keep(key, _threshold_coupling_mp(*key[1:]))
+    return +hit
+
+
+_MP_THRESHOLD_MEMO = BoundedMemo(64)
+
+
+def _threshold_bracket_mp(m, n, p, eps, loga, delta):
+    """P(H > M) + e^{εM} a + δ(e^{εM} - 1)/(e^ε - 1) in mpmath, M = m."""
+    import mpmath
+
+    from ..core.symbolic import _mp_binom_sf
+
+    M = mpmath.mpf(m)
+    e = mpmath.mpf(eps)
+    out = _mp_binom_sf(M, mpmath.mpf(n), mpmath.mpf(p)) + mpmath.exp(e * M + mpmath.mpf(loga))
+    if delta:
+        out += mpmath.mpf(delta) * mpmath.expm1(e * M) / mpmath.expm1(e)
+    return out
+
+
+def _knapsack_mp(n, p, eps, loga, j_float):
+    """The fractional knapsack value of :func:`_knapsack_pure` in mpmath, at the level j* confirmed exactly."""
+    import mpmath
+
+    from ..core.symbolic import _mp_binom_sf
+
+    N, P, e, la = (mpmath.mpf(x) for x in (n, p, eps, loga))
+    log_gm = N * mpmath.log1p(P * mpmath.expm1(-e))
+    q = P * mpmath.exp(-e) / (1 - P + P * mpmath.exp(-e))
+
+    def w(j):  # W(j) = E[e^{-εH}; H >= j] = G₋ P(H'' >= j)
+        if j <= 0:
+            return mpmath.exp(log_gm)
+        if j > N:
+            return mpmath.mpf(0)
+        return mpmath.exp(log_gm) * _mp_binom_sf(j - 1, N, q)
+
+    a = mpmath.exp(la)
+    j = mpmath.mpf(max(0.0, j_float))
+    for _ in range(64):  # the float64 level is right or one off; the loop only confirms it
+        if w(j) > a:
+            j += 1
+        elif j > 0 and w(j - 1) <= a:
+            j -= 1
+        else:
+            break
+    else:
+        return None
+    val = _mp_binom_sf(j - 1, N, P) + mpmath.exp(e * (j - 1) + la) * min(max(1 - w(j) / a, 0), 1)
+    return min(max(val, mpmath.mpf(0)), mpmath.mpf(1))
+
+
+def _threshold_coupling_mp(n, p, eps, loga, delta):
+    import mpmath
+
+    from ..core.symbolic import _binom_sf, mpmath_float
+
+    fval = float(_threshold_coupling_numpy(n, p, eps, loga, delta))
+    cands = []
+    if delta == 0:
+        knap, ok = _knapsack_pure(*(np.asarray(x, float) for x in (n, p, eps, loga)))
+        if bool(ok):
+            # the level the float64 bisection found (the same steps as _knapsack_pure)
+            j = _knapsack_level(n, p, eps, loga)
+            v = _knapsack_mp(n, p, eps, loga, j)
+            if v is None:
+                return mpmath_float(fval)
+            cands.append(v)
+            if math.isclose(fval, min(1.0, float(knap) * (1 + 1e-9) * (1 + 1e-12)), rel_tol=0, abs_tol=0):
+                return v  # the float64 value is the knapsack's alone (pure DP, reliable)
+    mu = n * p
+    sd = math.sqrt(max(n * p * (1 - p), 0.0))
+    ms = {float(np.clip(np.round(mu + z * sd), 0.0, n)) for z in np.linspace(-6.0, 10.0, 17)}
+    m0 = math.floor(-loga / eps) if eps > 0 else 0.0
+    ms |= {float(np.clip(m0, 0.0, n)), float(np.clip(m0 - 1, 0.0, n))}
+    with np.errstate(all="ignore"):
+        for m in sorted(ms):
+            fv = float(_binom_sf(m, n, p)) + math.exp(min(eps * m + loga, 700.0)) \
+                + (delta * math.expm1(min(eps * m, 700.0)) / math.expm1(eps) if delta else 0.0)
+            if math.isfinite(fv) and fv <= fval * (1 + 1e-6):
+                cands.append(_threshold_bracket_mp(m, n, p, eps, loga, delta))
+    if not cands:
+        return mpmath.mpf(1) if fval >= 1 else mpmath_float(fval)
+    return min(max(min(cands), mpmath.mpf(0)), mpmath.mpf(1))
+
+
+def _knapsack_level(n, p, eps, loga):
+    """j* of :func:`_knapsack_pure` for one point (its float64 bisection)."""
+    from ..core.symbolic import _binom_sf
+
+    log_gm = n * math.log1p(p * math.expm1(-eps))
+    q = p * math.exp(-eps) / (1 - p + p * math.exp(-eps))
+    with np.errstate(all="ignore"):
+        def log_w(j):
+            return log_gm + math.log(float(_binom_sf(j - 1, n, q))) if float(_binom_sf(j - 1, n, q)) > 0 else -math.inf
+
+        lo, hi = 0.0, n + 1.0
+        for _ in range(int(math.ceil(math.log2(n + 2))) + 1):
+            mid = math.floor((lo + hi) / 2)
+            if log_w(mid) <= loga:
+                hi = mid
+            else:
+                lo = mid
+        return lo if log_w(lo) <= loga else hi
 
 
 class ThresholdCoupling(sp.Function):
@@ -703,6 +817,7 @@ class ThresholdCoupling(sp.Function):
 
 S.NUMPY_IMPL["ThresholdCoupling"] = _threshold_coupling_numpy
 S.MPMATH_IMPL["ThresholdCoupling"] = _threshold_coupling_mpmath
+S.HIGH_PRECISION.add("ThresholdCoupling")  # its candidates evaluated in mpmath at the working precision
 
 
 def threshold_point_mass(n, p, eps, log_a, delta=None):

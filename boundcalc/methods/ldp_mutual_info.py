@@ -80,40 +80,60 @@ def kappa_float(eps: float) -> float:
 
 
 def psi(t):
-    """ψ(t) = KL(Bern((1+t)/2) ‖ Bern(1/2)) (numpy)."""
+    """ψ(t) = KL(Bern((1+t)/2) ‖ Bern(1/2)) (numpy), as (φ̃(t) + φ̃(-t))/2 with φ̃(x) = (1+x) log(1+x) - x
+    (:func:`_phi_tilde`, its series for small |x|): the same number as ((1+t) log(1+t) + (1-t) log(1-t))/2, whose
+    two terms of size t cancel to t²/2 (a relative error 1e-16/t); log 2 at t = 1."""
     t = np.abs(np.asarray(t, float))
+    inside = t < 1
+    ti = np.where(inside, t, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = 0.5 * ((1 + t) * np.log1p(t) + np.where(t < 1, (1 - t) * np.log1p(-np.minimum(t, 1 - 1e-300)), 0.0))
-    return out
+        out = 0.5 * (_phi_tilde(ti) + _phi_tilde(-ti))
+    return np.where(inside, out, np.where(t == 1, math.log(2), np.nan))
 
 
 def psi_tilde_inverse_np(y):
-    """Ψ(y) = (ψ^{-1}(y))² for y in [0, log 2], 1 beyond (numpy, bisection to 2^-60, rounded up)."""
+    """Ψ(y) = (ψ^{-1}(y))² for y in [0, log 2], 1 beyond (numpy): bisection in [0, √(2y)] (ψ(t) >= t²/2, so the
+    root is below √(2y)) to 2^-64 of its start, the upper end squared and rounded up by 1e-14 relatively and
+    one unit in the last place: the float64 ψ (:func:`psi`, stable forms) is within a few units in the last
+    place of the exact one, so the computed root is within a few units of the exact root, and Ψ is never below
+    the exact value (it enters the lower bound as 1 - Ψ)."""
     y = np.asarray(y, float)
+    with np.errstate(invalid="ignore"):
+        hi = np.minimum(1.0, np.sqrt(2 * np.maximum(y, 0.0)) * (1 + 1e-15))
     lo = np.zeros_like(y)
-    hi = np.ones_like(y)
     for _ in range(64):
         mid = (lo + hi) / 2
         below = psi(mid) < y
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    out = np.where(y >= math.log(2), 1.0, hi ** 2)
+    out = np.where(y >= math.log(2), 1.0, np.minimum(1.0, np.nextafter(hi * hi * (1 + 1e-14), np.inf)))
     return np.where(np.isnan(y), np.nan, np.where(y <= 0, 0.0, out))
 
 
+def _psi_mp(t):
+    """ψ(t) in mpmath at the working precision ((φ̃(t) + φ̃(-t))/2, :func:`_phi_tilde_mp`)."""
+    import mpmath
+
+    if t >= 1:
+        return mpmath.log(2)
+    return (_phi_tilde_mp(t) + _phi_tilde_mp(-t)) / 2
+
+
 def _psi_tilde_inverse_mp(y):
+    """Ψ(y) in mpmath at the working precision: bisection in [0, √(2y)] to 2^-(precision + 8) of its start."""
     import mpmath
 
     y = mpmath.mpf(y)
+    if mpmath.isnan(y):
+        return y
     if y <= 0:
         return mpmath.mpf(0)
     if y >= mpmath.log(2):
         return mpmath.mpf(1)
-    f = lambda t: ((1 + t) * mpmath.log1p(t) + (1 - t) * mpmath.log1p(-t)) / 2 - y
-    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-    for _ in range(200):
+    lo, hi = mpmath.mpf(0), min(mpmath.mpf(1), mpmath.sqrt(2 * y))
+    for _ in range(mpmath.mp.prec + 8):
         mid = (lo + hi) / 2
-        if f(mid) < 0:
+        if _psi_mp(mid) < y:
             lo = mid
         else:
             hi = mid
@@ -132,6 +152,15 @@ class PsiTildeInverse(sp.Function):
 
 S.NUMPY_IMPL["PsiTildeInverse"] = psi_tilde_inverse_np
 S.MPMATH_IMPL["PsiTildeInverse"] = _psi_tilde_inverse_mp
+S.HIGH_PRECISION.add("PsiTildeInverse")  # genuine bisection at the working precision
+
+
+def _a_e_eps_minus_1(a, em1):
+    """a e^ε - 1 for a in [e^{-ε}, 1] (float or numpy), as a (e^ε - 1) - (1 - a): both terms are of the size of ε
+    and exact to a few units in the last place (1 - a is exact for a in [1/2, 1], Sterbenz), where the form
+    a (em1 + 1) - 1 first rounds e^ε to a float64 and so loses the error 1e-16 against a result of size ε (at
+    ε = 2e-8 the information g(1, ε) came out 1.1e-8 relatively below κ_ε, on the unsafe side)."""
+    return a * em1 - (1 - a)
 
 
 def _G(a, eps, p):
@@ -141,7 +170,7 @@ def _G(a, eps, p):
     em1 = math.expm1(eps)
     w = (1 - a) / (a * em1)  # P(t = a e^ε)
     lam = p / ((1 - p) * a + p)
-    x1, x0 = lam * (a * (em1 + 1) - 1), lam * (a - 1)
+    x1, x0 = lam * _a_e_eps_minus_1(a, em1), lam * (a - 1)
     # E x = λ(E t - 1) = 0, so E φ(1 + x) = E φ̃(x) with φ̃(x) = (1+x) log(1+x) - x >= 0: a sum of non-negative
     # terms. (Summing (1+x) log(1+x) directly cancels the linear terms: at ε = 1e-8 float64 gave a negative
     # information, which made the erased-vertex bound equal to the no-data risk.)
@@ -149,20 +178,28 @@ def _G(a, eps, p):
 
 
 def _G_scalar(a: float, eps: float, p: float) -> float:
-    """:func:`_G` at one float a, in Python floats: the same operations in the same order (numpy's float64
-    arithmetic and log1p are those of Python floats and of ``math.log1p``), so the same value, without numpy's
+    """:func:`_G` at one float a, in Python floats: the same operations in the same order, so the same value up to
+    the last unit (numpy's log1p and ``math.log1p`` can differ by one unit in the last place), without numpy's
     per-call cost (the bounded scalar search calls it about 40 times per value of g)."""
     em1 = math.expm1(eps)
     w = (1 - a) / (a * em1)
     lam = p / ((1 - p) * a + p)
-    x1, x0 = lam * (a * (em1 + 1) - 1), lam * (a - 1)
+    x1, x0 = lam * _a_e_eps_minus_1(a, em1), lam * (a - 1)
     return w * _phi_tilde_scalar(x1) + (1 - w) * _phi_tilde_scalar(x0)
 
 
 def _p_grid_up(p: float) -> float:
     """p rounded up to the grid exp(j/1000): g is increasing in p (λ is), so g at the rounded p is still an
-    upper bound, and the cache is shared by nearby p."""
-    return min(1.0, math.exp(math.ceil(math.log(p) * 1000 - 1e-9) / 1000))
+    upper bound, and the cache is shared by nearby p. The grid point is never below p: j is the ceiling of
+    1000 log p less 1e-9 (so a p that is a grid point up to the rounding of the logarithm keeps its j), and
+    then raised while the float64 exp(j/1000) is below p (the 1e-9 slack, or the rounding of log and exp,
+    could otherwise give a grid point up to 1e-12 relatively below p)."""
+    j = math.ceil(math.log(p) * 1000 - 1e-9)
+    q = math.exp(j / 1000)
+    while q < p:
+        j += 1
+        q = math.exp(j / 1000)
+    return min(1.0, q)
 
 
 def erased_info_value(p: float, eps: float) -> float:
@@ -190,11 +227,94 @@ def _erased_info_exact(p: float, eps: float) -> float:
     return best * (1 + 1e-9) + 1e-300
 
 
+def _phi_tilde_mp(x):
+    """φ̃(x) = (1+x) log(1+x) - x in mpmath at the working precision: for small |x| the two terms cancel to
+    x²/2, so they are computed with as many extra digits as the cancellation costs."""
+    import mpmath
+
+    if x == 0:
+        return mpmath.mpf(0)
+    extra = max(0, int(-mpmath.log(abs(x), 2))) * 2 + 10 if abs(x) < 1 else 10
+    with mpmath.extraprec(extra):
+        out = (1 + x) * mpmath.log1p(x) - x
+    return +out
+
+
+def _G_mp(a, eps, p):
+    """:func:`_G` in mpmath at the working precision (the same formula; a e^ε - 1 as a(e^ε - 1) - (1 - a))."""
+    import mpmath
+
+    em1 = mpmath.expm1(eps)
+    w = (1 - a) / (a * em1)
+    lam = p / ((1 - p) * a + p)
+    return w * _phi_tilde_mp(lam * (a * em1 - (1 - a))) + (1 - w) * _phi_tilde_mp(lam * (a - 1))
+
+
+def golden_max_mp(f, lo, hi, rel_tol):
+    """The largest value of ``f`` found by golden-section search on [lo, hi] (mpmath numbers), stopped when the
+    bracket is below ``rel_tol`` times its start (the value of a smooth maximum is then exact to about
+    rel_tol², which is below the working precision for rel_tol = 10^-(digits/2 + 3))."""
+    import mpmath
+
+    g = (mpmath.sqrt(5) - 1) / 2
+    width0 = hi - lo
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = f(x1), f(x2)
+    best = max(f(lo), f(hi), f1, f2)
+    while hi - lo > rel_tol * width0:
+        if f1 < f2:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = f(x2)
+        else:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = f(x1)
+        best = max(best, f1, f2)
+    return best
+
+
+@functools.lru_cache(maxsize=256)
+def _erased_info_mp_cached(p: float, eps: float, prec: int):
+    import mpmath
+
+    with mpmath.workprec(prec):
+        lo = math.exp(-eps)
+        grid = np.linspace(lo, 1.0, 257)[:-1]  # the float64 grid locates the cell of the maximum (as in the
+        i = int(np.argmax(_G(grid, eps, p)))  # float64 search); the maximum is then found in mpmath
+        a0, a1 = float(grid[max(i - 1, 0)]), float(grid[i + 1] if i + 1 < len(grid) else 1.0)
+        pm, em = mpmath.mpf(p), mpmath.mpf(eps)
+        a0m = max(mpmath.mpf(a0), mpmath.exp(-em))
+        tol = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2 + 3))
+        return golden_max_mp(lambda a: _G_mp(a, em, pm), a0m, mpmath.mpf(a1), tol)
+
+
+def _erased_info_mp(p, eps):
+    """g(p, ε) in mpmath at the working precision: the same p rounded up to the grid (:func:`_p_grid_up`), the
+    same grid cell of the maximum (from the float64 grid), the maximum of :func:`_G_mp` there by golden-section
+    search to the working precision (no 1e-9 margin: the search error is below the working precision)."""
+    import mpmath
+
+    p, eps = float(p), float(eps)
+    if not (0 < p <= 1) or not (eps > 0):
+        return mpmath.mpf("nan")
+    if eps > 30:
+        return mpmath.inf
+    return +_erased_info_mp_cached(_p_grid_up(p), eps, mpmath.mp.prec)
+
+
 class ErasedInfo(S.ScalarFunction):
-    """``ErasedInfo(p, ε) = g(p, ε)``: Lemma C's bound on I(V; Z_i | past) for the erased-vertex family."""
+    """``ErasedInfo(p, ε) = g(p, ε)``: Lemma C's bound on I(V; Z_i | past) for the erased-vertex family.
+
+    float64: :func:`erased_info_value` (grid and bounded search, enlarged by 1e-9 relatively); high precision:
+    :func:`_erased_info_mp` (the same maximum found in mpmath at the working precision)."""
 
     nargs = 2
     scalar_value = staticmethod(erased_info_value)
+
+
+S.MPMATH_IMPL["ErasedInfo"] = _erased_info_mp
+S.HIGH_PRECISION.add("ErasedInfo")
 
 
 # ----------------------------------------------------------------------------- Lemma C' (sharper)
@@ -228,9 +348,13 @@ def _sharp_cells(eps: float, nb: int, na: int):
     E = math.exp(eps)
     half = nb // 2
     edges = np.exp(np.concatenate([np.linspace(-eps, 0.0, half + 1), np.linspace(0.0, eps, half + 1)[1:]]))
-    edges[0], edges[half], edges[-1] = math.exp(-eps), 1.0, E
+    # the β cells cover [e^{-ε}, e^ε] and each cell's a-range covers the admissible a, whatever the rounding:
+    # the outer ends are e^{∓ε} rounded outward, the a-range starts two units in the last place below the
+    # float64 value of max(e^{-ε}, b e^{-ε}) (that value is within 1.5 units of the exact one). A cell bound holds
+    # for every admissible a in [al, ah] whether or not al itself is admissible (see :func:`_cell_upper`).
+    edges[0], edges[half], edges[-1] = np.nextafter(math.exp(-eps), 0.0), 1.0, np.nextafter(E, math.inf)
     blo, bhi = edges[:-1], edges[1:]
-    alo = np.maximum(math.exp(-eps), blo / E)
+    alo = np.nextafter(np.nextafter(np.maximum(math.exp(-eps), blo / E), 0.0), 0.0)
     ahi = np.minimum(1.0, bhi)
     u = np.linspace(0.0, 1.0, na + 1)
     la, lh = np.log(alo)[:, None], np.log(ahi)[:, None]
@@ -258,7 +382,7 @@ def _cell_upper(p, eps, blo, al, ah, w_al=None, w_ah=None):
         w_al = (1 - al) / (al * em1)
     if w_ah is None:
         w_ah = (1 - ah) / (ah * em1)
-    return (w_al * m * _phi_tilde(p * (ah * (em1 + 1) - 1) / m)
+    return (w_al * m * _phi_tilde(p * _a_e_eps_minus_1(ah, em1) / m)
             + (1 - w_ah) * m * _phi_tilde(p * (al - 1) / m))
 
 
@@ -291,7 +415,17 @@ def erased_info_sharp_certified(p: float, eps: float, nb: int = 200, na: int = 1
 
 def erased_info_sharp_value(p: float, eps: float) -> float:
     """g*(p, ε) of Lemma C', certified (erased_info_sharp_certified), enlarged by 10^-9 relatively, at p
-    rounded up to the grid exp(j/1000) (g* is nondecreasing in p). +inf for ε > 30."""
+    rounded up to the grid exp(j/1000) (g* is nondecreasing in p). +inf for ε > 30.
+
+    Floating point: this is a float64 computation on the high-precision path too (an mpmath version of the
+    40,000 cell bounds would take seconds per evaluation), so its value carries its own error bracket. The
+    cells are rounded outward (:func:`_sharp_cells`: every admissible (β, a) is in some cell whatever the
+    rounding), and every cell bound is a sum of products of non-negative factors computed in stable forms
+    (a e^ε - 1 as a(e^ε - 1) - (1 - a), φ̃ by its series for small arguments, 1 - a exact for a >= 1/2):
+    each is within a few tens of units in the last place (~1e-14 relatively) of its exact value, and the
+    envelope (1-θ)U_j + θU_k, a convex combination of them, as well. The enlargement by 1e-9 exceeds that by
+    five orders of magnitude. tests/test_float64_parts.py compares the float64 cell computation with an
+    80-digit one written separately, from ε = 1e-9 to 30."""
     if not (0 < p <= 1) or not (eps > 0):
         return math.nan
     if eps > 30:
@@ -307,7 +441,8 @@ def _erased_info_sharp_exact(p: float, eps: float) -> float:
 
 
 class ErasedInfoSharp(S.ScalarFunction):
-    """``ErasedInfoSharp(p, ε) = g*(p, ε)``: Lemma C''s bound on I(V; Z_i | past) (uses Σ_z q̄ β = 1)."""
+    """``ErasedInfoSharp(p, ε) = g*(p, ε)``: Lemma C''s bound on I(V; Z_i | past) (uses Σ_z q̄ β = 1). Evaluated
+    in float64 on both paths, with the error bracket of :func:`erased_info_sharp_value`."""
 
     nargs = 2
     scalar_value = staticmethod(erased_info_sharp_value)

@@ -33,6 +33,10 @@ def best_bound(side: str, evaluated):
     return max(c, key=lambda b: b.value) if side == "lower" else min(c, key=lambda b: b.value)
 
 
+#: the "certified" column of :meth:`RateResult.to_latex`, by :attr:`BoundValue.status`
+_LATEX_STATUS = {"certified": "yes", "not certified": "no", "not applicable": "n/a", "no value": "--"}
+
+
 @dataclass
 class BoundValue:
     """A bound evaluated at the user's parameters, with its optimal free parameters."""
@@ -59,6 +63,17 @@ class BoundValue:
     def usable(self) -> bool:
         return self.value is not None and self.value > 0 and not self.failed_conditions
 
+    @property
+    def status(self) -> str:
+        """"not applicable" (its conditions fail here), "no value" (none at these parameters), "certified" or
+        "not certified". Only a bound with a value can be certified: a certified method that does not apply, or
+        has no value, certifies nothing at this point."""
+        if self.failed_conditions:
+            return "not applicable"
+        if finite_or_none(self.value) is None:
+            return "no value"
+        return "certified" if self.certified else "not certified"
+
     def mechanism(self, reference: bool = True):
         """The runnable mechanism of this upper bound, tuned at its free parameters (a
         :class:`boundcalc.mechanisms.runnable.Mechanism`: ``release(records)`` for a central problem,
@@ -82,7 +97,8 @@ class BoundValue:
         out = {
             "name": self.name,
             "value": finite_or_none(self.value),
-            "certified": bool(self.certified),
+            "certified": self.status == "certified",
+            "status": self.status,
             "expr": str(self.expr),
             "latex": sp.latex(self.expr),
             key: self.label,
@@ -188,7 +204,7 @@ class RateResult:
                 r"side & bound & value & certified \\", r"\midrule"]
         for b in self.lowers + self.uppers:
             label = b.label.replace("_", r"\_").replace("&", r"\&")
-            rows.append(f"{b.side} & {label} & ${_latex_num(b.value)}$ & {'yes' if b.certified else 'no'} \\\\")
+            rows.append(f"{b.side} & {label} & ${_latex_num(b.value)}$ & {_LATEX_STATUS[b.status]} \\\\")
         rows += [r"\bottomrule", r"\end{tabular}"]
         head = (f"% boundcalc rate --problem {self.problem} --privacy {self.privacy}\n"
                 f"% rate: ${sp.latex(self.rate_expr)}$\n")
