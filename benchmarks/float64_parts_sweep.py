@@ -68,8 +68,11 @@ def record(out_path, per_pair=8, seed=1):
     ds = [1, 2, 3, 10, 1000, 10000]
     rng = random.Random(seed)
     t0 = time.process_time()
+    only = os.environ.get("SWEEP_PAIRS")  # e.g. "support/pure,point/approx"
     for e in bc.list_problems():
         prob, priv, spec = e["problem"], e["privacy"], e["params"]
+        if only and f"{prob}/{priv}" not in only.split(","):
+            continue
         pts = [(1, 1e-9, 1e-12, 1), (10**15, 1e-9, 0.5, 10000), (10**15, 50.0, 1e-12, 10000), (1, 50.0, 0.5, 1)]
         pts += rng.sample(list(itertools.product(ns, epss, deltas, ds)), per_pair)
         for n, eps, dl, d in pts:
@@ -91,8 +94,8 @@ def record(out_path, per_pair=8, seed=1):
                 if len(v) != sizes.get(k, 0):
                     pairs_of.setdefault(k, set()).add(f"{prob}/{priv}")
         print(prob, priv, f"{time.process_time() - t0:.0f} s CPU", file=sys.stderr, flush=True)
-    json.dump({"args": {k: sorted(v) for k, v in rec.items()}, "pairs": {k: sorted(v) for k, v in pairs_of.items()}},
-              open(out_path, "w"))
+        json.dump({"args": {k: sorted(v) for k, v in rec.items()},
+                   "pairs": {k: sorted(v) for k, v in pairs_of.items()}}, open(out_path, "w"))  # after every pair
 
 
 def compare(path, max_per_function=60, seed=0):

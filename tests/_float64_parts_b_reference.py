@@ -39,8 +39,13 @@ def _g_tv(h, a):
     return max(mpmath.mpf(0), 1 - a * h)
 
 
+def _kl_theta(a):
+    """arccos(1 - α/4), the Bhattacharyya angle of a neighbour pair (π once α >= 8: BC >= -1 says nothing)."""
+    return mpmath.acos(max(mpmath.mpf(-1), 1 - a / 4))
+
+
 def _g_kl(h, a):
-    theta = mpmath.acos(1 - a / 4)
+    theta = _kl_theta(a)
     return mpmath.cos(min(mpmath.pi / 2, h * theta)) ** 2
 
 
@@ -81,7 +86,7 @@ def ref_tv_affinity(n, p, a):
 def ref_kl_affinity(n, p, a):
     with mpmath.workdps(DIGITS):
         a = mpmath.mpf(a)
-        theta = mpmath.acos(1 - a / 4)
+        theta = _kl_theta(a)
         return _expect(lambda h: _g_kl(h, a), n, p, math.floor(float(mpmath.pi / 2 / theta)) + 1)
 
 
@@ -212,10 +217,10 @@ def ref_shared_budget(k, tp, tm, e):
 def ref_collision_phi_lower(b, J, grid=3000):
     """A lower bound on h_b(J) (so a certified upper value must be at least it): h_b is the least concave
     nondecreasing majorant of the curve (K(u), Q(u)), so it lies above the upper concave hull of any finite set of
-    curve points. The curve at ``grid`` points u in [1/b, 1] (80 digits; Q increases and K increases there), its
-    upper hull (monotone chain), interpolated at J (flat beyond the last point)."""
+    curve points. The curve at about ``grid`` points u in [1/b, 1] and [0, 1/b) (80 digits), the upper hull of
+    the points sorted by K (monotone chain) up to its highest point, interpolated at J (flat beyond)."""
     b = int(b)
-    with mpmath.workdps(DIGITS):
+    with mpmath.workdps(30):  # a lower bound: 30 digits are plenty for a comparison at 1e-6
         J = mpmath.mpf(J)
         lb, lb1 = mpmath.log(b), mpmath.log(b - 1)
 
@@ -226,15 +231,19 @@ def ref_collision_phi_lower(b, J, grid=3000):
             return t1 + t2
 
         c = mpmath.mpf(1) / b
-        us = sorted(set([c + (1 - c) * (mpmath.mpf(i) / grid) ** 3 for i in range(grid + 1)]
-                        + [1 - mpmath.mpf(10) ** (-x / 10) for x in range(5, 150)]))
-        pts = [(K(u), u * u + (1 - u) ** 2 / (b - 1)) for u in us if u >= c]
+        us = set([c + (1 - c) * (mpmath.mpf(i) / grid) ** 3 for i in range(grid + 1)]
+                 + [1 - mpmath.mpf(10) ** (-x / 10) for x in range(5, 150)]
+                 + [mpmath.mpf(i) / grid for i in range(grid + 1)]  # uniform, the spike below 1/b too
+                 + [c * (mpmath.mpf(i) / (grid // 3)) for i in range(grid // 3)])
+        pts = sorted((K(u), u * u + (1 - u) ** 2 / (b - 1)) for u in us)
         hull = []
         for k, q in pts:
             while len(hull) >= 2 and ((hull[-1][0] - hull[-2][0]) * (q - hull[-2][1])
                                       - (hull[-1][1] - hull[-2][1]) * (k - hull[-2][0])) >= 0:
                 hull.pop()
             hull.append((k, q))
+        top = max(range(len(hull)), key=lambda i: hull[i][1])  # nondecreasing: flat after the highest vertex
+        hull = hull[: top + 1]
         if J >= hull[-1][0]:
             return hull[-1][1]
         for (k1, q1), (k2, q2) in zip(hull, hull[1:]):
