@@ -55,15 +55,25 @@ HP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,f64,mp,cases", HP_CASES, ids=[c[0] for c in HP_CASES])
-def test_high_precision_functions_against_their_definitions(name, f64, mp, cases):
-    assert name in S.HIGH_PRECISION
+def _hp_failures(name, f64, mp, cases):
+    """The cases where the 40-digit value is off the reference by more than 1e-25 (CONFIRM_RTOL) or the float64 value
+    by more than 1e-6 (AGREEMENT_RTOL)."""
+    bad = []
     for args in cases:
         ref = REFERENCE[name](*args)
         hp = _mp(mp, *args)
         with mpmath.workdps(80):
-            assert abs(hp - ref) <= abs(ref) * mpmath.mpf(10) ** -25, (name, args, hp, ref)  # CONFIRM_RTOL
-            assert abs(mpmath.mpf(f64(*args)) - ref) <= abs(ref) * 1e-6, (name, args)
+            if not abs(hp - ref) <= abs(ref) * mpmath.mpf(10) ** -25:
+                bad.append(("mpmath", args, hp, ref))
+            if not abs(mpmath.mpf(f64(*args)) - ref) <= abs(ref) * 1e-6:
+                bad.append(("float64", args, f64(*args), ref))
+    return bad
+
+
+@pytest.mark.parametrize("name,f64,mp,cases", HP_CASES, ids=[c[0] for c in HP_CASES])
+def test_high_precision_functions_against_their_definitions(name, f64, mp, cases):
+    assert name in S.HIGH_PRECISION
+    assert _hp_failures(name, f64, mp, cases) == []
 
 
 def test_larger_coupled_test_sums_agree_with_mpmaths_incomplete_beta():
@@ -94,20 +104,32 @@ BRACKET_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,f64,ref_fn,cases", BRACKET_CASES, ids=[c[0] for c in BRACKET_CASES])
-def test_bracketed_functions_are_on_the_safe_side(name, f64, ref_fn, cases):
-    assert name not in S.HIGH_PRECISION
+def _bracket_failures(name, f64, ref_fn, cases):
+    """The cases where a bracketed value is on the unsafe side of the reference or more than 1e-6 (plus the affinity's
+    cut G_FLOOR = 1e-30, absolutely) from it."""
+    bad = []
     for args in cases:
         ref = ref_fn(*args)
         assert ref is not None, args
         v = mpmath.mpf(f64(*args))
         with mpmath.workdps(80):
-            if SAFE[name] == "le":
-                assert v <= ref, (name, args, v, ref)
-            else:
-                assert v >= ref, (name, args, v, ref)
-            # (the affinity cuts g below G_FLOOR = 1e-30: an absolute allowance of that size)
-            assert abs(v - ref) <= abs(ref) * 1e-6 + 1e-29, (name, args, v, ref)
+            unsafe = v > ref if SAFE[name] == "le" else v < ref
+            if unsafe or abs(v - ref) > abs(ref) * 1e-6 + 1e-29:
+                bad.append((args, v, ref))
+    return bad
+
+
+@pytest.mark.parametrize("name,f64,ref_fn,cases", BRACKET_CASES, ids=[c[0] for c in BRACKET_CASES])
+def test_bracketed_functions_are_on_the_safe_side(name, f64, ref_fn, cases):
+    assert name not in S.HIGH_PRECISION
+    assert _bracket_failures(name, f64, ref_fn, cases) == []
+
+
+@pytest.mark.parametrize("name,f64,ref_fn,cases", BRACKET_CASES, ids=[c[0] for c in BRACKET_CASES])
+def test_planted_unsafe_bracket_is_caught(name, f64, ref_fn, cases):
+    """A bracketed value moved by a relative 1e-5 to the unsafe side fails the check."""
+    sign = 1 if SAFE[name] == "le" else -1
+    assert _bracket_failures(name, lambda *a: f64(*a) * (1 + sign * 1e-5), ref_fn, cases[1:2])
 
 
 def test_affinity_with_spread_thresholds_is_below_the_expectation():
@@ -130,24 +152,18 @@ def test_collision_envelope_is_above_the_curves_hull():
         assert v <= ref * (1 + 1.5e-3) + 1e-12, (b, J, v, ref)
 
 
-@pytest.mark.parametrize("name,f64,mp,cases", HP_CASES[:1] + HP_CASES[4:5] + HP_CASES[5:6],
+@pytest.mark.parametrize("name,f64,mp,cases", [HP_CASES[0], HP_CASES[4], HP_CASES[5]],
                          ids=["J0", "GaussLoss", "L2SphereConst"])
-def test_planted_unsafe_perturbation_is_caught(name, f64, mp, cases):
-    """A relative 1e-5 on the unsafe side fails the agreement check (1e-6), whichever path carries it."""
+@pytest.mark.parametrize("path", ["float64", "mpmath"])
+def test_planted_unsafe_perturbation_is_caught(name, f64, mp, cases, path):
+    """Either implementation moved by a relative 1e-5 to the unsafe side fails the check."""
     sign = 1 if SAFE[name] == "le" else -1
-    args = cases[len(cases) // 2]
-    ref = REFERENCE[name](*args)
-    planted = mpmath.mpf(f64(*args)) * (1 + sign * 1e-5)
-    with mpmath.workdps(80):
-        assert abs(planted - ref) > abs(ref) * 1e-6
-        assert (planted > ref) if sign > 0 else (planted < ref)
-
-
-def test_planted_unsafe_bracket_is_caught():
-    """The affinity raised by a relative 1e-5 is above the exact expectation (the safe-side check fails)."""
-    args = (100, 0.01, 1.0, 0.0)
-    v = mpmath.mpf(TP.affinity_lower(TP.KIND_DP, *args) * (1 + 1e-5))
-    assert v > ref_dp_affinity(*args)
+    if path == "float64":
+        planted_f64, planted_mp = (lambda *a: f64(*a) * (1 + sign * 1e-5)), mp
+    else:
+        planted_f64, planted_mp = f64, (lambda *a: mp(*a) * (1 + sign * mpmath.mpf(1e-5)))
+    bad = _hp_failures(name, planted_f64, planted_mp, cases[-2:])
+    assert bad and all(b[0] == path for b in bad)
 
 
 def test_subsample_size_is_exact():
