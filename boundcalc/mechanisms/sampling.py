@@ -90,6 +90,45 @@ def linf_C_np(d, eps=None):
     return np.exp(-np.where(odd, log_m_odd, log_m_even))
 
 
+def l2_gamma_ratio_mp(d):
+    """√π Γ((d+1)/2)/Γ(d/2) at mpmath's working precision (the high-precision path of ``L2SphereConst``; the
+    float64 form subtracts two log-gammas of size d log d/2, an absolute error of about d·1e-16 in the exponent).
+    NaN unless d > 0."""
+    import mpmath
+
+    d = mpmath.mpf(d)
+    if not (mpmath.isfinite(d) and d > 0):
+        return mpmath.mpf("nan")
+    return mpmath.sqrt(mpmath.pi) * mpmath.gammaprod([(d + 1) / 2], [d / 2])
+
+
+def linf_C_mp(d, eps):
+    """C_d(ε) of :func:`linf_C_np` at mpmath's working precision (the high-precision path of ``LinfSamplingC``):
+    the binomials are mpmath's, 2^{d-1} is exact, and the even denominator 2^{d-1}(1 - tanh(ε/2) binom(d,d/2)/2^d)
+    has no cancellation (binom(d,d/2)/2^d <= 1/2). d is floored as in the float64 code; NaN unless d >= 1."""
+    import mpmath
+
+    d, eps = mpmath.mpf(d), mpmath.mpf(eps)
+    if not (mpmath.isfinite(d) and d >= 1 and not mpmath.isnan(eps)):
+        return mpmath.mpf("nan")
+    dd = mpmath.floor(d)
+    half = mpmath.floor(dd / 2)
+    if dd % 2 == 1:
+        return mpmath.ldexp(1, int(dd) - 1) / mpmath.binomial(dd - 1, half)
+    den = mpmath.ldexp(1, int(dd) - 1) - mpmath.binomial(dd, half) * mpmath.tanh(eps / 2) / 2
+    return den / mpmath.binomial(dd - 1, half)
+
+
+def _evalf_with(fn, args, prec):
+    """sympy evalf of a function whose mpmath implementation is ``fn`` (numeric arguments only)."""
+    import mpmath
+
+    if not all(a.is_Number for a in args):
+        return None
+    with mpmath.workprec(prec):
+        return sp.Float._new(fn(*(a._to_mpmath(prec) for a in args))._mpf_, prec)
+
+
 def linf_m_exact(d: int, eps=0):
     """m_d(ε) = 1/C_d(ε) as an exact sympy expression (for the enumeration test)."""
     if d % 2 == 1:
@@ -112,10 +151,12 @@ class L2SphereConst(sp.Function):
 
     @staticmethod
     def _imp_(d):
+        if hasattr(d, "_mpf_"):  # the mpmath (high-precision) path
+            return l2_gamma_ratio_mp(d)
         return _float_out(l2_gamma_ratio_np(_float_in(d)))
 
     def _eval_evalf(self, prec):
-        return sp.Float(float(l2_gamma_ratio_np(float(self.args[0]))), prec)
+        return _evalf_with(l2_gamma_ratio_mp, self.args, prec)
 
     def _latex(self, printer, exp=None):
         a = printer._print(self.args[0])
@@ -131,14 +172,19 @@ class LinfSamplingC(sp.Function):
 
     @staticmethod
     def _imp_(d, eps):
+        if hasattr(d, "_mpf_") or hasattr(eps, "_mpf_"):  # the mpmath (high-precision) path
+            return linf_C_mp(d, eps)
         return _float_out(linf_C_np(_float_in(d), _float_in(eps)))
 
     def _eval_evalf(self, prec):
-        return sp.Float(float(linf_C_np(float(self.args[0]), float(self.args[1]))), prec)
+        return _evalf_with(linf_C_mp, self.args, prec)
 
     def _latex(self, printer, exp=None):
         out = rf"C_{{{printer._print(self.args[0])}}}({printer._print(self.args[1])})"
         return out if exp is None else rf"{out}^{{{exp}}}"
+
+
+S.HIGH_PRECISION.update({"L2SphereConst", "LinfSamplingC"})  # their mpmath implementations: working precision
 
 
 def _float_in(x):

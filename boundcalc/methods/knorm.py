@@ -52,6 +52,37 @@ def second_moment(m: float) -> float:
     return val * (1 + REL_ERR)
 
 
+def _weights(m: int):
+    """The integers c_a = C(m, a) C(m-2, a-1) = (m-2)! w_a, a = 1, ..., m-1 (w_a of the module docstring: multiplying
+    every weight by (m-2)! leaves the weighted mean unchanged)."""
+    c, out = m * 1, []  # a = 1: C(m, 1) C(m-2, 0) = m
+    for a in range(1, m):
+        out.append(c)
+        # C(m, a+1) = C(m, a)(m-a)/(a+1), C(m-2, a) = C(m-2, a-1)(m-1-a)/a: exact integer steps
+        c = c * (m - a) * (m - 1 - a) // ((a + 1) * a)
+    return out
+
+
+def second_moment_mp(m):
+    """E||U||² of :func:`second_moment` at mpmath's working precision (the high-precision path of
+    ``KNormSecondMoment``): the weights are the exact integers of :func:`_weights`, each rounded once to the working
+    precision, in a weighted mean of positive terms (no cancellation). NaN where :func:`second_moment` is NaN."""
+    import mpmath
+
+    mf = float(m)
+    if not (mf >= 1 and mf == math.floor(mf) and mf <= MAX_BINS):
+        return mpmath.mpf("nan")
+    m = int(mf)
+    if m == 1:
+        return mpmath.mpf(0)
+    num = den = mpmath.mpf(0)
+    for a, c in enumerate(_weights(m), start=1):
+        w = mpmath.mpf(c)
+        num += w * (mpmath.mpf(2) / (a + 1) + mpmath.mpf(2) / (m - a + 1))
+        den += w
+    return mpmath.mpf(m - 1) / (m + 1) * num / den
+
+
 def noise_factor(m: float) -> float:
     """(m + 1) E||U||²: the K-norm noise adds m·E||Z||²/n² = m²(m+1)E||U||²/(nε)² to a histogram's ISE."""
     return (m + 1) * second_moment(m)
@@ -63,6 +94,10 @@ class KNormSecondMoment(S.ScalarFunction):
     nargs = 1
     scalar_value = staticmethod(second_moment)
     latex = r"\mathbb{{E}}\|U_{{{0}}}\|^2"
+
+
+S.MPMATH_IMPL["KNormSecondMoment"] = second_moment_mp  # replaces the float64 value of the scalar-function default
+S.HIGH_PRECISION.add("KNormSecondMoment")
 
 
 def sample_uniform_k(rng: np.random.Generator, m: int, size: int) -> np.ndarray:

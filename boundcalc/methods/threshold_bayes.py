@@ -104,12 +104,38 @@ def j_sq(y):
     return _split(y, big, lambda ys: _gl(lambda t, yy: (yy - t) * t / (1.0 + np.exp(t)), ys))
 
 
-def _as_float_fn(fn):
-    def wrapped(y):
-        if hasattr(y, "_mpf_"):  # mpmath fallback path
-            import mpmath
+def j_mp(power: int, y):
+    """J₀(y) (power 0) or J₁(y) (power 1) at mpmath's working precision (the high-precision path of ThresholdJ0 and
+    ThresholdJ1). For y >= 2 the closed forms of the module docstring with mpmath's polylogarithms (no cancellation
+    beyond a factor 3); for 0 <= y < 2 the integral ∫_0^y (y - x) x^p/(1 + e^x) dx by mpmath's quadrature (the
+    closed forms cancel there: J₀ ~ y²/4 and J₁ ~ y³/12 while their terms are of order 1). NaN for y < 0."""
+    import mpmath
 
-            return mpmath.mpf(float(fn(np.asarray(float(y)))))
+    y = mpmath.mpf(y)
+    if mpmath.isnan(y) or y < 0:
+        return mpmath.mpf("nan")
+    if y == 0:
+        return mpmath.mpf(0)
+    if y < _Y_SWITCH:
+        with mpmath.extradps(10):  # mpmath's quadrature meets about 30 of 40 digits for tiny y without them
+            v = mpmath.quad(lambda x: (y - x) * x ** power / (1 + mpmath.exp(x)), [0, y])
+        return +v
+    with mpmath.extradps(10):
+        z = mpmath.exp(-y)
+        l1, li2 = mpmath.log1p(z), mpmath.polylog(2, -z)
+        if power == 0:  # J₀ = y I₀ - I₁ = y ln 2 - π²/12 - Li₂(-e^{-y})
+            v = y * mpmath.log(2) - mpmath.pi ** 2 / 12 - li2
+        else:
+            i1 = mpmath.pi ** 2 / 12 - y * l1 + li2
+            i2 = 3 * mpmath.zeta(3) / 2 - y * y * l1 + 2 * y * li2 + 2 * mpmath.polylog(3, -z)
+            v = y * i1 - i2
+    return +v
+
+
+def _as_float_fn(fn, power):
+    def wrapped(y):
+        if hasattr(y, "_mpf_"):  # the mpmath (high-precision) path
+            return j_mp(power, y)
         return fn(np.asarray(y, dtype=float))
     return wrapped
 
@@ -118,7 +144,7 @@ class ThresholdJ0(sp.Function):
     """J₀(y) = ∫_0^y (y - x)/(1 + e^x) dx (threshold Bayes bound, absolute loss)."""
 
     nargs = 1
-    _imp_ = staticmethod(_as_float_fn(j_abs))
+    _imp_ = staticmethod(_as_float_fn(j_abs, 0))
 
     def _latex(self, printer, exp=None):
         tex = rf"J_0\left({printer._print(self.args[0])}\right)"
@@ -129,11 +155,14 @@ class ThresholdJ1(sp.Function):
     """J₁(y) = ∫_0^y (y - x) x/(1 + e^x) dx (threshold Bayes bound, squared loss)."""
 
     nargs = 1
-    _imp_ = staticmethod(_as_float_fn(j_sq))
+    _imp_ = staticmethod(_as_float_fn(j_sq, 1))
 
     def _latex(self, printer, exp=None):
         tex = rf"J_1\left({printer._print(self.args[0])}\right)"
         return tex if exp is None else rf"{tex}^{{{exp}}}"
+
+
+S.HIGH_PRECISION.update({"ThresholdJ0", "ThresholdJ1"})  # j_mp computes at mpmath's working precision
 
 
 def bayes_abs(width, kappa):
@@ -216,12 +245,79 @@ def binom_g_numeric(z, n, eps, power):
     return out
 
 
+def _binom_upper_tails(N, z, jmax):
+    """[P(Bin(N, z) >= j) for j = 0, ..., jmax] at mpmath's working precision (N an integer, 0 <= z <= 1).
+
+    The pmf by its recurrence b(i+1) = b(i) (N-i)/(i+1) · z/(1-z) from b(0) = (1-z)^N (relative error about
+    (i+2)·2^-prec after i steps); P(>= j) = 1 - P(< j) while P(< j) <= 1/2 (relative error at most twice that of
+    P(< j)), else the sum of b(i), i >= j, up to an i past the mode where the geometric remainder bound
+    b(i) ρ/(1-ρ) (ρ the next ratio, decreasing in i) is below 2^-prec/1024 of b(jmax) <= P(>= jmax)."""
+    import mpmath
+
+    if z >= 1:
+        return [mpmath.mpf(1) if j <= N else mpmath.mpf(0) for j in range(jmax + 1)]
+    if z <= 0:
+        return [mpmath.mpf(1)] + [mpmath.mpf(0)] * jmax
+    r = z / (1 - z)
+    pm = [mpmath.exp(N * mpmath.log1p(-z))]
+    for i in range(jmax):
+        pm.append(pm[-1] * (N - i) / (i + 1) * r if i < N else mpmath.mpf(0))
+    below, c = [], mpmath.mpf(0)  # below[j] = P(< j)
+    for j in range(jmax + 1):
+        below.append(c)
+        c += pm[j]
+    out = [1 - b if b <= 0.5 else None for b in below]
+    if out[-1] is None:  # the tail sums from jmax on, then backwards
+        tol = mpmath.eps / 1024 * pm[jmax]
+        i, t, rest = jmax, pm[jmax], mpmath.mpf(0)
+        while i < N:
+            ratio = (N - i) / (i + 1) * r
+            t *= ratio
+            i += 1
+            rest += t
+            nxt = (N - i) / (i + 1) * r
+            if nxt < 1 and t * nxt / (1 - nxt) <= tol:
+                break
+        acc = rest
+        for j in range(jmax, -1, -1):
+            acc += pm[j]
+            if out[j] is None:
+                out[j] = acc
+    return out
+
+
+def binom_g_mp(z, n, eps, power):
+    """G_p(z; n, ε) of :func:`binom_g_numeric` at mpmath's working precision (the high-precision path of
+    CoupledTestG0/G1): the same sum over k <= min(n, 40/ε + 20, K_MAX) (the same truncation, computed from the float
+    arguments as there), with I_z(k+1, n-k+1) = P(Bin(n+1, z) >= k+1), I_z(k+2, n-k+1) = P(Bin(n+2, z) >= k+2) and
+    I_z(k+3, n-k+1) = P(Bin(n+3, z) >= k+3) from :func:`_binom_upper_tails` (the difference of each term, which
+    cancels in float64, costs at most log10(k+2) of the working digits). Outside 0 <= z <= 1, n >= 0 integer,
+    ε > 0 finite: the float64 value (0 there)."""
+    import mpmath
+
+    zf, nf, ef = float(z), float(n), float(eps)
+    if not (0 <= zf <= 1 and 0 <= nf < 2 ** 53 and nf == math.floor(nf) and 0 < ef < math.inf):
+        return mpmath.mpf(float(binom_g_numeric(zf, nf, ef, power)))
+    kmax = int(min(nf, math.ceil(40.0 / ef) + 20, K_MAX))
+    z, nn, e = mpmath.mpf(zf), int(nf), mpmath.mpf(ef)
+    with mpmath.extradps(10):
+        s1 = _binom_upper_tails(nn + 1 + power, z, kmax + 1 + power)
+        s2 = _binom_upper_tails(nn + 2 + power, z, kmax + 2 + power)
+        tot = mpmath.mpf(0)
+        for k in range(kmax + 1):
+            f = 2 / (1 + mpmath.exp(e * k))
+            if power == 0:
+                tot += f * (z * s1[k + 1] - mpmath.mpf(k + 1) / (nn + 2) * s2[k + 2])
+            else:
+                tot += f * (k + 1) * (z * s1[k + 2] - mpmath.mpf(k + 2) / (nn + 3) * s2[k + 3])
+        val = tot / (nn + 1) if power == 0 else tot / ((nn + 1) * (nn + 2))
+    return +val
+
+
 def _binom_g_impl(power):
     def impl(z, n, eps):
-        if hasattr(z, "_mpf_"):
-            import mpmath
-
-            return mpmath.mpf(float(binom_g_numeric(float(z), float(n), float(eps), power)))
+        if hasattr(z, "_mpf_") or hasattr(n, "_mpf_") or hasattr(eps, "_mpf_"):  # the high-precision path
+            return binom_g_mp(z, n, eps, power)
         return binom_g_numeric(z, n, eps, power)
     return impl
 
@@ -246,6 +342,9 @@ class CoupledTestG1(sp.Function):
     def _latex(self, printer, exp=None):
         tex = r"G_1\left(" + ", ".join(printer._print(a) for a in self.args) + r"\right)"
         return tex if exp is None else rf"{tex}^{{{exp}}}"
+
+
+S.HIGH_PRECISION.update({"CoupledTestG0", "CoupledTestG1"})  # binom_g_mp: working precision
 
 
 def bayes_exact_relative(width, low, n, eps, loss):

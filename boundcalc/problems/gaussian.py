@@ -84,13 +84,34 @@ def gauss_loss_np(t):
     return np.exp(-t * t / 2) * (1 / math.sqrt(2 * math.pi) - t * special.erfcx(t / math.sqrt(2)) / 2)
 
 
+def gauss_loss_mp(t):
+    """ψ(t) = φ(t) - t(1 - Φ(t)) = e^{-t²/2}/√(2π) - t erfc(t/√2)/2 at mpmath's working precision (the
+    high-precision path: ``GaussLoss`` is in :data:`boundcalc.core.symbolic.HIGH_PRECISION`).
+
+    For t > 0 the two terms cancel: ψ(t) ~ φ(t)/t², while each term is about φ(t), so the difference loses
+    2 log10(t) + 1 digits; they are computed with that many digits more (plus 10), then rounded to the working
+    precision. For t <= 0 both terms are non-negative (no cancellation)."""
+    import mpmath
+
+    t = mpmath.mpf(t)
+    if not mpmath.isfinite(t):
+        return mpmath.mpf(0) if t > 0 else mpmath.mpf("nan")
+    extra = 10 + (2 * int(mpmath.ceil(mpmath.log10(t))) if t > 1 else 0)
+    with mpmath.extradps(extra):
+        v = mpmath.exp(-t * t / 2) / mpmath.sqrt(2 * mpmath.pi) - t * mpmath.erfc(t / mpmath.sqrt(2)) / 2
+    return +v
+
+
 class GaussLoss(sp.Function):
-    """``GaussLoss(t) = ψ(t) = E(G - t)_+ = φ(t) - t(1-Φ(t))`` (standard normal G)."""
+    """``GaussLoss(t) = ψ(t) = E(G - t)_+ = φ(t) - t(1-Φ(t))`` (standard normal G); float64 through
+    :func:`gauss_loss_np`, mpmath through :func:`gauss_loss_mp` (working precision)."""
 
     nargs = 1
 
     @staticmethod
     def _imp_(t):
+        if hasattr(t, "_mpf_"):  # the mpmath (high-precision) path
+            return gauss_loss_mp(t)
         try:
             v = gauss_loss_np(np.asarray(t, float))
         except TypeError:
@@ -98,11 +119,20 @@ class GaussLoss(sp.Function):
         return float(v) if np.ndim(v) == 0 else v
 
     def _eval_evalf(self, prec):
-        return sp.Float(float(gauss_loss_np(float(self.args[0]))), prec)
+        import mpmath
+
+        x = self.args[0]
+        if not x.is_Number:
+            return None
+        with mpmath.workprec(prec):
+            return sp.Float._new(gauss_loss_mp(x._to_mpmath(prec))._mpf_, prec)
 
     def _latex(self, printer, exp=None):
         out = rf"\psi\left({printer._print(self.args[0])}\right)"
         return out if exp is None else rf"{out}^{{{exp}}}"
+
+
+S.HIGH_PRECISION.add("GaussLoss")  # gauss_loss_mp computes at mpmath's working precision
 
 
 def psi_symbolic(t):
