@@ -409,7 +409,7 @@ class ScalarRandomizer(LocalRandomizer):
         """levels-rr: the (2m+1)-RR matrix on the grid levels (Q[y, j]); the input's randomised rounding to a level
         happens before it, so the ratios of the whole channel are at most these. None for the others (continuous
         input or output; see :meth:`check_privacy`)."""
-        if self.family == "levels-rr":
+        if self.family == "levels-rr" and 2 * self.m + 1 <= CHANNEL_LIMIT:
             from .local_scalar import levels_rr_channel
 
             return levels_rr_channel(self.m, self.eps).T
@@ -417,7 +417,13 @@ class ScalarRandomizer(LocalRandomizer):
 
     def _privacy(self) -> dict:
         if self.family == "levels-rr":
-            return super()._privacy()
+            if 2 * self.m + 1 <= CHANNEL_LIMIT:
+                return super()._privacy()
+            # (2m+1)-RR per output class: an output level has weight e^ε (its own input) or 1 (any other) before
+            # the common normalisation, so the worst ratio is the diagonal over the off-diagonal weight
+            return _ratio_verdict(math.log1p(math.expm1(self.eps)) if self.eps < 700 else self.eps, self.eps,
+                                  "exact likelihood ratio of (2m+1)-ary randomized response per output class "
+                                  "(diagonal / off-diagonal weight)", outputs=2 * self.m + 1)
         if self.family == "laplace":
             b = self.parameters["scale"]
             return _ratio_verdict(2 * self.T / b, self.eps, "calibration: sensitivity 2T of the truncated value / "
@@ -627,8 +633,11 @@ def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
     kept_up = rng.binomial(ups, lam)
     jsum = (kept_lo * lo[None, :] + kept_up * np.minimum(lo + 1, m)[None, :]).sum(axis=1)
     n_unif = n - (kept_lo + kept_up).sum(axis=1)
-    unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
-    jsum = jsum + unif @ np.arange(-m, m + 1)
+    if 2 * m + 1 <= CHANNEL_LIMIT:
+        unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
+        jsum = jsum + unif @ np.arange(-m, m + 1)
+    else:  # many levels: the uniform levels drawn one by one (the same law)
+        jsum = jsum + np.array([rng.integers(-m, m + 1, size=int(u)).sum() for u in n_unif])
     return jsum * h / lam / n
 
 
