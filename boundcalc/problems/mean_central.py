@@ -187,6 +187,10 @@ def truncation_optimum(k: float, c):
 
 
 shrink = sp.Symbol("sigma_shrink", positive=True)  # shrinkage amount: θ̂ = (1 - σ)(projected mean + W)
+#: the largest σ searched: every σ ∈ [0, 1] is valid; σ = 1 (the zero estimator, reported as ``zero``) is left out
+#: so that the grid's last column is not a tie at r² for every T: near σ = 1 the bound is r² - 2(1-σ)r(r - B) + O((1-σ)²),
+#: and at small n the only gain over r² lies within 1 - σ < 0.01, which the search then reaches from that column
+SHRINK_HIGH = 1.0 - 1e-9
 
 
 @S.cached_expression
@@ -268,7 +272,7 @@ def _subsample_tv_upper(k: float) -> Bound:
         "(σ_W = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m; α' = 1: no noise). MSE: the shrunk projected-mean bound "
         "(upper_expr) with n replaced by m and c T² = d σ_W².",
         free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
-              FreeParameter(shrink, lambda v: 0.0, lambda v: 1.0, log=False,
+              FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
                             doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)"),
               FreeParameter(m_sub, lambda v: 1, lambda v: v["n"], integer=True, doc="subsample size m")),
         extra={"noise": "gaussian", "scale": S.T / (sp.sqrt(2) * m_sub * sp.erfinv(a_sub)),
@@ -321,7 +325,7 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
             "(the worst ||θ|| in closed form; upper_expr), and "
             + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
             free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
-                  FreeParameter(shrink, lambda v: 0.0, lambda v: 1.0, log=False,
+                  FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
                                 doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)")),
             conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
             extra={"noise": sampler, "scale": scale, "c": c}))
