@@ -145,7 +145,16 @@ def test_nonprivate_max_exact():
     for theta in (1.0, 2.0):
         m = integrate.quad(lambda t: (theta - t) * n * t ** (n - 1) / theta ** n, 0, theta)[0]
         assert m == pytest.approx(theta / (n + 1), rel=1e-10)
-    assert bc.rate("support", "none", n=n).upper.value == pytest.approx(2 / (n + 1))
+    res = bc.rate("support", "none", n=n)
+    assert [u for u in res.uppers if u.name == "max"][0].value == pytest.approx(2 / (n + 1))
+    # the best multiple of the maximum, c = 2^{1/(n+1)}, by quadrature at the worst θ = 2θ_0 (and c is the best: a
+    # nearby factor does worse)
+    def risk(c, theta=2.0):
+        return integrate.quad(lambda t: abs(c * t - theta) * n * t ** (n - 1) / theta ** n, 0, theta,
+                              points=[min(theta, theta / c)])[0]
+    c = 2 ** (1 / (n + 1))
+    assert res.upper.name == "scaled-max" and res.upper.value == pytest.approx(risk(c), rel=1e-9)
+    assert risk(c) < min(risk(c * 1.01), risk(c / 1.01))
 
 
 # ---------------------------------------------------------------------- properties over parameters

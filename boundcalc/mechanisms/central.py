@@ -296,11 +296,11 @@ _OPENDP_NOISE = {("pure", "laplace"): _opendp_laplace, ("pure", "l2-laplace"): _
 class BernoulliMean(CentralMechanism):
     """The Bernoulli rate's estimators (docs/problems/bernoulli.md) on records in {0, 1}: ``kind`` ``sample-mean``
     (X̄), ``hodges-lehmann`` ((ΣX + √n/2)/(n + √n)), ``laplace`` (X̄ + Laplace(1/(nε)) clipped to [0, 1]: the mean
-    has sensitivity 1/n under replacing one record) or ``constant`` (1/2, uses no data). Records must be 0 or 1
+    has sensitivity 1/n under replacing one record), ``shrunk-laplace`` (1/2 + c(X̄ + Laplace - 1/2), clipped) or ``constant`` (1/2, uses no data). Records must be 0 or 1
     (anything else is refused: there is nothing to clamp a non-binary value to)."""
 
-    def __init__(self, *, kind: str, scale: float = 0.0, **kw):
-        self.kind_name, self.scale = kind, float(scale)
+    def __init__(self, *, kind: str, scale: float = 0.0, shrink: float = 1.0, **kw):
+        self.kind_name, self.scale, self.shrink = kind, float(scale), float(shrink)
         super().__init__(**kw)
 
     def statistic(self, records, rng=None) -> np.ndarray:
@@ -325,6 +325,10 @@ class BernoulliMean(CentralMechanism):
     def _laplace(self, xbar, rng, reps):
         return np.clip(xbar + rng.laplace(0.0, self.scale, size=(reps, 1)), 0.0, 1.0)
 
+    def _shrunk_laplace(self, xbar, rng, reps):
+        noisy = xbar + rng.laplace(0.0, self.scale, size=(reps, 1))
+        return np.clip(0.5 + self.shrink * (noisy - 0.5), 0.0, 1.0)
+
     def _constant(self, xbar, rng, reps):
         return np.full((reps, 1), 0.5)
 
@@ -337,7 +341,8 @@ class BernoulliMean(CentralMechanism):
 
 #: kind -> (method, noise, whether the output depends on the data)
 _BERNOULLI_KINDS = {"sample-mean": ("_sample_mean", None, True), "hodges-lehmann": ("_hodges_lehmann", None, True),
-                    "laplace": ("_laplace", "laplace", True), "constant": ("_constant", None, False)}
+                    "laplace": ("_laplace", "laplace", True), "shrunk-laplace": ("_shrunk_laplace", "laplace", True),
+                    "constant": ("_constant", None, False)}
 
 
 def exp_mech_level_check(privacy: str, eps_used: float, level: float, delta: float | None = None) -> dict:

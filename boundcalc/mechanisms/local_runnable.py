@@ -409,7 +409,7 @@ class ScalarRandomizer(LocalRandomizer):
         """levels-rr: the (2m+1)-RR matrix on the grid levels (Q[y, j]); the input's randomised rounding to a level
         happens before it, so the ratios of the whole channel are at most these. None for the others (continuous
         input or output; see :meth:`check_privacy`)."""
-        if self.family == "levels-rr":
+        if self.family == "levels-rr" and 2 * self.m + 1 <= CHANNEL_LIMIT:
             from .local_scalar import levels_rr_channel
 
             return levels_rr_channel(self.m, self.eps).T
@@ -417,7 +417,13 @@ class ScalarRandomizer(LocalRandomizer):
 
     def _privacy(self) -> dict:
         if self.family == "levels-rr":
-            return super()._privacy()
+            if 2 * self.m + 1 <= CHANNEL_LIMIT:
+                return super()._privacy()
+            # (2m+1)-RR per output class: an output level has weight e^ε (its own input) or 1 (any other) before
+            # the common normalisation, so the worst ratio is the diagonal over the off-diagonal weight
+            return _ratio_verdict(math.log1p(math.expm1(self.eps)) if self.eps < 700 else self.eps, self.eps,
+                                  "exact likelihood ratio of (2m+1)-ary randomized response per output class "
+                                  "(diagonal / off-diagonal weight)", outputs=2 * self.m + 1)
         if self.family == "laplace":
             b = self.parameters["scale"]
             return _ratio_verdict(2 * self.T / b, self.eps, "calibration: sensitivity 2T of the truncated value / "
@@ -627,8 +633,11 @@ def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
     kept_up = rng.binomial(ups, lam)
     jsum = (kept_lo * lo[None, :] + kept_up * np.minimum(lo + 1, m)[None, :]).sum(axis=1)
     n_unif = n - (kept_lo + kept_up).sum(axis=1)
-    unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
-    jsum = jsum + unif @ np.arange(-m, m + 1)
+    if 2 * m + 1 <= CHANNEL_LIMIT:
+        unif = rng.multinomial(n_unif, np.full(2 * m + 1, 1.0 / (2 * m + 1)))  # (reps, 2m+1)
+        jsum = jsum + unif @ np.arange(-m, m + 1)
+    else:  # many levels: the uniform levels drawn one by one (the same law)
+        jsum = jsum + np.array([rng.integers(-m, m + 1, size=int(u)).sum() for u in n_unif])
     return jsum * h / lam / n
 
 
@@ -1061,6 +1070,58 @@ class SparseBinaryRandomizer(LocalRandomizer):
                                "bits of the truncated vector (two of them differ in at most 2K bits)")
 
 
+class PatternRRRandomizer(LocalRandomizer):
+    """k-ary randomized response on the whole 0/1 pattern (:mod:`boundcalc.mechanisms.pattern_rr`): the record is
+    reported unchanged w.p. 1 - q_change, else a uniformly random other pattern of {0,1}^d;
+    θ̂ = (Ȳ - c)/a with the channel's a = p - q, c = q 2^{d-1}."""
+
+    problem = "sparse-bernoulli"
+    record_ndim = 1
+
+    def __init__(self, d: int, s: float, eps: float, **kw):
+        from . import pattern_rr as PR
+
+        self.d, self.s, self._PR = int(d), float(s), PR
+        self.q_change = PR.change_probability(float(eps), self.d)
+        self.a, self.c = PR.coefficients(self.q_change, self.d)
+        params = {"d": self.d, "s": self.s, "eps": float(eps), "q_change": self.q_change}
+        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+
+    def default_notes(self):
+        return (f"records: 0/1 vectors of length {self.d} (an array of shape (n, {self.d})); other values are refused",)
+
+    _records = SparseBinaryRandomizer._records
+
+    def privatize_all(self, records, rng=None):
+        return self._PR.privatize(self._records(records), self.q_change, as_rng(rng))
+
+    def estimate(self, reports):
+        z = _finite_records(reports, "reports")
+        if z.ndim != 2 or z.shape[1] != self.d or z.shape[0] == 0:
+            raise InputError("reports", f"must be an array (n, {self.d}) of reports, n >= 1", z.shape)
+        return (z.mean(axis=0) - self.c) / self.a
+
+    def simulate(self, distribution, n, rng, reps):
+        """``reps`` estimates (reps, d), every user simulated with the privatize code."""
+        m = self._PR.simulate_means(distribution, int(n), self.q_change, as_rng(rng), int(reps))
+        return (m - self.c) / self.a
+
+    def channel(self):
+        """Q[y, x] over the 2^d patterns (d <= 10): 1 - q_change on the diagonal, q_change/(2^d - 1) elsewhere."""
+        if self.d > 10:
+            return None
+        m = 2 ** self.d
+        Q = np.full((m, m), self.q_change / (m - 1))
+        np.fill_diagonal(Q, 1.0 - self.q_change)
+        return Q
+
+    def _privacy(self) -> dict:
+        if self.d <= 10:
+            return super()._privacy()
+        return _ratio_verdict(self._PR.log_ratio(self.q_change, self.d), self.eps,
+                              "exact likelihood ratio (1 - q_change)(2^d - 1)/q_change of the pattern channel")
+
+
 def _sparse(K_name: str | None):
     def build(c):
         if K_name is None:
@@ -1240,7 +1301,8 @@ def _block_oue(c):
 SPARSE_BERNOULLI = {"zero": lambda c: ZeroEstimator(c.d, c.eps, **c.common),
                     "coordinate-subsampling": _sparse(None), "truncated-rr": _sparse("K"),
                     "projected-truncated-rr": _sparse("K_prr"), "truncated-privunit": _sparse("K_pu"),
-                    "projected-privunit": _sparse("K_pu"), "block-oue": _block_oue}
+                    "projected-privunit": _sparse("K_pu"), "block-oue": _block_oue,
+                    "pattern-rr": lambda c: PatternRRRandomizer(c.d, float(c.v["s"]), c.eps, **c.common)}
 
 
 def sparse_bernoulli_mechanism(values: dict, upper, bound=None) -> LocalRandomizer:

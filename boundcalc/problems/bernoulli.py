@@ -110,6 +110,27 @@ def laplace() -> Bound:
                  extra={"mechanism": "laplace"})
 
 
+C_SHRINK = sp.Symbol("c_shrink", positive=True)  # θ̂ = clip(1/2 + c(X̄ + Z - 1/2), 0, 1)
+
+
+def shrunk_laplace() -> Bound:
+    """The Laplace mechanism's output shrunk toward 1/2 by a tuned factor c (c = 1: ``laplace``): at ε -> ∞ and
+    c = √n/(1+√n) it is the Hodges–Lehmann estimator, whose risk 1/(4(1+√n)²) is the non-private minimax risk."""
+    c, n = C_SHRINK, S.n
+    return Bound(side="upper", name="shrunk-laplace",
+                 label="Laplace mechanism on the mean, shrunk toward 1/2 by a factor c, clipped to [0, 1]",
+                 expr=S.Max(c ** 2 / (4 * n), (1 - c) ** 2 / 4) + 2 * c ** 2 / (n * S.eps) ** 2,
+                 source="Dwork, McSherry, Nissim & Smith (2006); shrinkage as in Hodges & Lehmann (1950); risk derived "
+                        "(docs/problems/bernoulli.md)",
+                 derivation="X̄ + Z, Z ~ Laplace(1/(nε)), is ε-DP (sensitivity 1/n); θ̂ = clip(1/2 + c(X̄ + Z - 1/2), 0, 1) "
+                            "is post-processing. θ̂ - θ before clipping is c(X̄ - θ) + cZ - (1-c)(θ - 1/2), so with "
+                            "u = (θ - 1/2)² ∈ [0, 1/4] and θ(1-θ) = 1/4 - u: E(θ̂ - θ)² <= c²/(4n) + u((1-c)² - c²/n) + "
+                            "2c²/(nε)², largest at u = 0 or u = 1/4: max{c²/(4n), (1-c)²/4} + 2c²/(nε)². Clipping to "
+                            "[0, 1] ∋ θ does not increase |θ̂ - θ|. c = 1 is the unshrunk Laplace bound.",
+                 free=(FreeParameter(c, lambda v: 0.0, lambda v: 1.0, log=False, doc="shrinkage factor c"),),
+                 optimum={c: sp.sqrt(n) / (1 + sp.sqrt(n))}, extra={"mechanism": "shrunk-laplace"})
+
+
 def constant() -> Bound:
     return Bound(side="upper", name="constant", label="constant estimate 1/2 (uses no data)", expr=sp.Rational(1, 4),
                  source="trivial", derivation="(1/2 - θ)² <= 1/4 for θ ∈ [0, 1].", extra={"no_data": True})
@@ -123,13 +144,13 @@ def _bounds_none() -> tuple:
 
 @lru_cache(maxsize=None)
 def _bounds_pure() -> tuple:
-    return (hodges_lehmann("lower"), *method_bounds(two_point_family("pure"), "pure"), laplace(), constant())
+    return (hodges_lehmann("lower"), *method_bounds(two_point_family("pure"), "pure"), laplace(), shrunk_laplace(), constant())
 
 
 # ------------------------------------------------------------------ simulation
 
 _KINDS = {"sample-mean": "sample-mean", "hodges-lehmann-estimator": "hodges-lehmann", "laplace": "laplace",
-          "constant": "constant"}
+          "shrunk-laplace": "shrunk-laplace", "constant": "constant"}
 
 
 def bernoulli_mechanism(values, upper, bound):
@@ -143,9 +164,13 @@ def bernoulli_mechanism(values, upper, bound):
         raise no_mechanism("bernoulli", values["privacy"], bound.label)
     n = int(values["n"])
     eps = float(values["eps"]) if values["privacy"] == "pure" else None
-    scale = 1.0 / (n * eps) if kind == "laplace" else 0.0
-    params = {"scale": scale} if kind == "laplace" else {}
-    return BernoulliMean(kind=kind, scale=scale, problem="bernoulli", privacy=values["privacy"], label=bound.label,
+    noisy = kind in ("laplace", "shrunk-laplace")
+    scale = 1.0 / (n * eps) if noisy else 0.0
+    params = {"scale": scale} if noisy else {}
+    shrink = float(dict(upper.free_parameters).get("c_shrink", 1.0))
+    if kind == "shrunk-laplace":
+        params["shrink_factor"] = shrink
+    return BernoulliMean(kind=kind, scale=scale, shrink=shrink, problem="bernoulli", privacy=values["privacy"], label=bound.label,
                          parameters=params, guarantee=Guarantee(values["privacy"], eps, None, CENTRAL_NEIGHBOURS),
                          certified_risk=upper.value, n=n, bound=bound.name,
                          notes=("records must be 0 or 1",), values=values)

@@ -81,9 +81,10 @@ DELTA_GAP = sp.Symbol("delta_gap", positive=True)  # probability gap of the Asso
 #: 10¹²r, around the optimum of order r(nε²)^(1/(2k)) (truncation_optimum)
 T_LOW_BOUNDED, T_LOW_MOMENT, T_HIGH_MOMENT = 1e-9, 1e-6, 1e12
 #: grid levels per side of quantised randomized response: m = 1 is the closed-form choice (best at large ε);
-#: more levels shrink the rounding term min{hr, h²/4} (h = T/m) but add (2m+1)-ary response noise, so the search
-#: stops at 64
-M_LEVELS_HIGH = 64
+#: more levels shrink the rounding term min{hr, h²/4} (h = T/m) but add (2m+1)-ary response noise (about
+#: (4/3) m T² e^{-ε}); at weak privacy (ε = 40) the optimum is near 10⁵·6 levels (the rounding term then vanishes
+#: and the bound reaches the sample mean's r²/n), so the search stops at 10⁶
+M_LEVELS_HIGH = 10 ** 6
 #: half-width η of the cos² prior, from 10⁻³ to 1: the closed-form choice min{1, (π²/(n tanh²(ε/2)))^(1/4)} is
 #: inside unless n tanh²(ε/2) > π²·10¹² (there the smallest η searched still gives a valid bound); the mixture
 #: bound's information term 1/(1-η²) needs η < 1 strictly

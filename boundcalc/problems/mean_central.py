@@ -187,21 +187,43 @@ def truncation_optimum(k: float, c):
 
 
 shrink = sp.Symbol("sigma_shrink", positive=True)  # shrinkage amount: θ̂ = (1 - σ)(projected mean + W)
+#: the largest σ searched: every σ ∈ [0, 1] is valid; σ = 1 (the zero estimator, reported as ``zero``) is left out
+#: so that the grid's last column is not a tie at r² for every T: near σ = 1 the bound is r² - 2(1-σ)r(r - B) + O((1-σ)²),
+#: and at small n the only gain over r² lies within 1 - σ < 0.01, which the search then reaches from that column
+SHRINK_HIGH = 1.0 - 1e-9
 
 
 @S.cached_expression
-def upper_expr(k: float, c):
-    """Risk bound of the shrunk projection estimator θ̂ = (1-σ)(mean of π_T(X_i) + W):
+def upper_expr(k: float, c, n=S.n):
+    """Risk bound of the shrunk projection estimator θ̂ = (1-σ)(mean of π_T(X_i) + W) on n points: the minimum of
 
-        ((1-σ) B_k(T) + σ r)² + (1-σ)² (min{r², T²}/n + c T²).
+        (i)  ((1-σ) B + σ r)² + (1-σ)² (V/n + c T²)                          and
+        (ii) max over t ∈ [0, (r - B)₊] of  (σt + B)² + (1-σ)² ((V - t²)/n + c T²),
 
-    Derivation: E θ̂ - θ = -(σθ + (1-σ) b) with b = θ - E π_T X, ||b|| <= B_k(T) (bias_bound_min) and
-    ||θ|| <= (E||X||^k)^{1/k} <= r; the variance is (1-σ)² (Var(π_T X)/n + E||W||²) and
-    Var(π_T X) <= E||π_T X||² <= min{T², E||X||²} <= min{T², r²}. σ = 0 is the unshrunk estimator,
-    σ = 1 the zero estimator (risk <= r²), so this is never worse than either.
+    B = B_k(T) (bias_bound_min), V = min{r², T²}; the maximum of the quadratic (ii) is in closed form
+    (:func:`_max_quadratic`).
+
+    Derivation: E θ̂ - θ = -(σθ + (1-σ) b) with b = θ - E π_T X, ||b|| <= B and ||θ|| <= (E||X||^k)^{1/k} <= r;
+    the variance is (1-σ)² (Var(π_T X)/n + E||W||²), Var(π_T X) = E||π_T X||² - ||E π_T X||² and
+    E||π_T X||² <= min{T², E||X||²} <= V. (i) drops ||E π_T X||². (ii) keeps it: with t' = ||θ||,
+    ||E π_T X|| >= (t' - B)₊, so the risk is at most g(t') = (σt' + (1-σ)B)² + (1-σ)²((V - (t'-B)₊²)/n + cT²);
+    g increases on [0, B], and on [B, r] the substitution t = t' - B gives (ii). The subtracted ||E π_T X||²/n
+    is what makes σ = 1/(1+√n) (the Hodges–Lehmann shrinkage) reach r²/(1+√n)² as B, c -> 0, the non-private
+    minimax risk, where (i) stays at r²/(n+1). σ = 0 is the unshrunk estimator, σ = 1 the zero estimator
+    (risk <= r²), so this is never worse than either.
     """
-    return (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
-            + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / S.n + c * S.T ** 2))
+    B, V, N = bias_bound_min(k), S.Min(S.r ** 2, S.T ** 2), c * S.T ** 2
+    first = ((1 - shrink) * B + shrink * S.r) ** 2 + (1 - shrink) ** 2 * (V / n + N)
+    lead = shrink ** 2 - (1 - shrink) ** 2 / n  # the t² coefficient of (ii)
+    second = _max_quadratic(lead, 2 * shrink * B, B ** 2 + (1 - shrink) ** 2 * (V / n + N), S.Max(0, S.r - B))
+    return S.Min(first, second)
+
+
+def _max_quadratic(a2, a1, a0, top):
+    """max over t ∈ [0, top] of a2 t² + a1 t + a0 with a1 >= 0, top >= 0: at t = top when a2 >= 0 (convex, and
+    q(top) >= q(0) as a1 >= 0), else at the vertex -a1/(2a2) >= 0 clipped to top."""
+    q = lambda t: a2 * t ** 2 + a1 * t + a0  # noqa: E731
+    return sp.Piecewise((q(top), a2 >= 0), (q(S.Min(top, -a1 / (2 * a2))), True))
 
 
 def _t_range(k):
@@ -239,8 +261,7 @@ def _subsample_tv_upper(k: float) -> Bound:
     """
     a_sub = SubsampleLevel(S.alpha, S.n, m_sub)  # min{1, αn/m}, the comparison made exactly
     c = S.d / (2 * m_sub ** 2 * sp.erfinv(a_sub) ** 2)
-    expr = (((1 - shrink) * bias_bound_min(k) + shrink * S.r) ** 2
-            + (1 - shrink) ** 2 * (S.Min(S.r ** 2, S.T ** 2) / m_sub + c * S.T ** 2))
+    expr = upper_expr(k, c, m_sub)
     lo, hi = _t_range(k)
     return Bound(
         side="upper", name="subsample-gauss-tv", label="random subsample of size m + projected mean + Gaussian noise (TV)", expr=expr,
@@ -248,10 +269,10 @@ def _subsample_tv_upper(k: float) -> Bound:
         derivation="Uniformly random m-subset S of the sample (m a free parameter); TV(M(D), M(D')) <= P(i ∈ S) α' = (m/n) α' "
         "<= α with α' = min{1, αn/m} (same S for both neighbours, convexity of TV). On the subsample, which is "
         "an i.i.d. sample of size m: (1-σ)(projected mean + W), W Gaussian with exact TV calibration at level α' "
-        "(σ_W = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m; α' = 1: no noise). MSE <= ((1-σ)B_k(T) + σr)² + "
-        "(1-σ)²(min{r², T²}/m + d σ_W²).",
+        "(σ_W = Δ₂/(2Φ^{-1}((1+α')/2)), Δ₂ = 2T/m; α' = 1: no noise). MSE: the shrunk projected-mean bound "
+        "(upper_expr) with n replaced by m and c T² = d σ_W².",
         free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
-              FreeParameter(shrink, lambda v: 0.0, lambda v: 1.0, log=False,
+              FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
                             doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)"),
               FreeParameter(m_sub, lambda v: 1, lambda v: v["n"], integer=True, doc="subsample size m")),
         extra={"noise": "gaussian", "scale": S.T / (sp.sqrt(2) * m_sub * sp.erfinv(a_sub)),
@@ -300,10 +321,11 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
             side="upper", name=name, label=title, expr=expr, source=SOURCE + "; docs/methods/central-mean.md (derived)",
             derivation="MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
             "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
-            "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= E||π_T X||² <= min{r², T²}, and "
+            "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= min{r², T²} - ||E π_T X||² and ||E π_T X|| >= (||θ|| - B_k(T))_+ "
+            "(the worst ||θ|| in closed form; upper_expr), and "
             + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
             free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
-                  FreeParameter(shrink, lambda v: 0.0, lambda v: 1.0, log=False,
+                  FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
                                 doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)")),
             conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
             extra={"noise": sampler, "scale": scale, "c": c}))

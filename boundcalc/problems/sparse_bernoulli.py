@@ -83,6 +83,7 @@ from ..core import symbolic as S
 from ..core.bounds import Bound, CheckSpec, Condition, FreeParameter, Problem, register_problem_class
 from ..core.errors import InputError
 from ..mechanisms import local_scalar as LS
+from ..mechanisms import pattern_rr as PR
 from ..mechanisms import sampling as SM
 from ..methods import fisher as F
 from ..methods import ldp
@@ -146,8 +147,9 @@ def _expressions(private: bool) -> dict:
         bias1 = sp.exp(ssp * S.expm1(lam) - lam * K) / (sp.E * lam)  # >= E(|X| - K)_+ = ‖bias‖₁
         out["truncated-rr"] = (d / (4 * sp.sinh(e / (4 * K)) ** 2) + ssp) / n + S.Min(bias1, ssp) ** 2
         out["bco-reduction"] = ssp * d / (n * S.Min(e ** 2, sp.exp(e), d))
+        out["pattern-rr"] = PR.risk_expr(n, e, d, ssp)
     else:
-        out["sample-mean"] = S.Min(ssp, d / 4) / n
+        out["sample-mean"] = PR.variance_bound(sp.Integer(1), sp.Integer(0), n, d, ssp)
     out["zero"] = ssp * S.Min(ssp, 1)
     return out
 
@@ -223,6 +225,19 @@ def _bounds(private: bool) -> tuple:
             "subset selection, invert θ_j = p_j/(p_0 + p_j); for s > 1 a sequential grouping step. Order only: "
             "the constants of the nonlinear plug-in were not certified.",
             certified=False, extra={"mechanism": "bco-reduction"}))
+        out.append(Bound(
+            side="upper", name="pattern-rr", label="k-ary randomized response on the whole pattern x ∈ {0,1}^d (2^d symbols)",
+            expr=X["pattern-rr"],
+            source="Warner (1965); k-RR as in Kairouz, Bonawitz & Ramage (2016) on the 2^d patterns (risk derived here, "
+            "boundcalc.mechanisms.pattern_rr)",
+            derivation="Report Y = x w.p. p = e^ε/(e^ε + 2^d - 1), else a uniformly random other pattern (each w.p. "
+            "q = 1/(e^ε + 2^d - 1)): every output has probability p or q, ratio <= e^ε. Each coordinate is 1 in 2^{d-1} "
+            "patterns, so E[Y_j] = c + aθ_j, a = p - q, c = q 2^{d-1}, and θ̂_j = (Ȳ_j - c)/a is unbiased with risk "
+            "Σ_j μ_j(1-μ_j)/(n a²), μ_j = c + aθ_j; h(x) = x(1-x) concave and increasing on [0, 1/2] and Σθ_j <= s give "
+            "Σ_j h(μ_j) <= d h(min{1/2, c + a s/d}). As ε → ∞ (a → 1, c → 0) it tends to the sample mean's bound.",
+            conditions=(Condition(f"d log 2 - epsilon <= {PR.LOG_U_MAX:g} (2^d e^(-ε) in float range)",
+                                  lambda v: v["d"] * math.log(2.0) - v["eps"] <= PR.LOG_U_MAX),),
+            extra={"mechanism": "pattern-rr"}))
         out.extend(_vector_upper_bounds())
         out.append(_block_fano())
         out.append(_shared_budget())
@@ -230,7 +245,9 @@ def _bounds(private: bool) -> tuple:
     else:
         out.append(Bound(side="upper", name="sample-mean", label="coordinate-wise sample means (no privacy)",
                          expr=X["sample-mean"], source="textbook",
-                         derivation="E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= min{s, d/4}/n.", extra={"mechanism": "sample-mean"}))
+                         derivation="E‖X̄-θ‖² = Σθ_j(1-θ_j)/n <= d h(min{1/2, s/d})/n = min{s(1-s/d), d/4}/n "
+                         "(h(x) = x(1-x) concave, increasing on [0, 1/2]; Jensen under Σθ_j <= s).",
+                         extra={"mechanism": "sample-mean"}))
     out += _hb_bounds(private)
     out.append(Bound(side="upper", name="zero", label="the estimator θ̂ = 0 (no data)", expr=X["zero"], source="trivial",
                      derivation="‖θ‖² <= Σθ_j max_j θ_j <= s min{s, 1} (θ_j <= 1, Σθ_j <= s).", extra={"mechanism": "zero", "no_data": True}))
@@ -511,7 +528,7 @@ def _errors_subsampling(t, theta):
 
 
 #: the simulated losses of the mechanism behind each upper bound (coordinate subsampling otherwise)
-ERRORS = {"zero": _errors_zero, "truncated-rr": _errors_truncated_rr}
+ERRORS = {"zero": _errors_zero, "truncated-rr": _errors_truncated_rr, "pattern-rr": _errors_truncated_rr}
 
 # --- simulation of the vector mechanisms (projected RR, truncated PrivUnit and its projection)
 #: per mechanism: the sampler of y (reps × d), the name of its truncation level, whether θ̂ = Π_C(y), and the

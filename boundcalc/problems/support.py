@@ -389,11 +389,30 @@ def subsample_scale(m, loss: str):
     return 2 ** (1 / (m + 1)) if loss == "abs" else (m + 2) / (m + 1)
 
 
+def best_multiple_risk(m, loss: str):
+    """The worst-case risk (θ = 2θ_0) of the best multiple c·M of the maximum M of m i.i.d. Unif[0, θ] draws
+    (c = subsample_scale(m, loss); M/θ ~ Beta(m, 1)): 2θ_0(2^{1/(m+1)} - 1) (absolute) or 4θ_0²/(m+1)² (squared)."""
+    return 2 * theta0 * S.expm1(sp.log(2) / (m + 1)) if loss == "abs" else 4 * theta0 ** 2 / (m + 1) ** 2
+
+
+def scaled_max_upper(loss: str) -> Bound:
+    """No privacy: the best multiple of the sample maximum (the m = n case of subsample-max-tv)."""
+    return Bound(
+        side="upper", name="scaled-max", label="best multiple of the sample maximum (no privacy)",
+        expr=best_multiple_risk(S.n, loss), source="Lehmann & Casella; derived in docs/problems/support.md",
+        derivation="M/θ ~ Beta(n, 1): " + ("E|cM - θ|/θ = cn/(n+1) - 1 + 2c^{-n}/(n+1), minimised at c = 2^{1/(n+1)} "
+                                          "with value 2^{1/(n+1)} - 1" if loss == "abs" else
+                                          "E(cM - θ)² = θ² - 2cθ E M + c² E M², minimised at c = (n+2)/(n+1) with "
+                                          "value θ²/(n+1)²")
+        + "; projection onto [θ_0, 2θ_0] only helps; worst θ = 2θ_0.",
+        extra={"mechanism": "scaled-max"})
+
+
 def subsample_max_tv(loss: str) -> Bound:
     """α-TV private rescaled maximum of a random subsample of ⌊αn⌋ entries (derivation in the module docstring
     and docs/problems/support.md)."""
     m0 = SubsampleSize(S.alpha, S.n)  # exact ⌊αn⌋ (m0/n <= α)
-    expr = (2 * theta0 * S.expm1(sp.log(2) / (m0 + 1)) if loss == "abs" else 4 * theta0 ** 2 / (m0 + 1) ** 2)
+    expr = best_multiple_risk(m0, loss)
     return Bound(
         side="upper", name="subsample-max-tv", label="rescaled maximum of a random subsample of size ⌊αn⌋ (TV)", expr=expr,
         source="derived: docs/problems/support.md (subsampling), docs/methods/central-mean.md (TV level of subsampling)",
@@ -453,13 +472,18 @@ def _mech_subsample(values, fp, n, t0, loss):
     return dict(kind="subsample-max", subsample=m, factor=f, parameters={"subsample": m, "factor": f})
 
 
+def _mech_scaled_max(values, fp, n, t0, loss):
+    f = subsample_scale(n, loss)
+    return dict(kind="subsample-max", subsample=n, factor=f, parameters={"subsample": n, "factor": f})
+
+
 def _mech_constant(values, fp, n, t0, loss):
     return dict(kind="constant", parameters={"value": 1.5 * t0})
 
 
 #: upper bound -> the arguments of its :class:`boundcalc.mechanisms.central.SupportEstimator`
 SUPPORT_MECHANISMS = {"max": _mech_max, "exp-mech": _mech_exp, "exp-mech-top": _mech_exp_top,
-                      "subsample-max-tv": _mech_subsample, "constant": _mech_constant}
+                      "subsample-max-tv": _mech_subsample, "constant": _mech_constant, "scaled-max": _mech_scaled_max}
 
 
 def support_mechanism(values, upper, bound):
@@ -570,7 +594,7 @@ def _built(build, loss: str) -> list:
 
 
 def _bounds_none(loss):
-    return [le_cam_lower(loss), max_upper(loss), constant_upper(loss)]
+    return [le_cam_lower(loss), max_upper(loss), scaled_max_upper(loss), constant_upper(loss)]
 
 
 def _bounds_pure(loss):
