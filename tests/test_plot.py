@@ -123,7 +123,11 @@ def test_fine_grid_band_is_certified_between_the_rate_points():
             closed = {b.name for b in entry.bounds(v) if b.side == "lower" and b.closed_form() is not None
                       and b.extra.get("curve") is not False}
             best_closed = max(b.value for b in res.lowers if b.name in closed and b.usable and b.certified)
-            assert up == pytest.approx(res.upper.value, rel=1e-6) and lo == pytest.approx(best_closed, rel=1e-6)
+            # the tuned upper also shrinks the estimate (sigma_shrink > 0, whose gain is of order 1/n relative: the
+            # shrunk bound keeps -||E pi_T X||^2 in the variance); the closed form is the unshrunk optimum, so the
+            # band's upper is above rate's by at most 0.2% at n >= 1000 (0.17% measured at n = 1000)
+            assert res.upper.value <= up <= res.upper.value * (1 + 2e-3)
+            assert lo == pytest.approx(best_closed, rel=1e-6)
             assert lo <= res.lower.value * (1 + 1e-12)
     # a problem whose closed-form lower bound is loose (point): the lower bound carried from the next rate point
     data = band("point", "pure", x="n", points=30, xmin=100, xmax=1e4)
