@@ -408,7 +408,8 @@ def test_privunit_upper_above_simulated_risk():
                     return x
                 return np.where(rng.random((m, 10)) < 0.9, 1.0, -1.0) / (math.sqrt(10) if ball == "l2" else 1.0)
             theta = np.zeros(10) if inst == "axes" else np.full(10, 0.8 / (math.sqrt(10) if ball == "l2" else 1.0))
-            est = LM._sim_dd("privunit", sampler, T, ball, 300, 3.0, 200, rng, 10)
+            shrink = 1.0 - b.free_parameters.get("sigma_shrink", 0.0)  # the bound's estimator: (1-σ)·mean
+            est = LM._sim_dd("privunit", sampler, T, ball, 300, 3.0, 200, rng, 10, shrink=shrink)
             err = np.sum((est - theta) ** 2, axis=1)
             assert err.mean() - 3 * err.std() / math.sqrt(len(err)) <= b.value, (ball, inst, err.mean(), b.value)
 

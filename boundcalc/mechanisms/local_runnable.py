@@ -350,13 +350,13 @@ class ScalarRandomizer(LocalRandomizer):
     """One truncated scalar: truncation at T then one-bit, Laplace(2T/ε) or quantised (2m+1)-RR
     (:mod:`boundcalc.mechanisms.local_scalar`). Records are real numbers; values outside [-T, T] are truncated
     to [-T, T] (that is the mechanism: the certified risk accounts for its bias). The estimate is the mean of the
-    unbiased reports."""
+    unbiased reports times the shrinkage factor ``shrink`` = 1 - σ (1: the plain mean; post-processing)."""
 
     problem = "mean"
 
-    def __init__(self, kind: str, T: float, eps: float, m: int = 1, **kw):
-        self.family, self.T, self.m = kind, float(T), int(m)
-        params = {"T": self.T, "eps": float(eps)}
+    def __init__(self, kind: str, T: float, eps: float, m: int = 1, shrink: float = 1.0, **kw):
+        self.family, self.T, self.m, self.shrink = kind, float(T), int(m), float(shrink)
+        params = {"T": self.T, "eps": float(eps), **({"shrink_factor": self.shrink} if self.shrink != 1.0 else {})}
         if kind == "laplace":
             params["scale"] = 2 * self.T / float(eps)
         if kind == "levels-rr":
@@ -389,7 +389,7 @@ class ScalarRandomizer(LocalRandomizer):
         z = _finite_records(reports, "reports")
         if z.ndim != 1 or z.size == 0:
             raise InputError("reports", "must be a one-dimensional array of at least one report", z.shape)
-        return float(z.mean())
+        return self.shrink * float(z.mean())
 
     def simulate(self, distribution, n, rng, reps):
         """``reps`` estimates from n users drawn from a discrete law ``distribution = (atoms, probs)``: the atom
@@ -403,7 +403,7 @@ class ScalarRandomizer(LocalRandomizer):
         atoms, probs = distribution
         counts = rng.multinomial(int(n), np.asarray(probs, float), size=int(reps))
         xt = np.clip(np.asarray(atoms, float), -self.T, self.T)
-        return SIM_1D[self.family](counts, xt, self.T, int(n), self.eps, int(reps), rng, m=self.m)
+        return self.shrink * SIM_1D[self.family](counts, xt, self.T, int(n), self.eps, int(reps), rng, m=self.m)
 
     def channel(self):
         """levels-rr: the (2m+1)-RR matrix on the grid levels (Q[y, j]); the input's randomised rounding to a level
@@ -450,14 +450,17 @@ class VectorRandomizer(LocalRandomizer):
     """A d-dimensional record projected onto the ℓ2 ball of radius T (``ball = "l2"``) or clipped to [-T, T]^d
     (``"linf"``), then released by ℓ2 sampling, ℓ∞ sampling, PrivUnit or a coordinate mechanism
     (:mod:`boundcalc.mechanisms.sampling`, :mod:`boundcalc.mechanisms.privunit`). Each report is an unbiased
-    view of the projected record; the estimate is their mean."""
+    view of the projected record; the estimate is their mean times the shrinkage factor ``shrink`` = 1 - σ
+    (1: the plain mean; post-processing)."""
 
     problem = "mean"
     record_ndim = 1
 
-    def __init__(self, kind: str, T: float, ball: str, d: int, eps: float, k: int = 1, **kw):
+    def __init__(self, kind: str, T: float, ball: str, d: int, eps: float, k: int = 1, shrink: float = 1.0, **kw):
         self.family, self.T, self.ball, self.d, self.k = kind, float(T), ball, int(d), int(k)
-        params = {"T": self.T, "eps": float(eps), "d": self.d, "ball": ball}
+        self.shrink = float(shrink)
+        params = {"T": self.T, "eps": float(eps), "d": self.d, "ball": ball,
+                  **({"shrink_factor": self.shrink} if self.shrink != 1.0 else {})}
         if kind == "coordinate-subsampling":
             params["k_sub"] = self.k
         if kind == "laplace-composition":
@@ -504,7 +507,7 @@ class VectorRandomizer(LocalRandomizer):
         z = _finite_records(reports, "reports")
         if z.ndim != 2 or z.shape[1] != self.d or z.shape[0] == 0:
             raise InputError("reports", f"must be an array (n, {self.d}) of reports, n >= 1", z.shape)
-        return z.mean(axis=0)
+        return self.shrink * z.mean(axis=0)
 
     def simulate(self, distribution, n, rng, reps):
         """``reps`` estimates (reps, d): ``distribution(m)`` draws m records (rows); each repetition runs
@@ -644,14 +647,19 @@ def _levels_1d(counts, xt, T, n, eps, reps, rng, m=1):
 SIM_1D = {"one-bit": _onebit_1d, "laplace": _laplace_1d, "levels-rr": _levels_1d}
 
 
+def _mean_shrink(c) -> float:
+    """The factor 1 - σ of the bound's tuned shrinkage (1 where the bound has none)."""
+    return 1.0 - float(c.free.get("sigma_shrink", 0.0))
+
+
 def _mean_vector(c):
     return VectorRandomizer(c.name, float(c.free.get("T", c.v["r"])), c.v["ball"], c.d, c.eps,
-                            k=int(c.free.get("k_sub", 1)), **c.common)
+                            k=int(c.free.get("k_sub", 1)), shrink=_mean_shrink(c), **c.common)
 
 
 def _mean_scalar(c):
     return ScalarRandomizer(c.name, float(c.free.get("T", c.v["r"])), c.eps, m=int(c.free.get("m_levels", 1)),
-                            **c.common)
+                            shrink=_mean_shrink(c), **c.common)
 
 
 #: local mean upper bound -> its randomizer, d = 1 and d > 1

@@ -62,7 +62,7 @@ from ..methods import ldp_mutual_info as MI
 from ..methods import van_trees as VT
 from . import per_user_reps
 from ..core.params import D, N, R, ParamSpec
-from .mean_central import K_PARAM, _knum, bias_bound, truncation_optimum
+from .mean_central import K_PARAM, SHRINK_HIGH, _knum, bias_bound, shrink, truncation_optimum, upper_expr
 
 SOURCE = ("Duchi, Jordan & Wainwright, Local Privacy and Statistical Minimax Rates (FOCS 2013, Prop 1); "
           "Minimax Optimal Procedures for Locally Private Estimation (JASA 2018)")
@@ -161,12 +161,30 @@ def _kstar():
     return S.Max(1, S.Min(S.d, sp.floor(S.eps / 2) + 1))
 
 
+#: the shrinkage amount σ of θ̂ = (1-σ)Z̄, tuned by the solver (σ = 0: the plain average of the views)
+SHRINK_PARAMETER = FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
+                                 doc="shrinkage amount σ: θ̂ = (1-σ)(average of the reports)")
+SHRUNK_DERIVATION = (
+    "θ̂ = (1-σ)Z̄ (σ tuned; σ = 0 is the plain average). Bias E θ̂ - θ = -(σθ + (1-σ)b), b = θ - E π_T X, "
+    "‖b‖ <= B_k(T) = min over k' in [2, k] of c_k' r^k'/T^(k'-1) (mean_central.bias_bound_min; k = ∞: (r-T)_+), "
+    "‖θ‖ <= r; Var(Z̄) = (E‖Z‖² - ‖E π_T X‖²)/n with ‖E π_T X‖ >= (‖θ‖ - B_k(T))_+ (unbiased views of the "
+    "projected data, independent users); the worst ‖θ‖ in closed form (mean_central.upper_expr). "
+    "With σ = 1/(1+√n) and no noise this is the Hodges–Lehmann risk r²/(1+√n)². ")
+
+
+def _shrinkable(d1: bool, ball: str) -> bool:
+    """The shrunk average applies where ‖θ‖ <= r bounds the mean (one dimension, the ℓ2 family); the ℓ∞ family's
+    mean can have ‖θ‖₂ up to √d r and keeps the plain average."""
+    return d1 or ball == "l2"
+
+
 def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
     out = []
     bias2 = bias_bound(k) ** 2 * (S.d if (ball == "linf" and not d1) else 1)
     lo, hi = _t_range(k)
+    shrunk = _shrinkable(d1, ball)
     for name, title, second, why in _mechanisms(d1, ball):
-        expr = bias2 + second / S.n
+        expr = upper_expr(k, None, S.n, second) if shrunk else bias2 + second / S.n
         dd = S.d if (ball == "linf" and not d1) else 1
 
         def t_opt(second=second, name=name, dd=dd):
@@ -175,14 +193,18 @@ def _upper_bounds(k: float, d1: bool, ball: str) -> list[Bound]:
 
         free = (FreeParameter(S.T, lo, hi, doc="truncation radius"),)
         opt = {S.T: t_opt}
+        if shrunk:
+            free += (SHRINK_PARAMETER,)
+            opt[shrink] = 0
         if SM.k_sub in expr.free_symbols:
             free += (FreeParameter(SM.k_sub, lambda v: 1, lambda v: v["d"], integer=True, doc="coordinates released"),)
             opt[SM.k_sub] = _kstar()
         out.append(Bound(
             side="upper", name=name, label=title, expr=expr, source=SOURCE + "; docs/problems/mean.md (derived)",
-            derivation="MSE = ‖bias‖² + Var(Z̄) <= ‖bias‖² + E‖Z‖²/n (unbiased views of the projected data, "
-            "independent users). Bias of the projection: E(‖X‖-T)_+ <= c_k r^k/T^{k-1} (mean_central.bias_constant; "
-            "k = ∞: (r-T)_+), per coordinate for ℓ∞. " + why,
+            derivation=(SHRUNK_DERIVATION if shrunk else
+                        "MSE = ‖bias‖² + Var(Z̄) <= ‖bias‖² + E‖Z‖²/n (unbiased views of the projected data, "
+                        "independent users). Bias of the projection: E(‖X‖-T)_+ <= c_k r^k/T^{k-1} "
+                        "(mean_central.bias_constant; k = ∞: (r-T)_+), per coordinate for ℓ∞. ") + why,
             free=free, optimum=opt, extra={"mechanism": name}))
     if d1:
         out.append(_levels_upper(k))
@@ -202,22 +224,22 @@ def _levels_upper(k: float) -> Bound:
     """Truncation at T + unbiased rounding to 2m+1 grid levels + (2m+1)-ary randomized response."""
     T, m = S.T, M_LEVELS
     second = LS.levels_second_moment(T, S.eps, m, S.r)
-    expr = bias_bound(k) ** 2 + second / S.n
+    expr = upper_expr(k, None, S.n, second)
     lo, hi = _t_range(k)
     # a valid closed-form choice: m = 1, T from the T² part of the second moment
     c1 = (3 / (S.expm1(S.eps) + 3)) * sp.Rational(2, 3) / LS.levels_keep_probability(S.eps, 1) ** 2 / S.n
     return Bound(
         side="upper", name="levels-rr", label="truncation at T + rounding to 2m+1 levels + (2m+1)-ary randomized response",
         expr=expr, source=SOURCE + "; docs/problems/mean.md (derived)",
-        derivation="MSE = bias² + Var(Ẑ̄) <= bias² + E Ẑ²/n. Bias of truncation: sup |E X - E[X]_T| = c_k r^k/T^{k-1} "
-        "(k = ∞: (r-T)_+). Y = unbiased rounding of [X]_T to the grid jT/m, |j| <= m: E Y² <= "
+        derivation=SHRUNK_DERIVATION + "Y = unbiased rounding of [X]_T to the grid jT/m, |j| <= m: E Y² <= "
         "min{min(r²,T²) + min(hr, h²/4), T min(r,T)}, h = T/m (chord bounds of the interpolated x²; "
         "Lyapunov, k >= 2). Z = (2m+1)-RR of Y (keep with probability λ = (e^ε-1)/(e^ε+2m), else a uniform "
         "level; ε-LDP), Ẑ = v(Z)/λ unbiased: E Ẑ² = E Y²/λ + (1-λ) T²(m+1)/(3mλ²). m = 1 at large ε: "
         "E Ẑ² ≈ T E|X| + (4/3) T² e^{-ε}, far below one-bit's T² coth²(ε/2) (see mechanisms.local_scalar).",
         free=(FreeParameter(T, lo, hi, doc="truncation radius"),
-              FreeParameter(m, lambda v: 1, lambda v: M_LEVELS_HIGH, integer=True, doc="grid levels per side")),
-        optimum={T: truncation_optimum(k, c1), m: 1}, extra={"mechanism": "levels-rr"})
+              FreeParameter(m, lambda v: 1, lambda v: M_LEVELS_HIGH, integer=True, doc="grid levels per side"),
+              SHRINK_PARAMETER),
+        optimum={T: truncation_optimum(k, c1), m: 1, shrink: 0}, extra={"mechanism": "levels-rr"})
 
 
 @S.cached_expression
@@ -484,7 +506,8 @@ def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng, **kw):
     :meth:`~boundcalc.mechanisms.local_runnable.ScalarRandomizer.simulate`)."""
     from ..mechanisms.local_runnable import ScalarRandomizer
 
-    runner = ScalarRandomizer(mech, T, eps, m=int(kw.get("m", 1)), problem="mean", label=mech, name=mech, n=n,
+    runner = ScalarRandomizer(mech, T, eps, m=int(kw.get("m", 1)), shrink=float(kw.get("shrink", 1.0)),
+                              problem="mean", label=mech, name=mech, n=n,
                               certified_risk=None, parameters={})
     return runner.simulate((atoms, probs), n, rng, reps)
 
@@ -494,7 +517,8 @@ def _sim_dd(mech, X_sampler, T, ball, n, eps, reps, rng, d, **kw):
     :meth:`~boundcalc.mechanisms.local_runnable.VectorRandomizer.simulate`: privatize and estimate per repetition)."""
     from ..mechanisms.local_runnable import VectorRandomizer
 
-    runner = VectorRandomizer(mech, T, ball, d, eps, k=int(kw.get("k", 1)), problem="mean", label=mech, name=mech,
+    runner = VectorRandomizer(mech, T, ball, d, eps, k=int(kw.get("k", 1)), shrink=float(kw.get("shrink", 1.0)),
+                              problem="mean", label=mech, name=mech,
                               n=n, certified_risk=None, parameters={})
     return runner.simulate(X_sampler, n, rng, reps)
 

@@ -194,7 +194,7 @@ SHRINK_HIGH = 1.0 - 1e-9
 
 
 @S.cached_expression
-def upper_expr(k: float, c, n=S.n):
+def upper_expr(k: float, c, n=S.n, second=None):
     """Risk bound of the shrunk projection estimator θ̂ = (1-σ)(mean of π_T(X_i) + W) on n points: the minimum of
 
         (i)  ((1-σ) B + σ r)² + (1-σ)² (V/n + c T²)                          and
@@ -211,12 +211,17 @@ def upper_expr(k: float, c, n=S.n):
     is what makes σ = 1/(1+√n) (the Hodges–Lehmann shrinkage) reach r²/(1+√n)² as B, c -> 0, the non-private
     minimax risk, where (i) stays at r²/(n+1). σ = 0 is the unshrunk estimator, σ = 1 the zero estimator
     (risk <= r²), so this is never worse than either.
+
+    ``second``: for an average of n independent unbiased views Z_i of π_T X_i (the local model), a bound M on
+    E||Z||²; then Var(Z̄) = (E||Z||² - ||E π_T X||²)/n <= (M - ||E π_T X||²)/n, and V/n + c T² is replaced by M/n
+    (``c`` is then unused) with the same two cases.
     """
-    B, V, N = bias_bound_min(k), S.Min(S.r ** 2, S.T ** 2), c * S.T ** 2
-    first = ((1 - shrink) * B + shrink * S.r) ** 2 + (1 - shrink) ** 2 * (V / n + N)
+    B = bias_bound_min(k)
+    total = second / n if second is not None else S.Min(S.r ** 2, S.T ** 2) / n + c * S.T ** 2
+    first = ((1 - shrink) * B + shrink * S.r) ** 2 + (1 - shrink) ** 2 * total
     lead = shrink ** 2 - (1 - shrink) ** 2 / n  # the t² coefficient of (ii)
-    second = _max_quadratic(lead, 2 * shrink * B, B ** 2 + (1 - shrink) ** 2 * (V / n + N), S.Max(0, S.r - B))
-    return S.Min(first, second)
+    ii = _max_quadratic(lead, 2 * shrink * B, B ** 2 + (1 - shrink) ** 2 * total, S.Max(0, S.r - B))
+    return S.Min(first, ii)
 
 
 def _max_quadratic(a2, a1, a0, top):
