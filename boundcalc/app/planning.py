@@ -41,17 +41,44 @@ lower (or upper) bounds are all order-only (constants unspecified: nothing can b
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 from collections import OrderedDict
 
-from . import api
-from . import catalog
+from . import result_cache
 from ..core.errors import InputError
 from ..core.params import ParamSpec
 from ..core.privacy import get_model
+from ..render import plan_result as _plan_result
+from ..render.numbers import finite_or_none
+from ..render.numbers import format_number as _fmt
 from ..render.plan_result import PlanResult, PlanRow  # re-exported (the Python contract)
-from ..render.result import best_bound, finite_or_none, notes_for_loss
-from ..render.result import format_number as _fmt
+
+#: the modules that compute (the API, the catalog of problems, the result records), bound by :func:`_load` on the
+#: first plan that is computed: a plan read whole from the result cache imports none of them, hence no sympy
+api = catalog = best_bound = notes_for_loss = None
+
+
+def _load() -> None:
+    """Import the computing modules (sympy, the registry, the solver come with them) and bind their names here."""
+    global api, catalog, best_bound, notes_for_loss
+    if api is None:
+        from . import api as _api
+        from . import catalog as _catalog
+        from ..render.result import best_bound as _best, notes_for_loss as _notes
+
+        catalog, best_bound, notes_for_loss = _catalog, _best, _notes
+        api = _api  # last: the test above sees the other names bound
+
+
+def _plan_mechanism(plan_res, row, reference=True):
+    """:meth:`PlanResult.mechanism` of a plan read from the result cache (then the API is not imported yet)."""
+    _load()
+    return api._plan_mechanism(plan_res, row, reference=reference)
+
+
+if _plan_result._MECHANISM_FACTORY is None:  # the API installs its own (the same function) when imported
+    _plan_result.set_mechanism_factory(_plan_mechanism)
 
 SOLVE = ("n", "eps", "target")
 #: relative width of the final bracket when solving for the (continuous) privacy level
@@ -73,8 +100,10 @@ _MEMO: OrderedDict = OrderedDict()
 
 
 def clear_memo() -> None:
-    """Forget the evaluations kept for planning in this process."""
+    """Forget the evaluations kept for planning in this process, and the whole results kept in it
+    (:func:`boundcalc.app.result_cache.clear`), so that the next plan is computed afresh."""
     _MEMO.clear()
+    result_cache.clear()
 
 
 def _memo_for(entry, var, values) -> dict:
@@ -108,6 +137,7 @@ class _Evaluator:
     """
 
     def __init__(self, problem, privacy, fixed: dict, var: str | None):
+        _load()
         self.problem, self.privacy, self.fixed, self.var = problem, privacy, dict(fixed), var
         entry, values = api.resolve(problem, privacy, dict(fixed))  # validates the fixed parameters
         self.entry = entry
@@ -649,7 +679,27 @@ def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResu
     are then lists, one per target (in the order given). Other parameters are the problem's.
 
     Returns a :class:`PlanResult` (``.n_necessary``, ``.n_sufficient``, ``.to_dict()``, ``.to_text()``).
+
+    A plan is a pure function of the request and of the code, like a ``rate`` result: it is kept whole by
+    :mod:`boundcalc.app.result_cache` (keyed by the request as given, in files named by the code's fingerprint),
+    so the same question asked again is read, not planned (docs/engineering/speed.md).
     """
+    request = result_cache.request_key("plan", problem, privacy,
+                                       dict(params, **{"(target)": target, "(solve)": solve}))
+    if request is not None:
+        kept = result_cache.load(request, PlanResult)
+        if kept is not None:
+            return copy.deepcopy(kept)
+    result = _plan(problem, privacy, target, solve, params)
+    if request is not None:
+        result_cache.save(request, result)
+        return copy.deepcopy(result)
+    return result
+
+
+def _plan(problem, privacy, target, solve, params) -> PlanResult:
+    """:func:`plan`, computed."""
+    _load()
     params = {k: v for k, v in params.items() if v is not None}
     solve = "n" if solve is None else str(solve).strip().lower()
     if solve in ("alpha", "level"):
