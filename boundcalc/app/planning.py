@@ -104,6 +104,8 @@ def clear_memo() -> None:
     (:func:`boundcalc.app.result_cache.clear`), so that the next plan is computed afresh."""
     _MEMO.clear()
     result_cache.clear()
+    if _ENDS is not None:
+        _ENDS.clear()
 
 
 def _memo_for(entry, var, values) -> dict:
@@ -266,6 +268,12 @@ class _Evaluator:
         key = (side, x)
         if key in self.cache:
             return self.cache[key]
+        disk = self._end_key(side, x)
+        if disk is not None:
+            found, best = _read_end(disk)
+            if found:
+                self.cache[key] = best
+                return best
         ev = self._evaluated(side, x)
         best = None
         if ev is not None:
@@ -276,7 +284,23 @@ class _Evaluator:
                 self._unskip(side, x)
                 best = self._certified_best(side, self.fcache[key])
         self.cache[key] = best
+        if disk is not None:
+            _keep_end(disk, best)
         return best
+
+    def _end_key(self, side, x):
+        """The disk key of the certified best at an end of the searched range (:meth:`set_ends`), else None."""
+        if x not in self.once.get("ends", ()) or self.once.get("question") is None:
+            return None
+        return repr((self.once["question"], side, type(x).__name__, x))
+
+    def set_ends(self, *xs) -> None:
+        """The ends of the range searched (the smallest and largest n, or level): every plan of the question, whatever
+        its target, asks for the certified best there, so those values are kept on disk (:func:`_keep_end`)."""
+        self.once.setdefault("ends", set()).update(xs)
+        if "question" not in self.once:
+            fixed = api._memo_key({k: v for k, v in self.values.items() if k != self.var})
+            self.once["question"] = None if fixed is None else (self.var, fixed)
 
     def _certified_best(self, side, ev):
         best = None
@@ -317,6 +341,57 @@ class _Evaluator:
         if v is None:
             return side == "lower"
         return v <= target
+
+
+#: the certified best values at the ends of the searched range, kept on disk by question, side and point
+#: (:meth:`_Evaluator.set_ends`): a plan at a new target reads them instead of certifying them again
+_ENDS = None
+
+
+def _ends_store():
+    global _ENDS
+    if _ENDS is None:
+        from ..cache.diskcache import JsonStore
+
+        _ENDS = JsonStore("boundcalc.plan_ends", sharded=True)
+    return _ENDS
+
+
+def _read_end(key):
+    """(True, the certified best BoundValue or None) kept for ``key``, or (False, None) if none reads back."""
+    text = _ends_store().get(key)
+    if type(text) is not str:
+        return False, None
+    import json
+
+    from ..cache import exprcodec
+    from ..render.result import BoundValue
+
+    try:
+        value = exprcodec.decode(json.loads(text))
+    except Exception:  # noqa: BLE001 - an entry that does not read back is computed again
+        return False, None
+    if value is not None and type(value) is not BoundValue:
+        return False, None
+    return True, value
+
+
+def _keep_end(key, value) -> None:
+    """Keep a certified best value (a BoundValue, or None: no certified bound there) if it reads back identical."""
+    import json
+
+    from ..cache import exprcodec
+
+    try:
+        data = exprcodec.encode(value, keep=True)
+    except exprcodec.Unencodable:
+        return
+    if exprcodec.roundtrips(value, data):
+        try:
+            text = json.dumps(data, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return
+        _ends_store().put(key, text)
 
 
 def _value_test(b):
@@ -895,6 +970,7 @@ def _find_n_range(ev):
 
 def _plan_n(ev: _Evaluator, targets):
     n_lo, n_hi = _n_range(ev)
+    ev.set_ends(n_lo, n_hi)
     out = [None] * len(targets)
     for i in range(len(targets)):  # each target on its own: its answer does not depend on the others
         t = targets[i]
@@ -974,6 +1050,7 @@ def _level_range(model):
 
 def _plan_eps(ev: _Evaluator, targets, model):
     e_lo, e_hi = _level_range(model)
+    ev.set_ends(e_lo, e_hi)
     sym = "ε" if model.level_name == "eps" else "α"
     out = []
     for t in targets:
