@@ -128,5 +128,10 @@ def test_the_ends_of_the_range_are_read_at_a_new_target(tmp_path, monkeypatch):
     read = bc.plan("mean", "pure", k=4, target=0.0117)
     assert 1 not in certified and 10 ** 18 not in certified and certified  # the ends read, the answer's points not
     assert exprcodec.identical(read, fresh) and _formats(read) == _formats(fresh)
+    from boundcalc.render import plan_result
+
+    monkeypatch.setattr(plan_result, "_MECHANISM_FACTORY", planning._plan_mechanism)  # as before the API is imported
+    mech, ref = read.mechanism(), fresh.mechanism()
+    assert type(mech) is type(ref) and repr(mech) == repr(ref)
     monkeypatch.setattr(planning, "_ENDS", None)
     monkeypatch.setattr(result_cache, "_STORE", None)
