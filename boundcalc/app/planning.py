@@ -41,17 +41,44 @@ lower (or upper) bounds are all order-only (constants unspecified: nothing can b
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 from collections import OrderedDict
 
-from . import api
-from . import catalog
+from . import result_cache
 from ..core.errors import InputError
 from ..core.params import ParamSpec
 from ..core.privacy import get_model
+from ..render import plan_result as _plan_result
+from ..render.numbers import finite_or_none
+from ..render.numbers import format_number as _fmt
 from ..render.plan_result import PlanResult, PlanRow  # re-exported (the Python contract)
-from ..render.result import best_bound, finite_or_none, notes_for_loss
-from ..render.result import format_number as _fmt
+
+#: the modules that compute (the API, the catalog of problems, the result records), bound by :func:`_load` on the
+#: first plan that is computed: a plan read whole from the result cache imports none of them, hence no sympy
+api = catalog = best_bound = notes_for_loss = None
+
+
+def _load() -> None:
+    """Import the computing modules (sympy, the registry, the solver come with them) and bind their names here."""
+    global api, catalog, best_bound, notes_for_loss
+    if api is None:
+        from . import api as _api
+        from . import catalog as _catalog
+        from ..render.result import best_bound as _best, notes_for_loss as _notes
+
+        catalog, best_bound, notes_for_loss = _catalog, _best, _notes
+        api = _api  # last: the test above sees the other names bound
+
+
+def _plan_mechanism(plan_res, row, reference=True):
+    """:meth:`PlanResult.mechanism` of a plan read from the result cache (then the API is not imported yet)."""
+    _load()
+    return api._plan_mechanism(plan_res, row, reference=reference)
+
+
+if _plan_result._MECHANISM_FACTORY is None:  # the API installs its own (the same function) when imported
+    _plan_result.set_mechanism_factory(_plan_mechanism)
 
 SOLVE = ("n", "eps", "target")
 #: relative width of the final bracket when solving for the (continuous) privacy level
@@ -73,8 +100,12 @@ _MEMO: OrderedDict = OrderedDict()
 
 
 def clear_memo() -> None:
-    """Forget the evaluations kept for planning in this process."""
+    """Forget the evaluations kept for planning in this process, and the whole results kept in it
+    (:func:`boundcalc.app.result_cache.clear`), so that the next plan is computed afresh."""
     _MEMO.clear()
+    result_cache.clear()
+    if _ENDS is not None:
+        _ENDS.clear()
 
 
 def _memo_for(entry, var, values) -> dict:
@@ -108,6 +139,7 @@ class _Evaluator:
     """
 
     def __init__(self, problem, privacy, fixed: dict, var: str | None):
+        _load()
         self.problem, self.privacy, self.fixed, self.var = problem, privacy, dict(fixed), var
         entry, values = api.resolve(problem, privacy, dict(fixed))  # validates the fixed parameters
         self.entry = entry
@@ -236,6 +268,12 @@ class _Evaluator:
         key = (side, x)
         if key in self.cache:
             return self.cache[key]
+        disk = self._end_key(side, x)
+        if disk is not None:
+            found, best = _read_end(disk)
+            if found:
+                self.cache[key] = best
+                return best
         ev = self._evaluated(side, x)
         best = None
         if ev is not None:
@@ -246,7 +284,23 @@ class _Evaluator:
                 self._unskip(side, x)
                 best = self._certified_best(side, self.fcache[key])
         self.cache[key] = best
+        if disk is not None:
+            _keep_end(disk, best)
         return best
+
+    def _end_key(self, side, x):
+        """The disk key of the certified best at an end of the searched range (:meth:`set_ends`), else None."""
+        if x not in self.once.get("ends", ()) or self.once.get("question") is None:
+            return None
+        return repr((self.once["question"], side, type(x).__name__, x))
+
+    def set_ends(self, *xs) -> None:
+        """The ends of the range searched (the smallest and largest n, or level): every plan of the question, whatever
+        its target, asks for the certified best there, so those values are kept on disk (:func:`_keep_end`)."""
+        self.once.setdefault("ends", set()).update(xs)
+        if "question" not in self.once:
+            fixed = api._memo_key({k: v for k, v in self.values.items() if k != self.var})
+            self.once["question"] = None if fixed is None else (self.var, fixed)
 
     def _certified_best(self, side, ev):
         best = None
@@ -287,6 +341,57 @@ class _Evaluator:
         if v is None:
             return side == "lower"
         return v <= target
+
+
+#: the certified best values at the ends of the searched range, kept on disk by question, side and point
+#: (:meth:`_Evaluator.set_ends`): a plan at a new target reads them instead of certifying them again
+_ENDS = None
+
+
+def _ends_store():
+    global _ENDS
+    if _ENDS is None:
+        from ..cache.diskcache import JsonStore
+
+        _ENDS = JsonStore("boundcalc.plan_ends", sharded=True)
+    return _ENDS
+
+
+def _read_end(key):
+    """(True, the certified best BoundValue or None) kept for ``key``, or (False, None) if none reads back."""
+    text = _ends_store().get(key)
+    if type(text) is not str:
+        return False, None
+    import json
+
+    from ..cache import exprcodec
+    from ..render.result import BoundValue
+
+    try:
+        value = exprcodec.decode(json.loads(text))
+    except Exception:  # noqa: BLE001 - an entry that does not read back is computed again
+        return False, None
+    if value is not None and type(value) is not BoundValue:
+        return False, None
+    return True, value
+
+
+def _keep_end(key, value) -> None:
+    """Keep a certified best value (a BoundValue, or None: no certified bound there) if it reads back identical."""
+    import json
+
+    from ..cache import exprcodec
+
+    try:
+        data = exprcodec.encode(value, keep=True)
+    except exprcodec.Unencodable:
+        return
+    if exprcodec.roundtrips(value, data):
+        try:
+            text = json.dumps(data, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return
+        _ends_store().put(key, text)
 
 
 def _value_test(b):
@@ -649,7 +754,27 @@ def plan(problem, privacy="pure", target=None, solve=None, **params) -> PlanResu
     are then lists, one per target (in the order given). Other parameters are the problem's.
 
     Returns a :class:`PlanResult` (``.n_necessary``, ``.n_sufficient``, ``.to_dict()``, ``.to_text()``).
+
+    A plan is a pure function of the request and of the code, like a ``rate`` result: it is kept whole by
+    :mod:`boundcalc.app.result_cache` (keyed by the request as given, in files named by the code's fingerprint),
+    so the same question asked again is read, not planned (docs/engineering/speed.md).
     """
+    request = result_cache.request_key("plan", problem, privacy,
+                                       dict(params, **{"(target)": target, "(solve)": solve}))
+    if request is not None:
+        kept = result_cache.load(request, PlanResult)
+        if kept is not None:
+            return copy.deepcopy(kept)
+    result = _plan(problem, privacy, target, solve, params)
+    if request is not None:
+        result_cache.save(request, result)
+        return copy.deepcopy(result)
+    return result
+
+
+def _plan(problem, privacy, target, solve, params) -> PlanResult:
+    """:func:`plan`, computed."""
+    _load()
     params = {k: v for k, v in params.items() if v is not None}
     solve = "n" if solve is None else str(solve).strip().lower()
     if solve in ("alpha", "level"):
@@ -845,6 +970,7 @@ def _find_n_range(ev):
 
 def _plan_n(ev: _Evaluator, targets):
     n_lo, n_hi = _n_range(ev)
+    ev.set_ends(n_lo, n_hi)
     out = [None] * len(targets)
     for i in range(len(targets)):  # each target on its own: its answer does not depend on the others
         t = targets[i]
@@ -924,6 +1050,7 @@ def _level_range(model):
 
 def _plan_eps(ev: _Evaluator, targets, model):
     e_lo, e_hi = _level_range(model)
+    ev.set_ends(e_lo, e_hi)
     sym = "ε" if model.level_name == "eps" else "α"
     out = []
     for t in targets:

@@ -1,4 +1,5 @@
-"""Whole :func:`boundcalc.rate` results, kept by request: a repeated request is read, not recomputed.
+"""Whole :func:`boundcalc.rate` and :func:`boundcalc.plan` results, kept by request: a repeated request is read,
+not recomputed.
 
 A ``rate`` result is a pure function of the request (problem, privacy model, the parameters exactly as given)
 and of the code that computes it: boundcalc's source, Python, numpy, scipy, sympy and mpmath. The store is a
@@ -56,8 +57,10 @@ def _store():
     return _STORE
 
 
-def load(key: str):
-    """The result kept for ``key`` (in this process, else on disk), or None."""
+def load(key: str, kind=None):
+    """The result kept for ``key`` (in this process, else on disk), or None. ``kind``: the class the result must be
+    (default :class:`~boundcalc.render.result.RateResult`; :func:`boundcalc.app.planning.plan` asks for a
+    :class:`~boundcalc.render.plan_result.PlanResult`, whose reading imports no sympy: it holds numbers and text)."""
     hit = _MEMORY.get(key)
     if hit is not None:
         _MEMORY.move_to_end(key)
@@ -68,13 +71,14 @@ def load(key: str):
     import json
 
     from ..cache import exprcodec
-    from ..render.result import RateResult
 
+    if kind is None:
+        from ..render.result import RateResult as kind
     try:
         result = exprcodec.decode(json.loads(stored))
     except Exception:  # noqa: BLE001 - an entry that does not read back is recomputed
         return None
-    if not isinstance(result, RateResult):
+    if not isinstance(result, kind):
         return None
     _remember(key, result)
     return result

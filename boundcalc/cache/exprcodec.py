@@ -32,7 +32,9 @@ import importlib
 import sys
 from collections import OrderedDict
 
-import sympy as sp
+#: sympy, imported on first need (:func:`_sympy`): a value without sympy objects (a plan, which holds only numbers
+#: and text) is written and read back without importing sympy
+sp = None
 
 
 class Unencodable(TypeError):
@@ -43,12 +45,29 @@ _SINGLETON_NAMES = ("Pi", "Exp1", "EulerGamma", "Catalan", "GoldenRatio", "Tribo
                     "NegativeInfinity", "NaN", "ComplexInfinity", "ImaginaryUnit", "true", "false", "EmptySet",
                     "Reals", "Integers", "Naturals", "UniversalSet")
 _SINGLETONS = {}
-for _name in _SINGLETON_NAMES:
-    try:
-        _SINGLETONS[type(getattr(sp.S, _name)).__name__] = getattr(sp.S, _name)
-    except AttributeError:  # pragma: no cover - an older sympy without the constant
-        pass
-_SINGLETON_TYPES = {type(v): k for k, v in _SINGLETONS.items()}
+_SINGLETON_TYPES = {}
+
+
+def _sympy():
+    """sympy (imported, and the table of its named singletons filled, on first call)."""
+    global sp
+    if sp is None:
+        import sympy
+
+        for name in _SINGLETON_NAMES:
+            try:
+                _SINGLETONS[type(getattr(sympy.S, name)).__name__] = getattr(sympy.S, name)
+            except AttributeError:  # pragma: no cover - an older sympy without the constant
+                pass
+        _SINGLETON_TYPES.update({type(v): k for k, v in _SINGLETONS.items()})
+        sp = sympy
+    return sp
+
+
+def _is_basic(obj) -> bool:
+    """Whether ``obj`` is a sympy object; never true while sympy is not imported (then nothing can be one), so the
+    test imports nothing."""
+    return "sympy" in sys.modules and isinstance(obj, _sympy().Basic)
 
 #: modules whose classes may appear in a stored expression
 _ALLOWED_MODULE_PREFIXES = ("sympy.", "boundcalc.")
@@ -80,7 +99,7 @@ def encode(obj, keep: bool = False):
     if _is_record(obj):
         return ["R", f"{type(obj).__module__}:{type(obj).__qualname__}",
                 [[f.name, encode(getattr(obj, f.name), keep)] for f in _record_fields(type(obj))]]
-    if not isinstance(obj, sp.Basic):
+    if not _is_basic(obj):
         raise Unencodable(type(obj).__name__)
     if not keep or not obj.args:
         return _encode_tree(obj)
@@ -138,7 +157,7 @@ def _encode_tree(obj):
 
 def _encode_arg(a):
     """An argument of a sympy node: sympy objects node by node (not kept one by one), other values by :func:`encode`."""
-    return _encode_tree(a) if isinstance(a, sp.Basic) else encode(a)
+    return _encode_tree(a) if _is_basic(a) else encode(a)
 
 
 def _record_fields(cls):
@@ -181,7 +200,11 @@ def _resolve_record(module: str, qualname: str):
 
 
 def _resolve(module: str, qualname: str):
-    return _lookup(module, qualname, _ALLOWED_MODULE_PREFIXES, lambda cls: issubclass(cls, sp.Basic))
+    return _lookup(module, qualname, _ALLOWED_MODULE_PREFIXES, lambda cls: issubclass(cls, _sympy().Basic))
+
+
+#: the tags of sympy nodes (reading one imports sympy)
+_SYMPY_TAGS = frozenset("ASIQFC")
 
 
 def decode(data):
@@ -190,6 +213,8 @@ def decode(data):
     if kept is not None and kept[0] is data:
         return kept[1]
     tag = data[0]
+    if tag in _SYMPY_TAGS:
+        _sympy()
     if tag == "A":
         module, qualname = data[1].split(":")
         cls = _resolve(module, qualname)
@@ -236,7 +261,7 @@ def identical(a, b) -> bool:
     ``==``, which for example equates a Float and the Integer of the same value in some versions)."""
     if type(a) is not type(b):
         return False
-    if a is b and isinstance(a, sp.Basic):  # one immutable object: the same tree
+    if a is b and _is_basic(a):  # one immutable object: the same tree
         return True
     if isinstance(a, float):
         return a.hex() == b.hex()
@@ -248,7 +273,7 @@ def identical(a, b) -> bool:
         return a == b
     if _is_record(a):
         return all(identical(getattr(a, f.name), getattr(b, f.name)) for f in _record_fields(type(a)))
-    if not isinstance(a, sp.Basic):
+    if not _is_basic(a):
         return a == b
     if a.is_Float:
         return a._mpf_ == b._mpf_ and a._prec == b._prec

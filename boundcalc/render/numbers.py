@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from ..core import symbolic
 from ..core.params import _fmt as _exact  # the form of the parameter ranges in help and error messages
 
 
@@ -35,6 +34,8 @@ def same_expression(a, b) -> bool:
     """Whether ``b`` equals ``a`` (None: nothing to compare with, so yes), exactly or after simplification."""
     if a is None:
         return True
+    from ..core import symbolic  # sympy: only where expressions are compared (plans print none)
+
     try:
         return a == b or symbolic.simplify(a - b) == 0  # memoised on disk (boundcalc.core.symbolic)
     except Exception:  # sympy may fail to simplify exotic functions: treat them as different

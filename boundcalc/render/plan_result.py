@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .notebook import plan_html, plan_latex
 from .numbers import finite_or_none, format_param
 from .numbers import format_number as _fmt
 
@@ -156,9 +155,13 @@ class PlanResult:
         return out
 
     def _repr_html_(self) -> str:
+        from .notebook import plan_html  # imports sympy (the rate displays): not needed for text and JSON
+
         return plan_html(self)
 
     def _repr_latex_(self) -> str:
+        from .notebook import plan_latex
+
         return plan_latex(self)
 
     def to_text(self) -> str:
