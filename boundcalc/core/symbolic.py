@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import sympy as sp
+
+from .memo import BoundedMemo
 from sympy.codegen.cfunctions import expm1, log1p  # noqa: F401  (re-exported: stable small-x forms)
 
 # problem / privacy parameters
@@ -627,6 +629,19 @@ NUMPY_IMPL = {
 
 
 def _mp_binom_sf(m, nn, pp):
+    """P(Bin(nn, pp) > m) at mpmath's working precision. The values are kept (:data:`_MP_BINOM_SF_MEMO`, by the
+    precision and the exact arguments): the threshold coupling asks for the same tails at every free parameter
+    and bound that shares its (n, p), and a tail at n = 1e18 costs a tenth of a second."""
+    import mpmath
+
+    key = (mpmath.mp.prec, m, nn, pp)  # the value depends only on these numbers (equal numbers hash equal)
+    hit = _MP_BINOM_SF_MEMO.recall(key)
+    if hit is None:
+        hit = _MP_BINOM_SF_MEMO.keep(key, _mp_binom_sf_uncached(m, nn, pp))
+    return hit
+
+
+def _mp_binom_sf_uncached(m, nn, pp):
     import mpmath
 
     m = mpmath.floor(m)
@@ -650,7 +665,67 @@ def _mp_binom_sf(m, nn, pp):
 
 
 def _positive_beta_series(a, b, x):
-    """I_x(a, b) by its series with positive terms (no cancellation), in mpmath working precision."""
+    """I_x(a, b) by its series with positive terms (no cancellation), to mpmath's working precision.
+
+    I_x(a, b) = x^a (1-x)^b / (a B(a, b)) 2F1(a+b, 1; a+1; x), and the 2F1 series sum_k t_k has t_0 = 1 and
+    t_{k+1} = t_k r_k, r_k = (a+b+k) x / (a+1+k). a, b and x are mpmath numbers, so exact binary fractions:
+    with a = A/2^s, b = B/2^s, x = X/2^t (integers), r_k = (A+B+k 2^s) X / ((A+2^s+k 2^s) 2^t) exactly. The sum
+    is taken in fixed point with integers: T_0 = 2^P and T_{k+1} = floor(T_k r_k), so 0 <= t_k 2^P - T_k <= k
+    (each step loses less than 1 and r_k < 1 does not enlarge the error before it). Summation stops at the first
+    checked K with T_K r/(1-r) <= 2^-(prec+8) sum_{k<K} T_k, r the largest ratio still to come (r_K if b >= 1,
+    where r_k decreases; x if b < 1, where r_k < x), which bounds the neglected terms. With P = prec + 48 the
+    floors lose at most K^2/2 <= 2^37 units of 2^-P (K <= 400000), 2^-(prec+11) of the sum (at least 1), so the
+    sum is within 2^-(prec+7) of exact; the prefactor is evaluated with 64 bits more than the working precision
+    (its logarithms cancel to about log2|a log x| bits). The value is rounded once to the working precision.
+    30-40 times faster than summing in mpmath numbers (0.1 s instead of 4 s for a tail near the mode of
+    Bin(10^18, 6.7e-10) at 60 digits), and right to the working precision where that sum lost ~10 digits to the
+    prefactor's cancellation (tests/test_beta_series_fixed_point.py)."""
+    import mpmath
+
+    prec = mpmath.mp.prec
+    a, b, x = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v) for v in (a, b, x))
+    if x == 0:
+        return mpmath.mpf(0)
+    if not (a > 0 and b > 0 and 0 < x < 1):
+        return _positive_beta_series_mp(a, b, x)
+    am, ae = a.man_exp
+    bm, be = b.man_exp
+    xm, xe = x.man_exp  # x < 1: xe < 0
+    s = max(0, -ae, -be)
+    A, B, U = am << (ae + s), bm << (be + s), 1 << s
+    X, t = xm, -xe
+    P = prec + 48
+    big = prec + 8
+    num = (A + B) * X  # (a+b+k) x 2^(s+t)
+    dnum = U * X
+    den = A + U  # (a+1+k) 2^s
+    tail_x = b < 1  # then every later ratio is below x
+    if not (tail_x or num < den << t):  # r_0 >= 1: the error bound above needs r_k < 1
+        return _positive_beta_series_mp(a, b, x)
+    T, S, k = 1 << P, 0, 0
+    while True:
+        for _ in range(32):
+            S += T
+            T = ((T * num) >> t) // den
+            num += dnum
+            den += U
+        k += 32
+        if (T << big) <= S:
+            # the ratio bound r = nr/dr of the terms still to come, and the test T r/(1-r) <= 2^-big S
+            nr, dr = (X, 1 << t) if tail_x else (num, den << t)
+            if nr < dr and ((T + k) * nr) << big <= S * (dr - nr):  # t_k 2^P <= T + k
+                break
+        if k > _BETA_SERIES_MAX_TERMS:
+            raise mpmath.libmp.NoConvergence("positive beta series: too many terms")
+    with mpmath.workprec(prec + 64):
+        log_pre = a * mpmath.log(x) + b * mpmath.log1p(-x) - mpmath.log(a) - mpmath.log(mpmath.beta(a, b))
+        out = mpmath.exp(log_pre) * mpmath.mpf((S, -P))
+    return +out
+
+
+def _positive_beta_series_mp(a, b, x):
+    """I_x(a, b) by the same series summed in mpmath numbers at the working precision (30-40 times slower than
+    :func:`_positive_beta_series`); used where the first term ratio is not below 1."""
     import mpmath
 
     log_pre = a * mpmath.log(x) + b * mpmath.log1p(-x) - mpmath.log(a) - mpmath.log(mpmath.beta(a, b))
@@ -669,6 +744,8 @@ def _positive_beta_series(a, b, x):
         k += 1
     return mpmath.exp(log_pre) * total
 
+
+_MP_BINOM_SF_MEMO = BoundedMemo(256)
 
 #: above this n, :func:`_mp_binom_sf` goes straight to the positive series: mpmath's betainc (a hypergeometric series
 #: with the integer parameter 1 - b) fails to converge for every tail tried from n = 1e5 on, after 0.3 s to 36 s
