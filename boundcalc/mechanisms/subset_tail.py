@@ -129,7 +129,7 @@ except ImportError:  # pragma: no cover
 #: (:func:`_upper_tails`) instead of computing each. Off: the bounds it gives are certified and at least the plain
 #: ones, but larger by up to 1e-9 (relative) for first moments and up to 1e-6 for the threshold route's second
 #: moments (whose differences cancel about 1e5-fold), so printed values would move (docs/engineering/speed.md,
-#: section 12); kept for measurement
+#: section 14); kept for measurement
 PMF_TAILS = False
 #: relative widening added to :data:`ROUND_SLACK` for derived tails: at least twice the largest difference
 #: between a derived tail and scipy's own seen on arguments up to 14 standard deviations from the mean
