@@ -112,6 +112,66 @@ class PrivUnitFactor(S.ScalarFunction):
     nan_unless_finite = True
 
 
+# ------------------------------------------------------------ working precision (the certification path)
+
+_MP_CACHE: dict = {}
+
+
+def moments_mp(d: float, eps: float):
+    """(m, E W²) of PrivUnit at the float64 grid threshold γ of :func:`privunit_parameters` (the mechanism's
+    parameter), computed from the definitions at mpmath's working precision: C = (1/2) I_{1-γ²}((d-1)/2, 1/2) and
+    C_{d+2} by :func:`boundcalc.methods.sphere_cap._log_cap_mpmath`, A = (1-γ²)^{(d-1)/2}/((d-1) B(1/2, (d-1)/2)),
+    p/C = 1/a₁ and (1-p)/(1-C) = 1/a₂ with a₁ = C + (1-C)e^{-ε}, a₂ = (1-C) + C e^ε, and
+    m = A (a₂ - a₁)/(a₁ a₂), a₂ - a₁ = C expm1(ε) - (1-C) expm1(-ε) (two positive terms: the float64 form
+    t₁ - t₂ cancels at small ε), E W² = tail/a₁ + (1/d - tail)/a₂, tail = γA + C_{d+2}/d. (None, None) for d < 2 or
+    a cap of 0 or 1; memoised per (d, ε, precision)."""
+    import mpmath
+
+    from ..methods.sphere_cap import _log_cap_mpmath
+
+    dd, e = int(round(float(d))), float(eps)
+    key = (dd, e, mpmath.mp.prec)
+    if key in _MP_CACHE:
+        return _MP_CACHE[key]
+    out = (None, None)
+    if dd >= 2 and math.isfinite(e) and e > 0:
+        g = mpmath.mpf(privunit_parameters(dd, e)[1])
+        x = 1 - g * g  # exact: γ is a float64 number, the working precision holds 2 × 53 bits
+        t = mpmath.sqrt(x)
+        C = mpmath.exp(_log_cap_mpmath(mpmath.mpf(dd), t))
+        C2 = mpmath.exp(_log_cap_mpmath(mpmath.mpf(dd + 2), t))
+        if 0 < C < 1:
+            h = mpmath.mpf(dd - 1) / 2
+            A = mpmath.exp(h * mpmath.log(x) - mpmath.log(dd - 1) - mpmath.log(mpmath.beta(mpmath.mpf(0.5), h))) \
+                if x > 0 else mpmath.mpf(0)
+            E = mpmath.mpf(e)
+            a1 = C + (1 - C) * mpmath.exp(-E)
+            a2 = (1 - C) + C * mpmath.exp(E)
+            m = A * (C * mpmath.expm1(E) - (1 - C) * mpmath.expm1(-E)) / (a1 * a2)
+            tail = g * A + C2 / dd
+            out = (m, tail / a1 + (mpmath.mpf(1) / dd - tail) / a2)
+    _MP_CACHE[key] = out
+    return out
+
+
+def _factor_mpmath(d, eps):
+    import mpmath
+
+    m = moments_mp(d, eps)[0]
+    return 1 / m ** 2 if m is not None and m > 0 else mpmath.mpf("nan")
+
+
+def _inner_mpmath(d, eps):
+    import mpmath
+
+    ew2 = moments_mp(d, eps)[1]
+    return ew2 if ew2 is not None else mpmath.mpf("nan")
+
+
+S.MPMATH_IMPL["PrivUnitFactor"] = _factor_mpmath
+S.HIGH_PRECISION.add("PrivUnitFactor")
+
+
 def sq_inner_moment(d: float, eps: float) -> float:
     """E W² for W = ⟨V, u⟩ (the same for every input; nan for d < 2). E W² = (p/C) E[W²; W >= γ]
     + ((1-p)/(1-C)) (1/d - E[W²; W >= γ]), and integrating w · w(1-w²)^{(d-3)/2} by parts gives
@@ -151,10 +211,14 @@ def _axis_numpy(d, eps, kind):
 
 
 def _axis_mpmath(d, eps, kind):
+    """:func:`axis_moment_value` from E W² at the working precision (:func:`moments_mp`)."""
     import mpmath
 
-    v = axis_moment_value(float(d), float(eps), "max" if float(kind) > 0 else "min")
-    return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
+    ew2 = moments_mp(d, eps)[1]
+    if ew2 is None:
+        return mpmath.mpf("nan")
+    pair = (ew2, (1 - ew2) / (int(round(float(d))) - 1))
+    return max(pair) if float(kind) > 0 else min(pair)
 
 
 class PrivUnitAxisMoment(sp.Function):
@@ -171,6 +235,7 @@ class PrivUnitAxisMoment(sp.Function):
 
 S.NUMPY_IMPL["PrivUnitAxisMoment"] = _axis_numpy
 S.MPMATH_IMPL["PrivUnitAxisMoment"] = _axis_mpmath
+S.HIGH_PRECISION.add("PrivUnitAxisMoment")  # E W² at the working precision (moments_mp)
 
 
 def axis_second_moment(T, eps, d, kind="max"):

@@ -154,6 +154,10 @@ class PrivUnitInnerMoment(S.ScalarFunction):
     nan_unless_finite = True
 
 
+S.MPMATH_IMPL["PrivUnitInnerMoment"] = PU._inner_mpmath  # E W² at the working precision (PU.moments_mp)
+S.HIGH_PRECISION.add("PrivUnitInnerMoment")
+
+
 def privunit_projected_risk(n, eps, d, s, K, u):
     """Projected truncated PrivUnit. Per user, X_j = Z_j - E Z_j <= b = r/m + κ (|Z_j| <= ‖Z‖ = r/m,
     E Z_j = θ'_j - κ >= -κ), and Var X_j <= E Z_j² = (r/m)² E⟨V, e_j⟩². With V = W u + sqrt(1 - W²) η (η uniform
