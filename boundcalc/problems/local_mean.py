@@ -8,8 +8,9 @@ Family: ``E‖X‖^k <= r^k`` with ‖·‖ the ℓ2 norm (``--ball l2``, defaul
 ``E|X|^k <= r^k``. Loss ‖θ̂ - θ‖₂², sequentially interactive ε-LDP channels.
 
 Upper bounds (derived, certified): every user projects X onto the ball of radius T (ℓ2 projection, or
-coordinate clipping for ℓ∞) and releases an unbiased ε-LDP view Z of the projected point; θ̂ = Z̄.
-``E‖θ̂ - θ‖² <= ‖bias‖² + E‖Z‖²/n``. Bias: ``E(‖X‖ - T)_+ <= c_k r^k/T^{k-1}``, c_k = (k-1)^{k-1}/k^k
+coordinate clipping for ℓ∞) and releases an unbiased ε-LDP view Z of the projected point; θ̂ = Z̄
+(ℓ∞ family), ``E‖θ̂ - θ‖² <= ‖bias‖² + E‖Z‖²/n``; in one dimension and the ℓ2 family θ̂ = (1-σ)Z̄ with σ tuned,
+certified by :func:`boundcalc.problems.mean_central.upper_expr` with the views' second moment. Bias: ``E(‖X‖ - T)_+ <= c_k r^k/T^{k-1}``, c_k = (k-1)^{k-1}/k^k
 (:func:`boundcalc.problems.mean_central.bias_constant`); for ℓ∞ each coordinate has that bias, so
 ‖bias‖² <= d (c_k r^k/T^{k-1})². E‖Z‖² of each mechanism: :mod:`boundcalc.mechanisms.sampling` and
 :mod:`boundcalc.mechanisms.local_scalar` (one dimension: one-bit ``T² coth²(ε/2)``, Laplace
