@@ -12,7 +12,9 @@ Grids (issues 12 and 13):
 - local families: n ∈ {1e3, 1e5, 1e7}, ε ∈ {0.1, 0.5, 1, 2, 3}, d ∈ {2, 10, 100, 1000} where the
   problem has a dimension;
 - central families: n ∈ {1e3, 1e5, 1e7}, ε ∈ {0.1, 1} (tv and kl: α = ε/2, which keeps α < 1),
-  d ∈ {1, 10, 100}, k ∈ {2, 4, ∞}; the (ε, δ) mean also at d ∈ {300, 1000} (n also 1e4);
+  d ∈ {1, 10, 100}, k ∈ {2, 4, ∞}; the (ε, δ) mean also at d ∈ {300, 1000} (n also 1e4); tv and kl
+  with k = 2 also at d ∈ {300, 1000}; the one-dimensional k = 2 mean at small n (3 to 1000) and
+  ε ∈ [0.1, 5] (δ ∈ {1e-3, 1e-6, 1e-9});
 - sparse Bernoulli at s = 1, 2 and 5; planning rows in the multinomial transition band nε² ≈ d².
 """
 from __future__ import annotations
@@ -80,6 +82,19 @@ def central_families():
     fam.append(("mean approx d>=300", "mean", "approx",
                 [dict(n=n, d=d, k=k, eps=e) for n, e, d, k in itertools.product(NS + [10**4], CENTRAL_EPS,
                                                                                  HIGH_D, KS)]))
+    # tv and kl with k = 2 up to d = 1000 (a subsample is tv-private, so the tv upper need not grow with d)
+    for priv in ("tv", "kl"):
+        fam.append((f"mean {priv} k=2 d<=1000", "mean", priv,
+                    [dict(n=n, d=d, k="2", **_level(priv, e))
+                     for n, e, d in itertools.product(NS, CENTRAL_EPS, CENTRAL_D + HIGH_D)]))
+    # one dimension, k = 2, small n and every epsilon (and delta): where the non-private and private terms meet
+    small_n = [3, 10, 15, 20, 30, 50, 100, 1000]
+    d1_eps = [0.1, 0.5, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0, 5.0]
+    fam.append(("mean pure k=2 d=1 small n", "mean", "pure",
+                [dict(n=n, d=1, k="2", eps=e) for n, e in itertools.product(small_n, d1_eps)]))
+    fam.append(("mean approx k=2 d=1 small n", "mean", "approx",
+                [dict(n=n, d=1, k="2", eps=e, delta=dl)
+                 for n, e, dl in itertools.product(small_n, d1_eps, [1e-3, 1e-6, 1e-9])]))
     for priv in ("pure", "approx", "tv", "kl"):
         for loss in ("abs", "squared"):
             fam.append((f"support {priv} {loss}", "support", priv,
