@@ -498,8 +498,6 @@ DEFAULT_NS_DD = (100, 316, 1000, 3162)
 
 #: the 1-D fast paths live with the randomizers (one implementation: the check and bc.mechanism run the same code)
 from ..mechanisms.local_runnable import SIM_1D, mean_mechanism, _laplace_1d, _levels_1d, _onebit_1d  # noqa: E402,F401
-#: the free parameters of a bound passed to its 1-D sampler: mechanism -> {sampler keyword: free parameter}
-SIM_FREE_PARAMETERS = {"levels-rr": {"m": "m_levels"}}
 
 
 def _sim_1d(mech, atoms, probs, T, n, eps, reps, rng, **kw):
