@@ -593,6 +593,45 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
 
 
+#: numpy submodules that scipy.special's array-API layer imports (it copies every public name of numpy) and that no
+#: command uses: in the console script's process they are made lazy (:class:`_LazyParts`)
+LAZY_PARTS = ("numpy.f2py", "numpy.testing")
+
+
+class _LazyParts:
+    """A finder that makes the modules of :data:`LAZY_PARTS` lazy (:class:`importlib.util.LazyLoader`): importing one
+    binds the module object and runs nothing; its code runs, as usual, on the first look-up of one of its names.
+
+    ``import scipy.special`` binds ``numpy.f2py`` and ``numpy.testing`` (its array-API layer copies numpy's public
+    names, numpy's lazily imported submodules with them), and running them cost about 0.1 s of a command's CPU
+    time (f2py's Fortran parser and the charset detection it imports). No boundcalc command calls either, and a
+    caller that does gets the same module, run when first used. Installed by :func:`run` only (the console script's
+    own process), never by ``import boundcalc``."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in LAZY_PARTS:
+            return None
+        import importlib.util
+
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        return spec
+
+
+def _lazy_parts() -> None:
+    if not any(isinstance(f, _LazyParts) for f in sys.meta_path) and not any(m in sys.modules for m in LAZY_PARTS):
+        sys.meta_path.insert(0, _LazyParts())
+
+
 def run() -> None:
     """The ``boundcalc`` console script (and ``python -m boundcalc``): :func:`main`, then a quick exit.
 
@@ -601,6 +640,7 @@ def run() -> None:
     sympy object and module one by one: 50-80 ms of a ``rate`` call, with nothing left to do (no file is
     open, no thread runs). ``--help`` and argparse's own errors exit the usual way.
     """
+    _lazy_parts()
     code = main()
     import atexit
     import os
