@@ -155,8 +155,6 @@ class _Evaluator:
             self.once["sides"] = {b.side for b in entry.bounds(v)}
         self.certified_sides = self.once["certified_sides"]
         self.sides = self.once["sides"]
-        #: called with the likely answer of the upper search before its expensive values (:func:`_look_ahead`)
-        self.ahead = None
 
     def _evaluated(self, side: str, x):
         """(values, [(bound, float64 BoundValue)]) of the certified bounds of ``side`` at ``var = x``, or None
@@ -179,11 +177,10 @@ class _Evaluator:
         self.fcache[key] = out
         return out
 
-    def prefetch(self, side: str, x, tested: bool = False) -> None:
+    def prefetch(self, side: str, x) -> None:
         """Start on worker threads the values at ``var = x`` that :meth:`_evaluated` will compute in full: those of the
-        bounds declaring ``prefetch`` and no cheap test that could skip them (:func:`api.prefetch`); with ``tested``,
-        those with such a test too (where the caller expects the test not to skip them). Nothing else changes: their
-        evaluation then waits for the same values instead of computing them (a value never asked is work lost)."""
+        bounds declaring ``prefetch`` and no cheap test that could skip them (:func:`api.prefetch`). Nothing else
+        changes: their evaluation then waits for the same values instead of computing them."""
         if (side, x) in self.fcache or self.var is None:
             return
         params = dict(self.fixed)
@@ -193,8 +190,7 @@ class _Evaluator:
         except InputError:
             return
         v = entry.with_derived(values)
-        api.prefetch([b for b in entry.bounds(v) if b.side == side and b.certified
-                      and (tested or _value_test(b) is None)], v)
+        api.prefetch([b for b in entry.bounds(v) if b.side == side and b.certified and _value_test(b) is None], v)
 
     def _unskip(self, side: str, x):
         """Evaluate the bounds :meth:`_evaluated` skipped at ``var = x`` (after certification moved the best value
@@ -633,8 +629,6 @@ def _search_quick(ev: "_Evaluator", side, target, lo, hi):
     nq = _search_int(lambda m: ev.qvalue(side, m), qreaches, target, lo, hi, known=lambda m: m in memo)
     if nq - 1 > lo:  # the bound reaches the target at n_q (below its cheap value), so n_q - 1 is evaluated next
         ev.prefetch(side, nq - 1)
-    if ev.ahead is not None:  # what the plan will ask once n_q is confirmed (:func:`_look_ahead`)
-        ev.ahead(nq)
     if nq - 1 <= lo or not ev.freaches(side, nq, target):
         return None
     if not ev.freaches(side, nq - 1, target):
@@ -984,7 +978,6 @@ def _plan_n(ev: _Evaluator, targets):
     for i in range(len(targets)):  # each target on its own: its answer does not depend on the others
         t = targets[i]
         row = PlanRow("n", t, None, None)
-        ahead = {}  # the necessary search done ahead of time (:func:`_look_ahead`), if any
         # ---- sufficient: the certified upper bound reaches t
         reason = _order_only_reason(ev, "upper")
         if reason:
@@ -997,12 +990,7 @@ def _plan_n(ev: _Evaluator, targets):
             if ev.reaches("upper", n_lo, t):
                 n_suf = n_lo
             else:
-                if _prefetching(ev):
-                    ev.ahead = lambda nq: _look_ahead(ev, t, n_lo, nq, ahead)
-                try:
-                    n_suf = _search_n(ev, "upper", t, n_lo, n_hi)
-                finally:
-                    ev.ahead = None
+                n_suf = _search_n(ev, "upper", t, n_lo, n_hi)
             row.sufficient = n_suf
             b = ev.best("upper", n_suf)
             row.evidence_sufficient = _bound_info(b, "n", n_suf)
@@ -1022,15 +1010,10 @@ def _plan_n(ev: _Evaluator, targets):
             # a lower bound above t at the largest n answers at once (the minimax risk is non-increasing in n: no
             # n <= n_hi reaches t), with no search below it: a target below every n's reach (1e-300) is answered
             # from the bound at n_hi alone
-            if ahead and not (row.sufficient is not None and ahead["hi"] == hi):
-                _undo(ev, ahead)  # done for another n sufficient: as if it had not been
-                ahead.clear()
             if row.sufficient is None and not ev.reaches("lower", hi, t):
                 n_nec = hi
-            elif ahead:
-                n_nec = ahead["n_nec"]
             else:
-                n_nec = _necessary_search(ev, t, n_lo, hi)
+                n_nec = n_lo if ev.reaches("lower", n_lo, t) else _search_n(ev, "lower", t, n_lo, hi)
             if n_nec in (n_lo, hi) and not ev.reaches("lower", hi, t):
                 v = ev.value("lower", hi)
                 row.reason_necessary = (f"unreachable: the certified lower bound exceeds the target for every "
@@ -1056,60 +1039,6 @@ def _plan_n(ev: _Evaluator, targets):
             row.notes.append("n_necessary > n_sufficient: the bounds are not monotone here (report this)")
         out[i] = row
     return out
-
-
-def _necessary_search(ev, t, n_lo, hi):
-    """n necessary for target ``t`` in [n_lo, hi] (hi: n sufficient), before its certificate is read."""
-    return n_lo if ev.reaches("lower", n_lo, t) else _search_n(ev, "lower", t, n_lo, hi)
-
-
-def _prefetching(ev) -> bool:
-    """Whether an upper bound of the question can start its value on a worker thread (:meth:`_Evaluator.prefetch`)."""
-    if "prefetching" not in ev.once:
-        v = ev.entry.with_derived(ev.values)
-        ev.once["prefetching"] = ev.var == "n" and any(
-            getattr(type(b.expr), "prefetch", None) is not None
-            for b in ev.entry.bounds(v) if b.side == "upper" and b.certified)
-    return ev.once["prefetching"]
-
-
-def _look_ahead(ev, t, n_lo, nq, ahead) -> None:
-    """The necessary search, done before the upper bound's expensive values at ``nq`` (the likely n sufficient), and
-    the upper bound at its answer started on a worker thread: the reliability note's slope asks for it
-    (:func:`_reliability`), and it then runs while the main thread certifies n sufficient. Nothing the plan answers
-    changes:
-
-    - The necessary search reads and writes only the lower side's evaluations, which nothing between here and its
-      own turn in :func:`_plan_n` reads or writes (the upper search and its certificates touch the upper side only).
-      So where n sufficient is ``nq``, the search here is the one :func:`_plan_n` would run (same target, same
-      bracket, same evaluations at hand), and its answer is used.
-    - Otherwise :func:`_undo` puts the lower side's evaluations back as they were, and :func:`_plan_n` runs the
-      search itself, on the same state as without this look-ahead.
-    - A started value is the value the evaluation computes itself (:func:`boundcalc.app.api.prefetch`).
-    """
-    if ahead or _order_only_reason(ev, "lower"):
-        return
-    saved = {name: {k: val for k, val in getattr(ev, name).items() if k[0] == "lower"}
-             for name in ("fcache", "cache", "errors")}
-    ahead.update(hi=nq, saved=saved)
-    try:
-        n_nec = _necessary_search(ev, t, n_lo, nq)
-    except Exception:  # noqa: BLE001 - the plan's own search meets (and reports) it in its turn
-        _undo(ev, ahead)
-        ahead.clear()
-        return
-    ahead["n_nec"] = n_nec
-    if n_lo < n_nec < nq and nq / n_nec > RELIABLE_RATIO:
-        ev.prefetch("upper", n_nec, tested=True)  # far below n sufficient, no bound is far above the best
-
-
-def _undo(ev, ahead) -> None:
-    """Put the lower side's evaluations back as :func:`_look_ahead` found them."""
-    for name, saved in ahead["saved"].items():
-        memo = getattr(ev, name)
-        for k in [k for k in memo if k[0] == "lower" and k not in saved]:
-            del memo[k]
-        memo.update(saved)
 
 
 def _level_range(model):
