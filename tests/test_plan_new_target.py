@@ -1,11 +1,7 @@
-"""A plan at a new target: the necessary search run ahead of n sufficient's expensive values, and the console
-script's lazy numpy parts (docs/engineering/speed.md, issue 29).
+"""A plan at a new target: the console script's lazy numpy parts (docs/engineering/speed.md, issue 29).
 
-- The look-ahead (``planning._look_ahead``) gives the plan, every number included, of the same plan without it;
-  where n sufficient turns out to differ from the guess it was run for, the lower side's evaluations are put back
-  (the same evaluations kept as without the look-ahead) and the plan is again the same.
-- In the console script's process, ``numpy.f2py`` and ``numpy.testing`` are bound but not run by importing
-  scipy.special, and work when used.
+In the console script's process, ``numpy.f2py`` and ``numpy.testing`` are bound but not run by importing
+scipy.special, and work when used; the answer is the one printed without them.
 """
 from __future__ import annotations
 
@@ -14,82 +10,7 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
-
-import boundcalc as bc
-from boundcalc.app import planning
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _plan(monkeypatch, look_ahead, *args, **kw):
-    with monkeypatch.context() as m:
-        m.setenv("BOUNDCALC_NO_CACHE", "1")  # computed, not read back
-        if not look_ahead:
-            m.setattr(planning, "_prefetching", lambda ev: False)
-        planning.clear_memo()
-        res = bc.plan(*args, **kw)
-        lower = {name: {k for k in memo if k[0] == "lower"}
-                 for memo_all in planning._MEMO.values()
-                 for name, memo in (("float", memo_all["float"]), ("cert", memo_all["cert"]))}
-        return res.to_dict(), res.to_text(), lower
-
-
-def _counting(monkeypatch, name):
-    calls = []
-    orig = getattr(planning, name)
-    monkeypatch.setattr(planning, name, lambda *a, **k: calls.append(a) or orig(*a, **k))
-    return calls
-
-
-@pytest.mark.parametrize("kw", [{"d": 10, "eps": 1.0, "target": 0.01}, {"d": 30, "eps": 2.0, "target": "0.05,0.04"}])
-def test_look_ahead_gives_the_plan_without_it(monkeypatch, kw):
-    plain = _plan(monkeypatch, False, "multinomial", "local", **kw)
-    ahead = _counting(monkeypatch, "_look_ahead")
-    searches = _counting(monkeypatch, "_necessary_search")
-    fast = _plan(monkeypatch, True, "multinomial", "local", **kw)
-    targets = len(str(kw["target"]).split(","))
-    assert len(ahead) == targets  # taken for every target...
-    assert len(searches) == targets  # ... and its search was the plan's: not run again
-    assert fast[:2] == plain[:2]
-    assert fast[2] == plain[2]  # the same lower-side evaluations kept
-
-
-def test_look_ahead_for_another_n_is_undone(monkeypatch):
-    """A look-ahead run for a guess that is not n sufficient (here: a fiftieth of it, below n necessary, so that its
-    necessary search answers differently) is undone and the search run on the state it found: the same plan and the
-    same lower-side evaluations as without a look-ahead."""
-    kw = {"d": 10, "eps": 1.0, "target": "0.01,0.013"}
-    plain = _plan(monkeypatch, False, "multinomial", "local", **kw)
-    orig = planning._look_ahead
-    guessed = []
-    monkeypatch.setattr(planning, "_look_ahead",
-                        lambda ev, t, n_lo, nq, ahead: guessed.append(nq) or orig(ev, t, n_lo, nq // 50, ahead))
-    undone = _counting(monkeypatch, "_undo")
-    searches = _counting(monkeypatch, "_necessary_search")
-    wrong = _plan(monkeypatch, True, "multinomial", "local", **kw)
-    assert wrong[:2] == plain[:2]
-    assert wrong[2] == plain[2]
-    assert len(guessed) == 2 and len(undone) == 2 and len(searches) == 4  # each done twice: ahead, then again
-
-
-def test_undo_restores_the_lower_side_only():
-    class Ev:
-        pass
-
-    ev = Ev()
-    ev.fcache = {("lower", 5): "a", ("upper", 5): "u"}
-    ev.cache, ev.errors = {("lower", 5): "c"}, {}
-    ahead = {"saved": {name: {k: v for k, v in getattr(ev, name).items() if k[0] == "lower"}
-                       for name in ("fcache", "cache", "errors")}}
-    ev.fcache.update({("lower", 6): "b", ("upper", 7): "v"})
-    ev.fcache[("lower", 5)] = "changed"
-    ev.cache[("lower", 9)] = "d"
-    ev.errors[("lower", 1)] = "rejected"
-    planning._undo(ev, ahead)
-    assert ev.fcache == {("lower", 5): "a", ("upper", 5): "u", ("upper", 7): "v"}
-    assert ev.cache == {("lower", 5): "c"} and ev.errors == {}
-
 
 _LAZY = """
 import atexit, sys

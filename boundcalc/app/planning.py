@@ -29,10 +29,7 @@ certified values. It first brackets the crossing between neighbouring points of 
 then interpolates log-log (bounds are close to power laws in n) over the integers, with a safeguard that
 closes any bracket in logarithmically many steps. The evaluations are kept per question (problem, privacy,
 fixed parameters) for the process, so a new target of the same question mostly evaluates only the few
-integers around its answer; the answer itself depends on the target alone. Where the upper bounds can start their
-values on a worker thread (the multinomial's projected bounds), the necessary search runs as soon as the likely n
-sufficient is known, so that the upper bound at its answer (for the reliability note) is computed beside n
-sufficient's own values (:func:`_look_ahead`; undone if n sufficient turns out otherwise). The level search (continuous)
+integers around its answer; the answer itself depends on the target alone. The level search (continuous)
 is a safeguarded log-log interpolation search on certified values, with log-space bisection as the
 fallback. Where a certified bound is unavailable at a candidate point the search is conservative: a
 missing lower bound excludes nothing and a missing upper bound reaches nothing.
