@@ -80,8 +80,10 @@ def privunit_parameters(d: int, eps: float):
     m = np.where(np.isfinite(m), m, -np.inf)
     i = int(np.argmax(m))
     g = float(_GAMMA[i])
-    C = float(np.exp(_log_cap(d, np.array([g]))[0]))
-    p = 1.0 / (1.0 + math.exp(min(700.0, math.log1p(-C) - math.log(C) - eps))) if C > 0 else 1.0
+    lcv = _log_cap(d, np.array([g]))[0]
+    C, lc = float(np.exp(lcv)), float(lcv)
+    # p = e^ε C/(e^ε C + 1 - C); from log C where C underflows (it is not 1 there: e^ε C can still be moderate)
+    p = 1.0 / (1.0 + math.exp(min(700.0, math.log1p(-C) - (math.log(C) if C > 0 else lc) - eps)))
     return float(m[i]), g, p, C
 
 

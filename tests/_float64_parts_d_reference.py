@@ -1,0 +1,67 @@
+"""Independent 80-digit references for the float64 parts of the threshold scheme, the ball minimiser and the other
+exact-risk parts (part D of the float64-parts audit, docs/engineering/certified-floating-point.md): written from the
+formulas, not by calling the code under test (which supplies only the scheme's own free parameters: the cells, the
+t grid, the majorant parameters)."""
+from __future__ import annotations
+
+import mpmath
+
+DPS = 80
+
+
+def threshold_zero_ref(b: float):
+    """sup_{|θ| <= b} (0 - θ)² = b², from the float b, at 80 digits."""
+    with mpmath.workdps(DPS):
+        return mpmath.mpf(b) ** 2
+
+
+def threshold_closed_ref(m: int, eps: float, b: float):
+    """(π/2) e^{b²} coth²(ε/2)/m, σ = 1 (the threshold scheme's closed-form risk bound), at 80 digits."""
+    with mpmath.workdps(DPS):
+        b, e = mpmath.mpf(b), mpmath.mpf(eps)
+        return mpmath.pi / 2 * mpmath.exp(b * b) * (mpmath.cosh(e / 2) / mpmath.sinh(e / 2)) ** 2 / m
+
+
+def _tail(a, g2, beta):
+    """min{Cantelli g2/(g2 + a²), Bernstein exp(-a²/(2(g2 + βa/3)))} (0 without variance and range)."""
+    cant = g2 / (g2 + a * a) if g2 > 0 else mpmath.mpf(0)
+    if g2 > 0 or beta > 0:
+        bern = mpmath.exp(-a * a / (2 * (g2 + beta * a / 3))) if mpmath.isfinite(beta) else mpmath.mpf(1)
+    else:
+        bern = mpmath.mpf(0)
+    return min(cant, bern)
+
+
+def threshold_cell_ref(lo, hi, s, sig, beta, low, inv_n, tgrid):
+    """The threshold bound of the ball minimiser on the ρ cell [lo, hi], at 80 digits:
+    hi · min_t [1 - t lo/√(t² lo² + s²(hi)) + P(W₁ < -(1-t) lo) + P(W₁ < -lo)], s²(x) = s² - max{0, low - x²/n}."""
+    with mpmath.workdps(DPS):
+        lo, hi, s, sig, beta, low, inv_n = (mpmath.mpf(x) for x in (lo, hi, s, sig, beta, low, inv_n))
+        s2 = s * s - max(mpmath.mpf(0), low - hi * hi * inv_n)
+        g2 = sig * sig
+        best = None
+        for t in tgrid:
+            t = mpmath.mpf(t)
+            v = 1 - t * lo / mpmath.sqrt(t * t * lo * lo + s2) + _tail((1 - t) * lo, g2, beta) + _tail(lo, g2, beta)
+            best = v if best is None or v < best else best
+        return hi * best
+
+
+def majorant_alpha_ref(rho, k, b, g, edges):
+    """sup_x [H(x) - b(x-ρ) - g(x-ρ)²] bounded by cells as the ball minimiser's majorant does (H <= 2 for x <= 0,
+    h_κ(x) = 1 - (3/2)(2κ)^{1/3} x^{2/3} + κx² at a cell's left end on the cells ``edges`` of [0, x_c] (the scheme's
+    cells), x_c = 1/√(2κ), 0 beyond), at 80 digits."""
+    with mpmath.workdps(DPS):
+        rho, k, b, g = (mpmath.mpf(x) for x in (rho, k, b, g))
+        xv = rho - b / (2 * g)
+
+        def q(x):
+            return -b * (x - rho) - g * (x - rho) ** 2
+
+        xc = 1 / mpmath.sqrt(2 * k)
+        best = max(2 + q(min(xv, 0)), q(max(xv, xc)))
+        for a, e in zip(edges[:-1], edges[1:]):
+            a, e = mpmath.mpf(a), mpmath.mpf(e)
+            h = 1 - mpmath.mpf(3) / 2 * (2 * k) ** (mpmath.mpf(1) / 3) * a ** (mpmath.mpf(2) / 3) + k * a * a
+            best = max(best, h + q(min(max(xv, a), e)))
+        return best
