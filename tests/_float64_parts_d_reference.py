@@ -65,3 +65,27 @@ def majorant_alpha_ref(rho, k, b, g, edges):
             h = 1 - mpmath.mpf(3) / 2 * (2 * k) ** (mpmath.mpf(1) / 3) * a ** (mpmath.mpf(2) / 3) + k * a * a
             best = max(best, h + q(min(max(xv, a), e)))
         return best
+
+
+def clip_stat_exponential_ref(n, eps, lo, hi, l, u, thetas):
+    """(V_N/n + 2R²/(nε)²)/s_N² of the clipped-statistic Laplace estimator for the exponential model (rate λ,
+    T = X, ψ = clip(X, l, u), R = u - l), at 80 digits, by quadrature of the density λe^{-λx}, not the closed forms:
+    s_N = |m'(θ_hi)| = ∫_l^u s e^{-λs} ds at λ = θ_hi; V_N = max over the grid ``thetas`` of Var_λ ψ plus
+    (3/2) R² K h, K = 1/(e θ_lo), h the largest gap of the grid, capped by R²/4."""
+    with mpmath.workdps(DPS):
+        n, eps, lo, hi, l, u = (mpmath.mpf(x) for x in (n, eps, lo, hi, l, u))
+        R = u - l
+        s_n = mpmath.quad(lambda s: s * mpmath.exp(-hi * s), [l, u])
+
+        def var(lam):
+            # E ψ^k = l^k P(X < l) + ∫_l^u x^k λ e^{-λx} dx + u^k P(X > u)
+            pl, pu = -mpmath.expm1(-lam * l), mpmath.exp(-lam * u)
+            mom = [l ** k * pl + mpmath.quad(lambda x: x ** k * lam * mpmath.exp(-lam * x), [l, u]) + u ** k * pu
+                   for k in (1, 2)]
+            return mom[1] - mom[0] ** 2
+
+        th = [mpmath.mpf(t) for t in thetas]
+        gmax = max(var(t) for t in th)
+        gap = max(b - a for a, b in zip(th[:-1], th[1:]))
+        vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo) * gap, R * R / 4)
+        return (vmax / n + 2 * R * R / (n * eps) ** 2) / (s_n * s_n)

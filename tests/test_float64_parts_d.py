@@ -20,6 +20,7 @@ import mpmath
 import numpy as np
 import pytest
 
+import boundcalc.mechanisms.clipped_statistic as CS
 import boundcalc.mechanisms.local_scalar as LS
 import boundcalc.mechanisms.privunit as PU
 import boundcalc.mechanisms.sgd as SG
@@ -27,8 +28,8 @@ import boundcalc.mechanisms.sparse_binary  # noqa: F401 - registers PrivUnitInne
 from boundcalc.core import symbolic as S
 
 from _float64_parts_c_reference import privunit_ref
-from _float64_parts_d_reference import (majorant_alpha_ref, threshold_cell_ref, threshold_closed_ref,
-                                        threshold_zero_ref)
+from _float64_parts_d_reference import (clip_stat_exponential_ref, majorant_alpha_ref, threshold_cell_ref,
+                                        threshold_closed_ref, threshold_zero_ref)
 
 # ------------------------------------------------------------------------------------------- ThresholdRisk
 
@@ -246,3 +247,40 @@ def test_privunit_large_eps_finite(d, eps):
 
 def test_privunit_large_eps_planted_error_caught():
     assert _privunit_large_failures(100000, 800.0, plant=-1e-15)
+
+
+# ------------------------------------------------------------------------------------------- ClipStatRisk_exponential
+
+# (n, ε, θ_lo, θ_hi, α, β): extreme n and ε, a narrow clipping width β (s_N cancels in float64), wide and narrow N
+CS_CASES = [(1000, 1e-3, 1.0, 2.0, -1.0, 3.0), (10**12, 50.0, 1.0, 2.0, -1.0, 3.0), (10, 1e-8, 0.5, 0.6, 0.0, 1.0),
+            (10**15, 1.0, 1e-3, 1e3, -0.9, 0.01), (1000, 5.0, 2.0, 2.001, 0.5, 0.001)]
+
+
+def _clip_stat_failures(n, eps, lo, hi, alpha, beta, plant=0.0):
+
+    l, u = CS.interval("exponential", 0.5 * (lo + hi), alpha, beta)
+    ref = clip_stat_exponential_ref(n, eps, lo, hi, float(l), float(u), np.linspace(lo, hi, CS.GRID))
+    f64 = float(CS.certified_risk("exponential", n, eps, lo, hi, alpha, beta))
+    fn = CS.risk_function("exponential")._imp_
+    with mpmath.workdps(40):
+        hp = fn(*(mpmath.mpf(x) for x in (n, eps, lo, hi, 1.0, alpha, beta))) * (1 + mpmath.mpf(plant))
+    bad = []
+    with mpmath.workdps(80):
+        cert = max(f64, float(hp) if mpmath.mpf(float(hp)) >= hp else math.nextafter(float(hp), math.inf))
+        if mpmath.mpf(cert) < ref:
+            bad.append(("certified below", float(mpmath.mpf(cert) / ref - 1)))
+        if abs(mpmath.mpf(f64) / ref - 1) > 1e-6:
+            bad.append(("float64 off", float(mpmath.mpf(f64) / ref - 1)))
+        if abs(hp / ref - 1) > mpmath.mpf(10) ** -25:
+            bad.append(("mp off", float(hp / ref - 1)))
+    return bad
+
+
+@pytest.mark.parametrize("case", CS_CASES)
+def test_clip_stat_exponential_working_precision(case):
+    assert "ClipStatRisk_exponential" in S.HIGH_PRECISION
+    assert _clip_stat_failures(*case) == []
+
+
+def test_clip_stat_exponential_planted_error_caught():
+    assert _clip_stat_failures(*CS_CASES[0], plant=-1e-15)
