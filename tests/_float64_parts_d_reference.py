@@ -89,3 +89,25 @@ def clip_stat_exponential_ref(n, eps, lo, hi, l, u, thetas):
         gap = max(b - a for a, b in zip(th[:-1], th[1:]))
         vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo) * gap, R * R / 4)
         return (vmax / n + 2 * R * R / (n * eps) ** 2) / (s_n * s_n)
+
+
+def subset_l1_risk_ref(n, eps, d, s, q_f, D_f, theta):
+    """E‖y - θ‖₁ of unprojected subset selection (Ye & Barg 2018) at θ, at 50 digits by direct binomial sums (n up to a
+    few thousand): the released subset of size s contains j with probability π_j = q + Dθ_j, p = s e^ε/(s e^ε + d - s)
+    (j the user's value), q = (s - p)/(d - 1), D = p - q (exact, from ε); the estimator y_j = (N_j/n - q_f)/D_f uses
+    the mechanism's float64 constants q_f, D_f, so E|y_j - θ_j| = E|N_j - n(q_f + D_f θ_j)|/(n D_f),
+    N_j ~ Bin(n, π_j)."""
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(eps))
+        p = s * e / (s * e + d - s)
+        q = (s - p) / (d - 1)
+        D = p - q
+        qf, Df = mpmath.mpf(q_f), mpmath.mpf(D_f)
+        tot = mpmath.mpf(0)
+        for th in sorted(set(theta)):
+            mult = sum(1 for x in theta if x == th)
+            pi = q + D * mpmath.mpf(th)
+            x = n * (qf + Df * mpmath.mpf(th))
+            mad = mpmath.fsum(abs(k - x) * mpmath.binomial(n, k) * pi ** k * (1 - pi) ** (n - k) for k in range(n + 1))
+            tot += mult * mad / (n * Df)
+        return tot

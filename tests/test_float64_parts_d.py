@@ -284,3 +284,39 @@ def test_clip_stat_exponential_working_precision(case):
 
 def test_clip_stat_exponential_planted_error_caught():
     assert _clip_stat_failures(*CS_CASES[0], plant=-1e-15)
+
+
+# ------------------------------------------------------------------------------------------- SubsetL1MAD
+
+# (n, ε, d) where the bound is below its cap 2
+SL1_CASES = [(2000, 50.0, 1000), (500, 1.0, 2), (1000, 5.0, 10), (2000, 0.5, 3)]
+
+
+def _subset_l1_failures(n, eps, d, plant=0.0):
+    """SubsetL1MAD (a certified sup over the simplex) below the exact risk at the uniform θ or at a vertex
+    (``plant``: the bound scaled so that it sits that far, relatively, from the larger of the two)."""
+    import boundcalc.mechanisms.discrete as DM
+    import boundcalc.mechanisms.subset_tail as ST
+    from _float64_parts_d_reference import subset_l1_risk_ref
+
+    v, s = DM.subset_l1_mad(n, eps, d)
+    _, qf, Df = ST.subset_constants(eps, d, s)
+    refs = [subset_l1_risk_ref(n, eps, d, s, qf, Df, [1.0 / d] * d),
+            subset_l1_risk_ref(n, eps, d, s, qf, Df, [1.0] + [0.0] * (d - 1))]
+    with mpmath.workdps(50):
+        top = max(refs)
+        if plant:
+            v = float(top * (1 + mpmath.mpf(plant)))
+        with mpmath.workdps(40):
+            hp = S.MPMATH_IMPL["SubsetL1MAD"](mpmath.mpf(n), mpmath.mpf(eps), mpmath.mpf(d)) if not plant else v
+        return [(name, float(mpmath.mpf(x) / top - 1)) for name, x in (("float64", v), ("mp", hp))
+                if mpmath.mpf(x) < top]
+
+
+@pytest.mark.parametrize("case", SL1_CASES)
+def test_subset_l1_mad_above_exact_risks(case):
+    assert _subset_l1_failures(*case) == []
+
+
+def test_subset_l1_mad_planted_error_caught():
+    assert _subset_l1_failures(*SL1_CASES[1], plant=-1e-15)
