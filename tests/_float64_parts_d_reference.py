@@ -71,7 +71,7 @@ def clip_stat_exponential_ref(n, eps, lo, hi, l, u, thetas):
     """(V_N/n + 2R²/(nε)²)/s_N² of the clipped-statistic Laplace estimator for the exponential model (rate λ,
     T = X, ψ = clip(X, l, u), R = u - l), at 80 digits, by quadrature of the density λe^{-λx}, not the closed forms:
     s_N = |m'(θ_hi)| = ∫_l^u s e^{-λs} ds at λ = θ_hi; V_N = max over the grid ``thetas`` of Var_λ ψ plus
-    (3/2) R² K h, K = 1/(e θ_lo), h the largest gap of the grid, capped by R²/4."""
+    (3/2) R² K h, K = 1/(e θ_lo) (∞ for θ_lo <= 0), h the largest gap of the grid, capped by R²/4."""
     with mpmath.workdps(DPS):
         n, eps, lo, hi, l, u = (mpmath.mpf(x) for x in (n, eps, lo, hi, l, u))
         R = u - l
@@ -84,10 +84,12 @@ def clip_stat_exponential_ref(n, eps, lo, hi, l, u, thetas):
                    for k in (1, 2)]
             return mom[1] - mom[0] ** 2
 
-        th = [mpmath.mpf(t) for t in thetas]
-        gmax = max(var(t) for t in th)
-        gap = max(b - a for a, b in zip(th[:-1], th[1:]))
-        vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo) * gap, R * R / 4)
+        vmax = R * R / 4
+        if lo > 0:  # else K = ∞: R²/4
+            th = [mpmath.mpf(t) for t in thetas]
+            gmax = max(var(t) for t in th)
+            gap = max(b - a for a, b in zip(th[:-1], th[1:]))
+            vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo) * gap, vmax)
         return (vmax / n + 2 * R * R / (n * eps) ** 2) / (s_n * s_n)
 
 

@@ -251,9 +251,10 @@ def test_privunit_large_eps_planted_error_caught():
 
 # ------------------------------------------------------------------------------------------- ClipStatRisk_exponential
 
-# (n, ε, θ_lo, θ_hi, α, β): extreme n and ε, a narrow clipping width β (s_N cancels in float64), wide and narrow N
+# (n, ε, θ_lo, θ_hi, α, β): extreme n and ε, a narrow clipping width β (s_N cancels in float64), wide and narrow N,
+# N reaching θ = 0 (only Popoviciu's R²/4)
 CS_CASES = [(1000, 1e-3, 1.0, 2.0, -1.0, 3.0), (10**12, 50.0, 1.0, 2.0, -1.0, 3.0), (10, 1e-8, 0.5, 0.6, 0.0, 1.0),
-            (10**15, 1.0, 1e-3, 1e3, -0.9, 0.01), (1000, 5.0, 2.0, 2.001, 0.5, 0.001)]
+            (10**15, 1.0, 1e-3, 1e3, -0.9, 0.01), (1000, 5.0, 2.0, 2.001, 0.5, 0.001), (10, 1.0, 0.0, 2.0, -0.5, 0.07)]
 
 
 def _clip_stat_failures(n, eps, lo, hi, alpha, beta, plant=0.0):

@@ -238,19 +238,21 @@ def certified_risk_exponential_mp(n, eps, lo, hi, alpha, beta, sigma=1.0, grid=G
     def slope_at(lam):
         return mpmath.exp(-lam * l) * (l / lam + 1 / lam ** 2) - mpmath.exp(-lam * u) * (u / lam + 1 / lam ** 2)
 
-    s_n = slope_at(hi_m)
-    if not (R > 0 and s_n > 0 and lo_m > 0):
+    s_n = slope_at(hi_m) if hi_m > 0 else mpmath.mpf(0)
+    if not (R > 0 and s_n > 0):
         return mpmath.inf
-    th = [mpmath.mpf(float(t)) for t in np.linspace(float(lo), float(hi), grid)]
-    gmax = None
-    for lam in th:
-        el, eu = mpmath.exp(-lam * l), mpmath.exp(-lam * u)
-        m1 = l + (el - eu) / lam
-        m2 = l * l + 2 * (el * (l / lam + 1 / lam ** 2) - eu * (u / lam + 1 / lam ** 2))
-        v = m2 - m1 * m1
-        gmax = v if gmax is None or v > gmax else gmax
-    gap = max(b - a for a, b in zip(th[:-1], th[1:])) if grid > 1 else mpmath.mpf(0)
-    vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo_m) * gap, R * R / 4)
+    vmax = R * R / 4  # Popoviciu: ψ takes values in [l, u]
+    if lo_m > 0:  # else K = ∞ (N reaches θ = 0): the grid correction is infinite and R²/4 is the bound
+        th = [mpmath.mpf(float(t)) for t in np.linspace(float(lo), float(hi), grid)]
+        gmax = None
+        for lam in th:
+            el, eu = mpmath.exp(-lam * l), mpmath.exp(-lam * u)
+            m1 = l + (el - eu) / lam
+            m2 = l * l + 2 * (el * (l / lam + 1 / lam ** 2) - eu * (u / lam + 1 / lam ** 2))
+            v = m2 - m1 * m1
+            gmax = v if gmax is None or v > gmax else gmax
+        gap = max(b - a for a, b in zip(th[:-1], th[1:])) if grid > 1 else mpmath.mpf(0)
+        vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo_m) * gap, vmax)
     n_m, e_m = mpmath.mpf(n), mpmath.mpf(eps)
     return (vmax / n_m + 2 * R * R / (n_m * e_m) ** 2) / (s_n * s_n)
 
