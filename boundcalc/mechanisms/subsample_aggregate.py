@@ -623,7 +623,8 @@ def _bias_mp(fn):
     """ClipBiasBound's implementation on both paths. On the mpmath path: the float64 bound at the arguments rounded
     to float64 on the safe side (θ_lo and b down, θ_hi, a and σ up: a wider N, a narrower clipping interval and a
     larger σ each give a larger bound, B* being a minimum of three functions that are non-decreasing in each of
-    these), widened by :data:`BIAS_MP_WIDEN`; its exact-tail branch carries its own margin (BIAS_REL_SLACK)."""
+    these), or at the nearest floats if that is larger, widened by :data:`BIAS_MP_WIDEN`; its exact-tail branch
+    carries its own margin (BIAS_REL_SLACK)."""
     flt = _to_float(fn)
 
     def wrapped(*args):
@@ -634,8 +635,12 @@ def _bias_mp(fn):
         from ..core.certify import round_down, round_up
 
         n, k, lo, hi, a, b, sigma = (mpmath.mpf(x) for x in args)
-        v = float(np.asarray(flt(float(n), float(k), round_down(lo), round_up(hi), round_up(a), round_down(b),
-                                 round_up(sigma))).reshape(-1)[0])
+        safe = float(np.asarray(flt(float(n), float(k), round_down(lo), round_up(hi), round_up(a), round_down(b),
+                                    round_up(sigma))).reshape(-1)[0])
+        # and at the nearest floats: the exact-tail branch is a difference that cancels, so its float64 value moves
+        # by more than the argument's last unit (within its BIAS_REL_SLACK); the larger of the two is kept
+        near = float(np.asarray(flt(*[float(x) for x in (n, k, lo, hi, a, b, sigma)])).reshape(-1)[0])
+        v = max(safe, near) if math.isfinite(safe) and math.isfinite(near) else safe
         return mpmath.mpf(v) * (1 + mpmath.mpf(BIAS_MP_WIDEN)) if math.isfinite(v) else mpmath.mpf(v)
     return wrapped
 
