@@ -233,6 +233,9 @@ def _privunit_large_failures(d, eps, plant=0.0):
     with mpmath.workdps(80):
         refs = {"factor": 1 / m ** 2, "inner": ew2}
         for k, ref in refs.items():
+            if not mpmath.isfinite(ref):  # a reference that failed must not pass the comparisons below
+                bad.append((k, "reference", ref))
+                continue
             if not math.isfinite(f64[k]) or abs(mpmath.mpf(f64[k]) / ref - 1) > 1e-6:
                 bad.append((k, "float64", f64[k]))
             if not mpmath.isfinite(mp[k]) or abs(mp[k] / ref - 1) > mpmath.mpf(10) ** -25:
