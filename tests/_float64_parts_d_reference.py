@@ -113,3 +113,31 @@ def subset_l1_risk_ref(n, eps, d, s, q_f, D_f, theta):
             mad = mpmath.fsum(abs(k - x) * mpmath.binomial(n, k) * pi ** k * (1 - pi) ** (n - k) for k in range(n + 1))
             tot += mult * mad / (n * Df)
         return tot
+
+
+def clip_bias_exponential_ref(n, k, lo, hi, a, b):
+    """The mean over the blocks of B* = min(max(A(θ_lo), C(θ_hi)), V/(4m), √V) (the bound on |clipping bias|; the
+    package widens max(A, C) by 1e-9 for the rounding of its float64 tails) for the
+    exponential block estimator Y = (t-1)/S, S ~ Gamma(t, rate λ) (r = n - k⌊n/k⌋ blocks of t + 1 points, the others
+    of t = ⌊n/k⌋), at 50 digits with mpmath's regularised incomplete gamma: A = E(a - Y)₊ = a Q(t, λc) - λ Q(t-1, λc),
+    c = (t-1)/a; C = E(Y - b)₊ = λ P(t-1, λc') - b P(t, λc'), c' = (t-1)/b; V = θ_hi²/(t-2); m = min(θ_lo - a, b - θ_hi)."""
+    with mpmath.workdps(50):
+        lo, hi, a, b = (mpmath.mpf(x) for x in (lo, hi, a, b))
+
+        def P(s, x):
+            return mpmath.gammainc(s, 0, x, regularized=True)
+
+        def Q(s, x):
+            return mpmath.gammainc(s, x, mpmath.inf, regularized=True)
+
+        def bstar(t):
+            t = mpmath.mpf(t)
+            c, c2 = (t - 1) / a, (t - 1) / b
+            A = a * Q(t, lo * c) - lo * Q(t - 1, lo * c)
+            C = hi * P(t - 1, hi * c2) - b * P(t, hi * c2)
+            V = hi * hi / (t - 2)
+            m = min(lo - a, b - hi)
+            return min(max(A, C), V / (4 * m), mpmath.sqrt(V))
+
+        t, r = n // k, n - k * (n // k)
+        return (r * bstar(t + 1) + (k - r) * bstar(t)) / k

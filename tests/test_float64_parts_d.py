@@ -324,3 +324,43 @@ def test_subset_l1_mad_above_exact_risks(case):
 
 def test_subset_l1_mad_planted_error_caught():
     assert _subset_l1_failures(*SL1_CASES[1], plant=-1e-15)
+
+
+# ------------------------------------------------------------------------------------------- ClipBiasBound
+
+# (n, blocks, θ_lo, θ_hi, a, b): clipping far and close, t from 3 to 10⁴, a bias below the float range
+CB_CASES = [(1000, 10, 1.0, 2.0, 0.5, 4.0), (1000, 10, 1.0, 2.0, 0.9, 2.1), (30, 10, 1.0, 1.5, 0.1, 10.0),
+            (10**6, 100, 0.999, 1.001, 0.99, 1.01), (10**5, 7, 1.0, 3.0, 1e-3, 1e3)]
+
+
+def _clip_bias_failures(n, k, lo, hi, a, b, plant=0.0):
+    import boundcalc.mechanisms.subsample_aggregate as SA
+    from _float64_parts_d_reference import clip_bias_exponential_ref
+
+    ref = clip_bias_exponential_ref(n, k, lo, hi, a, b)
+    cls = SA.block_functions("exponential")[0]
+    f64 = float(np.asarray(cls._imp_(n, k, lo, hi, a, b, 1.0)).reshape(-1)[0])
+    with mpmath.workdps(40):
+        hp = cls._imp_(*(mpmath.mpf(x) for x in (n, k, lo, hi, a, b, 1.0))) * (1 + mpmath.mpf(plant))
+    bad = []
+    with mpmath.workdps(50):
+        if hp < ref:
+            bad.append(("mp below", float(hp / ref - 1)))
+        if ref > mpmath.mpf(10) ** -290 and abs(mpmath.mpf(f64) / ref - 1) > 1e-6:  # (below: the 1e-300 floor)
+            bad.append(("float64 off", float(mpmath.mpf(f64) / ref - 1)))
+    return bad
+
+
+@pytest.mark.parametrize("case", CB_CASES)
+def test_clip_bias_exponential_mp_path_not_below(case):
+    assert _clip_bias_failures(*case) == []
+
+
+def test_clip_bias_planted_error_caught(monkeypatch):
+    """The exact-tail branch wins in every case (A <= V/(4m) and A <= √V hold exactly); its float64 tails were up to
+    1.4e-13 off (relatively) here, 1.05e-14 below at t = 10⁴, so without its 1e-9 margin the check fails, and
+    with a planted -1e-15 too."""
+    import boundcalc.mechanisms.subsample_aggregate as SA
+
+    monkeypatch.setattr(SA, "BIAS_REL_SLACK", 0.0)
+    assert _clip_bias_failures(*CB_CASES[3], plant=-1e-15)
