@@ -141,3 +141,33 @@ def clip_bias_exponential_ref(n, k, lo, hi, a, b):
 
         t, r = n // k, n - k * (n // k)
         return (r * bstar(t + 1) + (k - r) * bstar(t)) / k
+
+
+def subset_projected_d2_ref(n, eps, q_f, D_f, loss, thetas):
+    """The largest, over θ₁ in ``thetas``, exact risk of projected subset selection at d = 2 (subset size 1, i.e.
+    binary randomized response: p = e^ε/(e^ε + 1), q = 1 - p, D = p - q, from ε at 40 digits): N₁ ~ Bin(n, q + Dθ₁),
+    y₁ = (N₁/n - q_f)/D_f with the mechanism's float64 constants, y₁ + y₂ = 1 up to their rounding, and the projection
+    onto the simplex {θ₁ + θ₂ = 1, θ >= 0} of a point with y₁ + y₂ = s puts θ̂₁ = clip((y₁ - y₂ + 1)/2, 0, 1), so
+    the risk is 2 E(θ̂₁ - θ₁)² (ℓ2²) or 2 E|θ̂₁ - θ₁| (ℓ1). Direct binomial sums."""
+    with mpmath.workdps(40):
+        e = mpmath.exp(mpmath.mpf(eps))
+        p = e / (e + 1)
+        q = 1 - p
+        D = p - q
+        qf, Df = mpmath.mpf(q_f), mpmath.mpf(D_f)
+        worst = mpmath.mpf(0)
+        for th in thetas:
+            th = mpmath.mpf(th)
+            pi = q + D * th
+            tot = mpmath.mpf(0)
+            w = (1 - pi) ** n  # P(N = 0), then the pmf recurrence
+            for k in range(n + 1):
+                y1 = (mpmath.mpf(k) / n - qf) / Df
+                y2 = (mpmath.mpf(n - k) / n - qf) / Df
+                t1 = min(max((y1 - y2 + 1) / 2, mpmath.mpf(0)), mpmath.mpf(1))
+                err = t1 - th
+                tot += w * (2 * err * err if loss == "l2sq" else 2 * abs(err))
+                if k < n:
+                    w = w * (n - k) / (k + 1) * pi / (1 - pi)
+            worst = max(worst, tot)
+        return worst

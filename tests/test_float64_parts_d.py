@@ -364,3 +364,45 @@ def test_clip_bias_planted_error_caught(monkeypatch):
 
     monkeypatch.setattr(SA, "BIAS_REL_SLACK", 0.0)
     assert _clip_bias_failures(*CB_CASES[3], plant=-1e-15)
+
+
+# ------------------------------------------------------------------------------------------- SubsetProjected* at d = 2
+
+SP_CASES = [(300, 0.5), (1000, 0.1)]
+SP_ROUTES = [("max", "l2sq", "SubsetProjectedMax"), ("threshold", "l2sq", "SubsetProjectedThreshold"),
+             ("threshold", "l1", "SubsetProjectedThresholdL1")]
+
+
+@functools.lru_cache(maxsize=None)
+def _sp_ref(n, eps, loss):
+    import boundcalc.mechanisms.subset_tail as ST
+    from _float64_parts_d_reference import subset_projected_d2_ref
+
+    _, q, D = ST.subset_constants(eps, 2, 1)
+    return subset_projected_d2_ref(n, eps, q, D, loss, np.linspace(0.0, 1.0, 11))
+
+
+def _subset_projected_failures(n, eps, plant=0.0):
+    """The three projected subset-selection bounds at d = 2 (float64 and mpmath paths) below the largest exact risk
+    over a grid of θ (``plant``: the bound set that far, relatively, from that risk)."""
+    import boundcalc.mechanisms.subset_tail  # noqa: F401 - registers the functions
+
+    bad = []
+    for route, loss, name in SP_ROUTES:
+        ref = _sp_ref(n, eps, loss)
+        f64 = float(S.NUMPY_IMPL[name](n, eps, 2)) if not plant else float(ref * (1 + mpmath.mpf(plant)))
+        with mpmath.workdps(40):
+            hp = S.MPMATH_IMPL[name](mpmath.mpf(n), mpmath.mpf(eps), mpmath.mpf(2)) if not plant else f64
+        for label, v in (("float64", f64), ("mp", hp)):
+            if not mpmath.mpf(v) >= ref:
+                bad.append((name, label, float(mpmath.mpf(v) / ref - 1)))
+    return bad
+
+
+@pytest.mark.parametrize("n,eps", SP_CASES)
+def test_subset_projected_d2_above_exact_risk(n, eps):
+    assert _subset_projected_failures(n, eps) == []
+
+
+def test_subset_projected_planted_error_caught():
+    assert _subset_projected_failures(*SP_CASES[0], plant=-1e-15)
