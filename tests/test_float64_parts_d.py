@@ -1,14 +1,17 @@
-"""Float64 parts of the threshold scheme, the PrivUnit ball minimiser and PrivUnit at large ε (part D of the
-float64-parts audit, docs/engineering/certified-floating-point.md, "Threshold scheme, ball minimiser, PrivUnit at
-large ε"), at extreme arguments, against independent 80-digit references (tests/_float64_parts_d_reference.py,
-written from the formulas):
+"""Float64 parts of the threshold scheme, the PrivUnit ball minimiser, the clipped statistic, subset selection and
+PrivUnit at large ε (part D of the float64-parts audit, docs/engineering/certified-floating-point.md, "Threshold
+scheme, ball minimiser, clipped statistic, PrivUnit at large ε"), at extreme arguments, against independent
+high-precision references (tests/_float64_parts_d_reference.py, written from the formulas: closed forms,
+quadratures, incomplete gamma functions and direct binomial sums at 40 to 80 digits):
 
 - ThresholdRisk: the θ̂ = 0 candidate b² is rounded up in float64 and exact at the working precision on the mpmath
   path, as is the closed form (π/2) e^{b²} coth²(ε/2)/m;
 - BallMinimiserFactor: the value before its rounding to 10 digits is at least the exact value of every cell that can
   carry the maximum (and within 1e-12 of the largest);
 - PrivUnit: finite, on the safe side, at large ε and d (E W² in logs where the cap probability underflows);
-- in each case a planted error of 1e-15 relative on the unsafe side is caught.
+- ClipStatRisk_exponential at the working precision; ClipBiasBound_exponential's mpmath path at or above its exact
+  value; SubsetL1MAD and the projected subset-selection bounds above exact risks, by margins far above rounding;
+- in each case a planted error of 1e-15 to 3e-15 relative on the unsafe side is caught.
 """
 from __future__ import annotations
 
