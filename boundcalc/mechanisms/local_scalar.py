@@ -192,7 +192,8 @@ def _threshold_table_full(m, eps, b, closed):
             if sums[j] > worst[i]:
                 worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
     worst += tail
-    best, lam_best = (closed, 1.0) if closed < square_up(b) else (square_up(b), 0.0)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly
+    b2 = square_up(b)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly (rounded up)
+    best, lam_best = (closed, 1.0) if closed < b2 else (b2, 0.0)
     theta_best = b
     for val, lam, at in zip(worst, lams, where):
         if val < best:
