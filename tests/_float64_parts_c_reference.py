@@ -33,11 +33,16 @@ def privunit_ref(d: int, eps: float, gamma: float):
         scale = min(1 / mpmath.sqrt(d), 1 / (d * g) if g > 0 else 1) / (1 - g)
 
         def mom(k):
-            f = lambda v: (g + (1 - g) * v) ** k * mpmath.exp(h * (mpmath.log1p(-(g + (1 - g) * v) ** 2) - lg)) \
-                if v < 1 else mpmath.mpf(0)
+            # at d = 3 (h = 0) the density is constant: no 0·log 0 at w = 1
+            f = lambda v: (g + (1 - g) * v) ** k * (mpmath.exp(h * (mpmath.log1p(-(g + (1 - g) * v) ** 2) - lg))
+                                                    if h != 0 else 1) if v < 1 else mpmath.mpf(0)
             return (1 - g) * mpmath.quad(f, _breaks(mpmath.mpf(0), mpmath.mpf(1), min(scale, 1))) * \
                 mpmath.exp(h * lg) / B
-        C, A, T2 = mom(0), mom(1), mom(2)
+        if d == 2:  # the arcsine law 1/(π√(1-w²)): closed forms (the quadrature meets its endpoint singularity)
+            r, ac = mpmath.sqrt(1 - g * g), mpmath.acos(g)
+            C, A, T2 = ac / mpmath.pi, r / mpmath.pi, (ac + g * r) / (2 * mpmath.pi)
+        else:
+            C, A, T2 = mom(0), mom(1), mom(2)
         p = mpmath.exp(e) * C / (mpmath.exp(e) * C + 1 - C)
         m = p / C * A + (1 - p) / (1 - C) * (-A)
         ew2 = p / C * T2 + (1 - p) / (1 - C) * (1 / d - T2)

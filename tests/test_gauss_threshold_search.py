@@ -51,10 +51,18 @@ def _ref_all_sums(m, eps, b):
     return out, lams
 
 
+def _sq_up(b):
+    """b² rounded up to a float (the θ̂ = 0 candidate; b * b rounds to nearest)."""
+    from fractions import Fraction
+
+    y = b * b
+    return math.nextafter(y, math.inf) if Fraction(y) < Fraction(b) ** 2 else y
+
+
 def _ref_table(m, eps, b):
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0:
-        return b * b, 0.0, b
+        return _sq_up(b), 0.0, b
     closed = LS.threshold_closed_form(m, eps, b)
     if m > 20000:
         return closed, 1.0, b
@@ -70,7 +78,7 @@ def _ref_table(m, eps, b):
             if sums[j] > worst[i]:
                 worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
     worst += tail
-    best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)
+    best, lam_best = (closed, 1.0) if closed < _sq_up(b) else (_sq_up(b), 0.0)
     theta_best = b
     for val, lam, at in zip(worst, lams, where):
         if val < best:

@@ -58,6 +58,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..core import symbolic as S
+
 
 class _LazySpecial:
     """``scipy.special``, imported on first use (0.1 s that ``rate`` does not pay when its numbers are cached)."""
@@ -215,6 +217,46 @@ def certified_risk(model, n, eps, lo, hi, alpha, beta, sigma=1.0, grid=GRID):
     return np.where((R > 0) & (s_n > 0), out, np.inf)
 
 
+def certified_risk_exponential_mp(n, eps, lo, hi, alpha, beta, sigma=1.0, grid=GRID):
+    """:func:`certified_risk` of the exponential model at mpmath's working precision (the certification path).
+
+    The clipping interval (l, u) and the grid of θ are the mechanism's float64 choices (any interval and grid give a
+    valid bound); everything else from the definitions in mpmath: s_N = |m'(θ_hi)| = e^{-λl}(l/λ + 1/λ²) -
+    e^{-λu}(u/λ + 1/λ²) at λ = θ_hi, Var ψ = E ψ² - (E ψ)² at each grid point (closed forms of the module
+    docstring), the Lipschitz correction 3R²K h/2 with K = 1/(e θ_lo) and h the largest gap of the float64 grid
+    (the float64 form uses (θ_hi - θ_lo)/(grid - 1)), capped by R²/4. In float64, s_N is a difference of two
+    positive terms that cancels when βλ/θ_c is small (a relative error of about 1e-16 (A + B)/(A - B) that lowers
+    the bound when s_N comes out high), and E ψ² - (E ψ)² cancels too; here the 40- and 60-digit evaluations of
+    the certification check what cancellation remains."""
+    import mpmath
+
+    l, u = interval("exponential", 0.5 * (float(lo) + float(hi)), float(alpha), float(beta), float(sigma))
+    l, u = mpmath.mpf(float(l)), mpmath.mpf(float(u))
+    R = u - l
+    lo_m, hi_m = mpmath.mpf(lo), mpmath.mpf(hi)
+
+    def slope_at(lam):
+        return mpmath.exp(-lam * l) * (l / lam + 1 / lam ** 2) - mpmath.exp(-lam * u) * (u / lam + 1 / lam ** 2)
+
+    s_n = slope_at(hi_m) if hi_m > 0 else mpmath.mpf(0)
+    if not (R > 0 and s_n > 0):
+        return mpmath.inf
+    vmax = R * R / 4  # Popoviciu: ψ takes values in [l, u]
+    if lo_m > 0:  # else K = ∞ (N reaches θ = 0): the grid correction is infinite and R²/4 is the bound
+        th = [mpmath.mpf(float(t)) for t in np.linspace(float(lo), float(hi), grid)]
+        gmax = None
+        for lam in th:
+            el, eu = mpmath.exp(-lam * l), mpmath.exp(-lam * u)
+            m1 = l + (el - eu) / lam
+            m2 = l * l + 2 * (el * (l / lam + 1 / lam ** 2) - eu * (u / lam + 1 / lam ** 2))
+            v = m2 - m1 * m1
+            gmax = v if gmax is None or v > gmax else gmax
+        gap = max(b - a for a, b in zip(th[:-1], th[1:])) if grid > 1 else mpmath.mpf(0)
+        vmax = min(gmax + mpmath.mpf(3) / 2 * R * R / (mpmath.e * lo_m) * gap, vmax)
+    n_m, e_m = mpmath.mpf(n), mpmath.mpf(eps)
+    return (vmax / n_m + 2 * R * R / (n_m * e_m) ** 2) / (s_n * s_n)
+
+
 def estimate(model, y, lo, hi, l, u, sigma=1.0, iters=60):
     """θ̂ = m^{-1}(y) on N = [lo, hi], projected (bisection on the monotone m; vectorised over y)."""
     y = np.asarray(y, float)
@@ -347,6 +389,9 @@ def _clip_stat_impl(model_name):
         if any(hasattr(a, "_mpf_") for a in args):
             import mpmath
 
+            if model_name == "exponential":  # at the working precision (ClipStatRisk_exponential in HIGH_PRECISION)
+                n, eps, lo, hi, sigma, alpha, beta = args
+                return certified_risk_exponential_mp(n, eps, lo, hi, alpha, beta, sigma)
             return mpmath.mpf(float(impl(*[float(a) for a in args])))
         return impl(*args)
     return mp
@@ -367,6 +412,9 @@ def risk_function(model_name: str):
     return _named(type(f"ClipStatRisk_{ident}", (sp.Function,),
                        {"nargs": 7, "_imp_": staticmethod(_clip_stat_impl(model_name)), "_latex": latex,
                         "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"}))
+
+
+S.HIGH_PRECISION.add("ClipStatRisk_exponential")  # certified_risk_exponential_mp on the mpmath path
 
 
 def _named(cls):

@@ -126,6 +126,17 @@ THRESHOLD_CELLS = 1000
 THRESHOLD_SHRINK = tuple(np.linspace(0.0, 1.0, 21))
 
 
+def square_up(b: float) -> float:
+    """b² rounded up: the smallest float64 not below the exact square of the float ``b`` (``b * b`` is rounded to
+    nearest and can be half a unit in the last place low; the risk b² of θ̂ = 0 is an upper bound's candidate)."""
+    from fractions import Fraction
+
+    y = b * b
+    if math.isfinite(y) and Fraction(y) < Fraction(b) ** 2:
+        y = math.nextafter(y, math.inf)
+    return y
+
+
 def threshold_closed_form(m, eps, b):
     """(π/2) e^{b²} coth²(ε/2)/m, σ = 1, b = B/σ (numbers), computed in logs: ``inf`` (never an OverflowError)
     where it exceeds the float range, which happens for b > 26.6; the scheme then keeps θ̂ = 0 (risk <= b²)."""
@@ -155,7 +166,7 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     """
     m, eps, b = int(m), float(eps), float(b)
     if m <= 0 or not math.isfinite(b):  # b = B/σ beyond the float range (σ = 5e-324): only θ̂ = 0's risk b²
-        return b * b, 0.0, b
+        return square_up(b), 0.0, b
     closed = threshold_closed_form(m, eps, b)
     if m > THRESHOLD_EXACT_MAX_M:
         return closed, 1.0, b
@@ -181,7 +192,8 @@ def _threshold_table_full(m, eps, b, closed):
             if sums[j] > worst[i]:
                 worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
     worst += tail
-    best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly
+    b2 = square_up(b)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly (rounded up)
+    best, lam_best = (closed, 1.0) if closed < b2 else (b2, 0.0)
     theta_best = b
     for val, lam, at in zip(worst, lams, where):
         if val < best:
@@ -241,7 +253,7 @@ def threshold_value_below(m: int, eps: float, b: float, cells) -> float:
                                              c, c + 1)):
             low[i] = max(low[i], float(sums[0])) if np.all(np.isfinite(sums)) else math.inf
     low += tail
-    return min(closed if closed < b * b else b * b, float(np.min(low)))
+    return min(closed if closed < square_up(b) else square_up(b), float(np.min(low)))
 
 
 # ----------------------------------------------------------------------------- the table's maximum by a pruned search
@@ -443,7 +455,7 @@ class _CellSearch:
     def table(self, closed):
         """:func:`threshold_worst_risk` (same value, λ and θ*) from :meth:`maximum` of each λ."""
         b, th = self.b, self.th
-        best, lam_best = (closed, 1.0) if closed < b * b else (b * b, 0.0)
+        best, lam_best = (closed, 1.0) if closed < square_up(b) else (square_up(b), 0.0)
         theta_best = b
         self.exact_cell(THRESHOLD_CELLS - 1)  # the sums of λ < 1 grow towards θ = b: a first lower bound for each λ
         for i, lam in enumerate(self.lams):
@@ -482,7 +494,7 @@ def threshold_scheme(m: int, eps: float, b: float):
     first table's value cannot be the smallest, and its table is not computed: the choice is the same as with
     every table computed."""
     m, eps, b = int(m), float(eps), float(b)
-    best = (b * b, 0.0, 0, b)
+    best = (square_up(b), 0.0, 0, b)
     if m <= 0 or not math.isfinite(b):  # b = B/σ beyond the float range: only θ̂ = 0's risk b² (infinite)
         return best
     cands = [(threshold_closed_form(m, eps, b), 1.0, m, b)]
@@ -513,14 +525,47 @@ def threshold_worst_risk_np(m, eps, b):
     return out.reshape(m.shape)
 
 
+def threshold_risk_mp(m, eps, b):
+    """:func:`threshold_scheme`'s value on the certification (mpmath) path, at the working precision where the
+    chosen candidate has a closed form. The scheme is chosen at the float64 arguments (m, ε and b rounded to
+    nearest, the mechanism the float64 path reports); then
+
+    - if the choice is θ̂ = 0 (its risk sup_{|θ| <= b} θ² = b²): b² from the mpmath b, exact at the working
+      precision (the float64 b * b can be half a unit in the last place low, and b itself was rounded);
+    - if it is the closed form (π/2) e^{b²} coth²(ε/2)/m: evaluated in mpmath from the mpmath ε and b (in float64 its
+      relative error is about (b² + 3) units in the last place, in either direction);
+    - otherwise (a certified table of :func:`threshold_worst_risk`): the float64 value, whose cells bound the
+      binomial sums from above (``w_k`` at the cell's mode, the loss at the worse cell end), a float64 part.
+    """
+    import mpmath
+
+    mf, ef, bf = float(m), float(eps), float(b)
+    mi = int(math.floor(mf + 1e-9))
+    v, lam, used, _ = threshold_scheme(mi, ef, bf)
+    if not math.isfinite(v):
+        return mpmath.mpf(v)
+    bm = mpmath.mpf(b)
+    if lam == 0.0 and v == square_up(bf):  # θ̂ = 0
+        return bm * bm
+    if lam == 1.0 and used >= 1 and v == threshold_closed_form(used, ef, bf):
+        em = mpmath.mpf(eps)
+        return mpmath.pi / 2 * mpmath.exp(bm * bm) * mpmath.coth(em / 2) ** 2 / used
+    return mpmath.mpf(v)
+
+
 class ThresholdRisk(sp.Function):
     """``ThresholdRisk(m, ε, b)``: certified worst risk (σ = 1, θ ∈ [-b, b]) of the threshold + randomized response
-    scheme with m available reports at level ε (see :func:`threshold_scheme`)."""
+    scheme with m available reports at level ε (see :func:`threshold_scheme`; on the mpmath path
+    :func:`threshold_risk_mp`)."""
 
     nargs = 3
 
     @staticmethod
     def _imp_(m, e, b):
+        import mpmath
+
+        if any(isinstance(x, mpmath.mpf) for x in (m, e, b)):
+            return threshold_risk_mp(m, e, b)
         v = threshold_worst_risk_np(m, e, b)
         return float(v) if np.ndim(v) == 0 else v
 

@@ -80,8 +80,10 @@ def privunit_parameters(d: int, eps: float):
     m = np.where(np.isfinite(m), m, -np.inf)
     i = int(np.argmax(m))
     g = float(_GAMMA[i])
-    C = float(np.exp(_log_cap(d, np.array([g]))[0]))
-    p = 1.0 / (1.0 + math.exp(min(700.0, math.log1p(-C) - math.log(C) - eps))) if C > 0 else 1.0
+    lcv = _log_cap(d, np.array([g]))[0]
+    C, lc = float(np.exp(lcv)), float(lcv)
+    # p = e^ε C/(e^ε C + 1 - C); from log C where C underflows (it is not 1 there: e^ε C can still be moderate)
+    p = 1.0 / (1.0 + math.exp(min(700.0, math.log1p(-C) - (math.log(C) if C > 0 else lc) - eps)))
     return float(m[i]), g, p, C
 
 
@@ -187,7 +189,25 @@ def sq_inner_moment(d: float, eps: float) -> float:
             tail = g * float(np.exp(_log_A(dd, ga)[0])) + float(np.exp(_log_cap(dd + 2, ga)[0])) / dd
             if 0 < C < 1:
                 _CACHE[key] = p / C * tail + (1 - p) / (1 - C) * (1.0 / dd - tail)
+            if not math.isfinite(_CACHE[key]):  # C below the float range (large d and ε): the same in logs
+                _CACHE[key] = _sq_inner_moment_logs(dd, e, g)
     return _CACHE[key]
+
+
+def _sq_inner_moment_logs(d: int, eps: float, g: float) -> float:
+    """E W² = tail/a₁ + (1/d - tail)/a₂ (a₁ = C + (1-C)e^{-ε} = C/p, a₂ = (1-C) + C e^ε = (1-C)/(1-p),
+    tail = γA + C_{d+2}/d) with log C, log A, log tail and log a₁, log a₂ kept in logs: finite where C (and A)
+    underflow, at d = 10⁵ and ε >= 750 for instance; nan if it still is not finite."""
+    ga = np.array([g])
+    with np.errstate(all="ignore"):
+        lc = float(_log_cap(d, ga)[0])
+        lc2 = float(_log_cap(d + 2, ga)[0]) - math.log(d)
+        l1c = math.log1p(-math.exp(lc))
+        ltail = float(np.logaddexp(math.log(g) + float(_log_A(d, ga)[0]), lc2)) if g > 0 else lc2
+        la1 = float(np.logaddexp(lc, l1c - eps))
+        la2 = float(np.logaddexp(l1c, lc + eps))
+        v = math.exp(ltail - la1) + (1.0 / d - math.exp(ltail)) * math.exp(-la2)
+    return v if math.isfinite(v) else math.nan
 
 
 def axis_moment_value(d: float, eps: float, kind: str = "max") -> float:

@@ -83,6 +83,45 @@ def _tail_cells(lo, hi, s2, g2, beta):
     return out
 
 
+#: the unit roundoff of float64 (2^-53): every float64 operation is exact up to a relative error of at most U
+U = 2.0 ** -53
+
+
+def _s2_rel_err(s, low, x, inv_n, s2):
+    """A bound on the relative error of the float64 s²(x) = s·s - max(0, low - x²·inv_n) (``s2``, computed):
+    each product and difference is rounded once, so the absolute error is at most 3U (s² + low + x² inv_n);
+    divided by the exact s²(x) >= s2 - that (inf when that is not positive)."""
+    ab = 3 * U * (s * s + low + x * x * inv_n)
+    den = s2 - ab
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, ab / np.where(den > 0, den, 1.0), np.inf)
+
+
+def _tail_cells_err(val, hi, e_s):
+    """A bound on exact - float64 of :func:`_tail_cells` (``val``, computed at the cell ends ``hi`` with s²(hi) of
+    relative error at most ``e_s``). For one t, tot = (1 - q) + T((1-t)lo) + T(lo), q = t lo/√(t² lo² + s²):
+    q is five roundings and a square root from t, lo and s² (relative error <= 5U + e_s/2, so 1 - q is within
+    6U + e_s/2 absolutely, q <= 1); each tail is Cantelli g2/(g2 + a²) (relative error <= 8U, value <= 1) or
+    Bernstein exp(-z), z within 11U relatively, so exp(-z) within e^{-z}(U + 11U z) <= 5.1U absolutely; the two
+    additions add at most 3U each (tot <= 3). So |tot~ - tot| <= E = 28U + e_s/2 at every t, the exact min over
+    the t grid is at most min~ + E, and the cell value hi·min~ carries one more rounding: exact <= val(1 + 2U) + hi E.
+    Used with E = 32U + e_s (a margin over this count)."""
+    return 2 * U * np.abs(val) + hi * (32 * U + e_s)
+
+
+def _majorant_alpha_err(rho, k, b, g, al):
+    """A bound on the float64 error of :func:`majorant_alpha` (``al``) at (ρ, κ, b, g), arrays: α is the largest of
+    values h_κ(x) + q(x) (or 2 + q, or q), q(x) = -b(x-ρ) - g(x-ρ)², at points x in [min(x_v, 0), max(x_v, x_c)]
+    (x_v the vertex of q, x_c = 1/√(2κ)). h_κ = 1 - (3/2)(2κ)^{1/3} x^{2/3} + κx² on [0, x_c] has terms of sizes
+    1, <= 3/2 and <= 1/2, each within a few roundings: within 24U; q(x) within 6U (|b||x-ρ| + g(x-ρ)²) (the
+    difference x - ρ, two products, a square, a sum); the maximum of values each within its bound is within the
+    largest bound, and the final 2 + q one more rounding (<= U |α| + 2U)."""
+    xv = rho - b / (2 * g)
+    xc = 1.0 / np.sqrt(2 * k)
+    R = np.maximum(np.abs(np.minimum(xv, 0.0) - rho), np.abs(np.maximum(xv, xc) - rho))
+    return 26 * U + 6 * U * (np.abs(b) * R + g * R * R) + U * np.abs(al)
+
+
 def majorant_h(x, k):
     """h_κ(x) = sup_{y >= 0} [ψ(x, y) - κy] for x > 0, ψ(x, y) = 1 - x/√(x²+y): 1 - (3/2)(2κ)^{1/3} x^{2/3} + κx²
     below x_c = 1/√(2κ) (the concave maximiser y* = (x/(2κ))^{2/3} - x² >= 0), 0 above; decreasing in x."""
@@ -192,7 +231,13 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
     Bernstein tails decrease with n, and the cell values are s times these. The result (the largest cell
     value) is capped by 2 (excess <= 2rρ) and rounded up to 10 significant digits, which absorbs the
     floating-point noise (a few units in the last place) where the bound is constant in n (the top cell cut at
-    ρ = 1 when it is the largest)."""
+    ρ = 1 when it is the largest).
+
+    Floating point: each cell value enters the maximum with a proven bound on its float64 error added
+    (:func:`_tail_cells_err`, :func:`_majorant_alpha_err`, :func:`_s2_rel_err`: a count of the roundings of each
+    formula, Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §2.2), so the largest exact cell
+    value is at most the result before its rounding up to 10 digits (the margin is about 1e-14 relatively where
+    the bound is not capped)."""
     key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h), float(h_major), sig_r, low_r)
     if key in _MIN_CACHE:
         return _MIN_CACHE[key]
@@ -207,28 +252,40 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
     edges = np.exp(np.arange(math.log(r0), h, math.log1p(h)))
     edges = np.append(edges[edges < 1.0], 1.0)
     lo, hi = edges[:-1, None], edges[1:, None]
-    val = _tail_cells(lo, hi, s2_at(hi), g2, beta)[:, 0]
+    s2hi = s2_at(hi)
+    val = _tail_cells(lo, hi, s2hi, g2, beta)[:, 0]
+    # each cell's value plus a bound on its float64 error (:func:`_tail_cells_err`): the largest exact cell value is
+    # at most the largest of these (the printed value is rounded up from it, below)
+    val_up = val + _tail_cells_err(val, hi[:, 0], _s2_rel_err(s, low, hi[:, 0], inv_n, s2hi[:, 0]))
     a_, b_ = MAJ_LO * s, min(1.0, MAJ_HI * s)
     if sig > 0 and s > 0 and a_ < b_:
         inside = (lo[:, 0] >= a_) & (hi[:, 0] <= b_)
-        out = float(val[~inside].max()) if (~inside).any() else 0.0
+        out = float(val_up[~inside].max()) if (~inside).any() else 0.0
         c, kk, bb, gg, al = majorant_table(sig / s if sig_r is None else sig_r,
                                            low / (s * s) if low_r is None else low_r, h_major)
         keep = c[:-1] * s < b_
         ml = c[:-1][keep] * s
         mh = np.minimum(c[1:][keep] * s, b_)
+        al_err = _majorant_alpha_err(c[:-1][keep], kk[keep], bb[keep], gg[keep], al[keep])
         kk, gg, al = kk[keep], gg[keep], al[keep]  # κs², gs², α (units of s)
         s2h = s2_at(mh)
-        mv = mh * np.minimum(2.0, al + gg * g2 / (s * s) + kk * s2h / (s * s))
+        e_s = _s2_rel_err(s, low, mh, inv_n, s2h)
+        terms = al + gg * g2 / (s * s) + kk * s2h / (s * s)
+        mv = mh * np.minimum(2.0, terms)
+        # α's own error, 8 roundings of the sum of the three non-negative terms (g2 = sig·sig and s·s included),
+        # κ s²(ρ)'s relative error, and the product by mh
+        mv_up = mv + mh * (al_err + 8 * U * np.abs(terms) + np.abs(kk * s2h / (s * s)) * e_s) + 2 * U * np.abs(mv)
         tc = _tail_cells(ml[:, None], mh[:, None], s2h[:, None], g2, beta)[:, 0]
+        tc_up = tc + _tail_cells_err(tc, mh, e_s)
         # the fine threshold cells meeting each majorant cell: indices lo < mh and hi > ml
         i0 = np.searchsorted(edges[1:], ml, side="right")
         i1 = np.searchsorted(edges[:-1], mh, side="left")
-        fine = np.array([val[a:b].max() if b > a else np.inf for a, b in zip(i0, i1)])
-        out = max(out, float(np.max(np.minimum(np.minimum(mv, tc), fine))))
+        fine_up = np.array([val_up[a:b].max() if b > a else np.inf for a, b in zip(i0, i1)])
+        out = max(out, float(np.max(np.minimum(np.minimum(mv_up, tc_up), fine_up))))
     else:
-        out = float(val.max())
-    out = _round_up(float(min(2.0, max(2.0 * r0, out))))
+        out = float(val_up.max())
+    # [0, edges[0]]: excess <= 2ρ <= 2 edges[0] (edges[0] = exp(log r0) may be a unit above r0)
+    out = _round_up(float(min(2.0, max(2.0 * r0, 2.0 * float(edges[0]), out))))
     _MIN_CACHE[key] = out
     return out
 
@@ -255,9 +312,16 @@ def _bmf_numpy(*args):
 
 
 def _bmf_mpmath(*args):
+    """The mpmath path: the float64 value at the arguments rounded to float64 on the safe side (s, σ, β and 1/n up,
+    low down: each enlarges the class of views the bound covers, so the value at the rounded arguments bounds the
+    one at the exact arguments); σ/s and low/s², which only select the majorant parameters, to nearest."""
     import mpmath
 
-    v = _bmf_scalar(*[float(a) for a in args])
+    from ..core.certify import round_down, round_up
+
+    s, sig, beta, low, inv_n, sig_r, low_r = args
+    v = _bmf_scalar(round_up(mpmath.mpf(s)), round_up(mpmath.mpf(sig)), round_up(mpmath.mpf(beta)),
+                    max(0.0, round_down(mpmath.mpf(low))), round_up(mpmath.mpf(inv_n)), float(sig_r), float(low_r))
     return mpmath.mpf(v) if math.isfinite(v) else mpmath.mpf("nan")
 
 

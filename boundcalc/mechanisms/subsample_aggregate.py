@@ -614,6 +614,37 @@ def _exact_data_impl(model_name):
     return impl
 
 
+#: relative widening of ClipBiasBound on the mpmath path: its Markov branch V/(4m) and its √V branch are closed
+#: forms of at most 6 roundings, and the average over the two block sizes adds 4 (16 units of 2^-53 cover both)
+BIAS_MP_WIDEN = 2.0 ** -49
+
+
+def _bias_mp(fn):
+    """ClipBiasBound's implementation on both paths. On the mpmath path: the float64 bound at the arguments rounded
+    to float64 on the safe side (θ_lo and b down, θ_hi, a and σ up: a wider N, a narrower clipping interval and a
+    larger σ each give a larger bound, B* being a minimum of three functions that are non-decreasing in each of
+    these), or at the nearest floats if that is larger, widened by :data:`BIAS_MP_WIDEN`; its exact-tail branch
+    carries its own margin (BIAS_REL_SLACK)."""
+    flt = _to_float(fn)
+
+    def wrapped(*args):
+        if not any(hasattr(x, "_mpf_") for x in args):
+            return flt(*args)
+        import mpmath
+
+        from ..core.certify import round_down, round_up
+
+        n, k, lo, hi, a, b, sigma = (mpmath.mpf(x) for x in args)
+        safe = float(np.asarray(flt(float(n), float(k), round_down(lo), round_up(hi), round_up(a), round_down(b),
+                                    round_up(sigma))).reshape(-1)[0])
+        # and at the nearest floats: the exact-tail branch is a difference that cancels, so its float64 value moves
+        # by more than the argument's last unit (within its BIAS_REL_SLACK); the larger of the two is kept
+        near = float(np.asarray(flt(*[float(x) for x in (n, k, lo, hi, a, b, sigma)])).reshape(-1)[0])
+        v = max(safe, near) if math.isfinite(safe) and math.isfinite(near) else safe
+        return mpmath.mpf(v) * (1 + mpmath.mpf(BIAS_MP_WIDEN)) if math.isfinite(v) else mpmath.mpf(v)
+    return wrapped
+
+
 def _to_float(fn):
     def wrapped(*args):
         out = fn(*[np.asarray(x, dtype=float) if not hasattr(x, "_mpf_") else float(x) for x in args])
@@ -641,7 +672,7 @@ def block_functions(model_name: str):
         return tex if exp is None else rf"{{{tex}}}^{{{exp}}}"
 
     bias_cls = type(f"ClipBiasBound_{ident}", (sp.Function,),
-                    {"nargs": 7, "_imp_": staticmethod(_to_float(_local_bias_impl(model_name))),
+                    {"nargs": 7, "_imp_": staticmethod(_bias_mp(_local_bias_impl(model_name))),
                      "_latex": latex_bias,
                      "__doc__": "certified bound on |mean clipping bias| of the block estimates over N"})
     exact_cls = type(f"ExactBlockMSE_{ident}", (sp.Function,),
