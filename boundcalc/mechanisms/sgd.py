@@ -235,7 +235,7 @@ def ball_minimiser_factor_value(s: float, sig: float, beta: float = math.inf, lo
 
     Floating point: each cell value enters the maximum with a proven bound on its float64 error added
     (:func:`_tail_cells_err`, :func:`_majorant_alpha_err`, :func:`_s2_rel_err`: a count of the roundings of each
-    formula, Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §2.2), so the largest exact cell
+    formula, Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., Section 2.2), so the largest exact cell
     value is at most the result before its rounding up to 10 digits (the margin is about 1e-14 relatively where
     the bound is not capped)."""
     key = (float(s), float(sig), float(beta), float(low), float(inv_n), float(h), float(h_major), sig_r, low_r)
