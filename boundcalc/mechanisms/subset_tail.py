@@ -318,7 +318,14 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
 
     ``abort``: return ``(inf, κ)`` as soon as a point value shows that the returned value would exceed ``abort``
     (every point evaluated is an end of a final cell, whose bound dominates it: the value is at least d times the
-    largest point value, up to :data:`LOWER_MARGIN`); otherwise the same floats as without it."""
+    largest point value, up to :data:`LOWER_MARGIN`); otherwise the same floats as without it.
+
+    A ``cell_fn`` that also bounds its values from its parent's (``cell_fn.evaluate`` and ``cell_fn.bound``, see
+    :func:`_certified_sup_lazy`) is refined without the evaluations that cannot change the result: the same floats."""
+    if LAZY_CELLS and abort == math.inf and getattr(cell_fn, "bound", None) is not None:
+        out = _certified_sup_lazy(cell_fn, d, kappa, tol, scale)
+        if out is not None:
+            return out
     pts = initial_points(d)
     xa, xb = pts[:-1], pts[1:]
     m = pts.size
@@ -354,6 +361,88 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
         xa = np.concatenate([xa[~bad], na])
         xb = np.concatenate([xb[~bad], nb])
         ub = np.concatenate([ub[~bad], np.maximum(ga[m:] - lin(na), gb[m:] - lin(nb))])
+    return d * top, kappa
+
+
+#: refine a supremum lazily where its cell function bounds its children (:func:`_certified_sup_lazy`); off: every
+#: cell and point of every round is evaluated (the same floats)
+LAZY_CELLS = True
+
+
+def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float):
+    """:func:`certified_sup` (without ``abort``) for a cell function that bounds its children: the same floats from
+    fewer evaluations, or None where an evaluated value is NaN (the caller then takes the plain path).
+
+    ``cell_fn.evaluate(xa, xb)`` returns ``(g_a, g_b, A, B)``: the two values of ``cell_fn(xa, xb)`` and two
+    numbers per evaluation that bounds are made of. ``cell_fn.bound(XA, XB, A_cell, A_left, A_right, B_cell, sub)``,
+    for split cells [XA, XB] (``sub``: the points each is split at, ends included; A_left and A_right the A of its
+    end points), returns float upper bounds on the ``(g_a, g_b)`` that ``evaluate`` would return for each child.
+
+    Where the round after a split is the last one (by the cell budget or the round count: the number of cells decides
+    it before anything is evaluated), the plain refinement reads nothing of the split but the largest cell bound,
+    which it returns: its new points only raise ``point_best``, which no later step reads. So the new points are not
+    evaluated, and a child is evaluated only if its bound (``κ`` subtracts the same float from a value and from its
+    upper bound, and rounding is monotone) exceeds the largest bound evaluated so far, the largest bounds first.
+    Every other round is the plain one."""
+    ev, bound = cell_fn.evaluate, cell_fn.bound
+    pts = initial_points(d)
+    xa, xb = pts[:-1], pts[1:]
+    m = pts.size
+    ga, gb, A, B = ev(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    pv = np.maximum(ga[:m], gb[:m])
+    if kappa is None:
+        kappa = _argmin_kappa(pv, pts - 1.0 / d)
+    lin = lambda x: kappa * (x - 1.0 / d)
+    point_best = float(np.max(pv - lin(pts)))
+    ub = np.maximum(ga[m:] - lin(xa), gb[m:] - lin(xb))
+    # per cell: its A, the A of its two end points, its B
+    ac, alo, ahi, bc = A[m:], A[:m - 1], A[1:m], B[m:]
+    frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
+    for rnd in range(REFINE_ROUNDS + 1):
+        top = float(np.max(ub))
+        bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
+        room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
+        if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
+            break
+        if bad.sum() > room:  # over budget: split only the worst cells
+            bad = np.zeros_like(bad)
+            bad[np.argsort(ub)[-room:]] = True
+        ba, bb = xa[bad], xb[bad]
+        sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
+        inner = sub[:, 1:-1].ravel()
+        na, nb = sub[:, :-1].ravel(), sub[:, 1:].ravel()
+        size = xa.size + (REFINE_SPLIT - 1) * ba.size
+        if (MAX_CELLS - size) // (REFINE_SPLIT - 1) <= 0 or rnd + 1 == REFINE_ROUNDS:  # the next round is the last
+            c_ga, c_gb = bound(ba, bb, ac[bad], alo[bad], ahi[bad], bc[bad], sub)
+            c_bd = np.maximum(c_ga.ravel() - lin(na), c_gb.ravel() - lin(nb))
+            top = float(np.max(ub[~bad]))
+            chunk = 16
+            while True:  # the children whose bound exceeds the largest bound so far, the largest bounds first
+                need = np.flatnonzero(~(c_bd <= top))
+                if not need.size:
+                    break
+                if need.size > chunk:
+                    need = need[np.argsort(-c_bd[need], kind="stable")[:chunk]]
+                    chunk *= 4
+                ga, gb, _, _ = ev(na[need], nb[need])
+                v = np.maximum(ga - lin(na[need]), gb - lin(nb[need]))
+                if np.isnan(v).any():
+                    return None
+                c_bd[need] = -np.inf  # evaluated: its value is in top
+                top = max(top, float(np.max(v)))
+            return d * top, kappa
+        m = inner.size
+        ga, gb, A, B = ev(np.concatenate([inner, na]), np.concatenate([inner, nb]))
+        point_best = max(point_best, float(np.max(np.maximum(ga[:m], gb[:m]) - lin(inner))))
+        keep = ~bad
+        ends = np.concatenate([alo[bad][:, None], A[:m].reshape(-1, REFINE_SPLIT - 1), ahi[bad][:, None]], axis=1)
+        xa = np.concatenate([xa[keep], na])
+        xb = np.concatenate([xb[keep], nb])
+        ub = np.concatenate([ub[keep], np.maximum(ga[m:] - lin(na), gb[m:] - lin(nb))])
+        ac = np.concatenate([ac[keep], A[m:]])
+        bc = np.concatenate([bc[keep], B[m:]])
+        alo = np.concatenate([alo[keep], ends[:, :-1].ravel()])
+        ahi = np.concatenate([ahi[keep], ends[:, 1:].ravel()])
     return d * top, kappa
 
 
@@ -519,14 +608,51 @@ def _max_cells(st: _Setup, t: float):
 
     memo = st.memo.get("max-lower") or st.memo.setdefault("max-lower", _PointMemo(lower_part))
 
-    def cell(xa, xb):
+    def evaluate(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
         e1, s1 = _upper_first(n, pb, n * (pa + D * t))
         A = np.maximum(e1 + s1, 0.0) / (n * D)
         B = memo(xb)[0]
-        return A - xa * B, A - xb * B
+        return A - xa * B, A - xb * B, A, B
 
+    def cell(xa, xb):
+        ga, gb, _, _ = evaluate(xa, xb)
+        return ga, gb
+
+    cell.evaluate = evaluate
+    cell.bound = lambda *args: _max_cell_bounds(st, t, *args)
     return cell
+
+
+def _max_cell_bounds(st: _Setup, t: float, ba, bb, a_cell, a_left, a_right, b_cell, sub):
+    """Upper bounds on what the max route's cells and points inside split cells [x_a, x_b] evaluate to (the
+    ``bound`` of :func:`_certified_sup_lazy`), from the split cell's own A and B and the A of its ends.
+
+    Write F(π, c) = E(N - c)₊, N ~ Bin(n, π), and c(x) = n(π(x) + Dt). A cell [u, v] has A = F(π(v), c(u))/(nD)
+    and B = E(nq* - N)₊/(nD) under π(v) (each widened by its rounding slack); a point x has A = F(π(x), c(x))/(nD).
+    F is convex in π (its derivative n E[f(N'+1) - f(N')], N' ~ Bin(n-1, π), f the hinge, grows with π), convex
+    and nonincreasing in c, nondecreasing in π. For u, v in [x_a, x_b]: ``F(π(v), c(u)) <= F(π(v), c(x_a))``, at
+    most the chord in π between the values at π(x_a) (the left end's A) and π(x_b) (the split cell's A); and
+    ``F(π(v), c(u)) <= F(π(x_b), c(u))``, at most the chord in c between c(x_a) (the split cell's A) and c(x_b)
+    (the right end's A). B decreases in π, so each child's B is at least the split cell's. The computed values
+    exceed the exact ones by at most their slack (``_slack()`` times the sum of the terms, plus the tails' own
+    error, taken as a thousandth of it) and a few units of rounding, added here; g_a = A - u B and g_b = A - v B
+    are then bounded by the same float operations on the bounds (rounding is monotone)."""
+    n, D = st.n, st.D
+    r = 1.1 * _slack()
+    P = st.pi(sub)  # the floats the cells compute at these points
+    C = n * (P + D * t)
+    pa, pb, c0, c1 = P[:, :1], P[:, -1:], C[:, :1], C[:, -1:]
+    dp, dc = pb - pa, c1 - c0
+    lam = np.clip(np.where(dp > 0, (P - pa) / np.where(dp > 0, dp, 1.0), 1.0), 0.0, 1.0)
+    mu = np.clip(np.where(dc > 0, (C - c0) / np.where(dc > 0, dc, 1.0), 1.0), 0.0, 1.0)
+    al, ac, ar = a_left[:, None], a_cell[:, None], a_right[:, None]
+    by_pi = al + lam * (ac - al)  # at F(π(x), c(x_a)) for each x of sub
+    by_c = ac + mu * (ar - ac)  # at F(π(x_b), c(x)) for each x of sub
+    tiny = 1e-13 * (np.abs(al) + np.abs(ac) + np.abs(ar))
+    c_a = np.minimum(by_pi[:, 1:], by_c[:, :-1]) + tiny + r * (P[:, 1:] + P[:, :-1] + D * t) / D
+    c_b = np.maximum(b_cell[:, None] * (1 - 1e-13) - r * (st.qs + P[:, 1:]) / D, 0.0)
+    return c_a - sub[:, :-1] * c_b, c_a - sub[:, 1:] * c_b
 
 
 def max_route(st: _Setup, t: float, lower: bool = False) -> float:
