@@ -388,7 +388,11 @@ def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float):
     pts = initial_points(d)
     xa, xb = pts[:-1], pts[1:]
     m = pts.size
-    ga, gb, A, B = ev(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    initial = getattr(cell_fn, "initial", None)
+    if initial is None:
+        ga, gb, A, B = ev(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    else:  # the initial points' values kept from an earlier call (the same floats: evaluations are elementwise)
+        ga, gb, A, B = (np.concatenate(pair) for pair in zip(initial(), ev(xa, xb)))
     pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
         kappa = _argmin_kappa(pv, pts - 1.0 / d)
@@ -464,7 +468,8 @@ def point_lower(cell_fn, d: int) -> float:
     costs one evaluation per initial point; it serves to skip parameters that cannot win a search (whatever the
     searches choose, every value reported is a full certified supremum)."""
     pts = initial_points(d)
-    ga, gb = cell_fn(pts, pts)
+    initial = getattr(cell_fn, "initial", None)
+    ga, gb = cell_fn(pts, pts) if initial is None else initial()[:2]
     pv = np.maximum(ga, gb)
     kappa = _argmin_kappa(pv, pts - 1.0 / d)
     v = d * float(np.max(pv - kappa * (pts - 1.0 / d)))
@@ -619,8 +624,18 @@ def _max_cells(st: _Setup, t: float):
         ga, gb, _, _ = evaluate(xa, xb)
         return ga, gb
 
+    def initial():
+        """``evaluate`` at the initial points, kept per t (the lower value, the cutoff tests and the certified
+        supremum at the same t all start from them)."""
+        key = ("max-initial", t)
+        if key not in st.memo:
+            pts = initial_points(st.d)
+            st.memo[key] = evaluate(pts, pts)
+        return st.memo[key]
+
     cell.evaluate = evaluate
     cell.bound = lambda *args: _max_cell_bounds(st, t, *args)
+    cell.initial = initial
     return cell
 
 
@@ -682,7 +697,7 @@ def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
 
     def hull(t):
         if t not in hulls:
-            h = st.d * _hull_at_zero(_max_cells(st, t)(pts, pts)[0], v)
+            h = st.d * _hull_at_zero(_max_cells(st, t).initial()[0], v)
             hulls[t] = h - LOWER_MARGIN * abs(h)
         return hulls[t]
 
