@@ -134,3 +134,27 @@ def test_planted_low_bound_is_caught(monkeypatch):
         t = st.sigma * f
         moved += _bits(_sup(st, t, True)[0]) != _bits(_sup(st, t, False)[0])
     assert moved >= 1
+
+
+def test_golden_with_losing_points_cut_short_is_the_plain_golden():
+    """``_golden``'s ``losing`` (inf for a point above the value it is compared with) makes the same choices."""
+    rng = np.random.default_rng(31)
+    cut = 0
+    for _ in range(300):
+        coef = rng.normal(size=4)
+        fun = lambda x, c=coef: float(np.round(c[0] * (x - 0.4) ** 2 + 1e-3 * np.sin(40 * c[1] * x), 4))  # ties
+        calls = []
+
+        def losing(x, other, fun=fun):
+            v = fun(x)
+            calls.append(v > other)
+            return math.inf if v > other else v
+
+        low = (lambda x, fun=fun: fun(x) - abs(rng.normal()) * 1e-3) if rng.random() < 0.5 else None
+        state = rng.bit_generator.state
+        plain = ST._golden(fun, 0.0, 1.0, iters=8, lower=low)
+        rng.bit_generator.state = state
+        fast = ST._golden(fun, 0.0, 1.0, iters=8, lower=low, losing=losing)
+        assert plain == fast
+        cut += sum(calls)
+    assert cut > 100

@@ -303,7 +303,8 @@ def _min_over_points(u, v):
     return float(np.max(u - k * v))
 
 
-def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0, abort: float = math.inf):
+def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0, abort: float = math.inf,
+                  above=None):
     """(d · sup_x [h(x) - κ(x - 1/d)], κ) certified over x ∈ [0, 1].
 
     ``cell_fn(xa, xb)`` returns arrays (g_a, g_b) with ``h(x) - κ(x - 1/d) <= max_e (g_e - κ(x_e - 1/d))`` for
@@ -321,9 +322,12 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     largest point value, up to :data:`LOWER_MARGIN`); otherwise the same floats as without it.
 
     A ``cell_fn`` that also bounds its values from its parent's (``cell_fn.evaluate`` and ``cell_fn.bound``, see
-    :func:`_certified_sup_lazy`) is refined without the evaluations that cannot change the result: the same floats."""
+    :func:`_certified_sup_lazy`) is refined without the evaluations that cannot change the result: the same floats.
+    For such a ``cell_fn``, ``above = (t, cutoff)`` lets it return ``(inf, κ)`` once the bound of a cell that stays
+    to the end shows ``t + value > cutoff`` (a value that loses a comparison with ``cutoff``); otherwise, and on
+    the plain path, the value."""
     if LAZY_CELLS and abort == math.inf and getattr(cell_fn, "bound", None) is not None:
-        out = _certified_sup_lazy(cell_fn, d, kappa, tol, scale)
+        out = _certified_sup_lazy(cell_fn, d, kappa, tol, scale, above)
         if out is not None:
             return out
     pts = initial_points(d)
@@ -369,7 +373,7 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
 LAZY_CELLS = True
 
 
-def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float):
+def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float, above=None):
     """:func:`certified_sup` (without ``abort``) for a cell function that bounds its children: the same floats from
     fewer evaluations, or None where an evaluated value is NaN (the caller then takes the plain path).
 
@@ -383,7 +387,11 @@ def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float):
     which it returns: its new points only raise ``point_best``, which no later step reads. So the new points are not
     evaluated, and a child is evaluated only if its bound (``κ`` subtracts the same float from a value and from its
     upper bound, and rounding is monotone) exceeds the largest bound evaluated so far, the largest bounds first.
-    Every other round is the plain one."""
+    Every other round is the plain one.
+
+    ``above = (t, cutoff)``: in that last round every cell whose bound is known is one of the cells the returned
+    value is the largest bound of, so once ``t + d · (the largest known)`` exceeds ``cutoff`` (in floats: rounding is
+    monotone, so the returned value's ``t + d · top`` does too), ``(inf, κ)`` is returned."""
     ev, bound = cell_fn.evaluate, cell_fn.bound
     pts = initial_points(d)
     xa, xb = pts[:-1], pts[1:]
@@ -422,6 +430,8 @@ def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float):
             top = float(np.max(ub[~bad]))
             chunk = 16
             while True:  # the children whose bound exceeds the largest bound so far, the largest bounds first
+                if above is not None and above[0] + d * top > above[1]:
+                    return math.inf, kappa
                 need = np.flatnonzero(~(c_bd <= top))
                 if not need.size:
                     break
@@ -670,18 +680,19 @@ def _max_cell_bounds(st: _Setup, t: float, ba, bb, a_cell, a_left, a_right, b_ce
     return c_a - sub[:, :-1] * c_b, c_a - sub[:, 1:] * c_b
 
 
-def max_route(st: _Setup, t: float, lower: bool = False) -> float:
+def max_route(st: _Setup, t: float, lower: bool = False, above: float = math.inf) -> float:
     """t + d · (least concave majorant of g_t at 1/d), certified (see the module docstring).
 
     Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
     smaller) and ``E(nq* - N)₊ >= E_{π_b}(nq* - N)₊`` (a nonincreasing function of N); the part
     ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
     on t: it is computed once per x_b for all t. ``lower``: a value below the certified one
-    (:func:`point_lower`), for the searches."""
+    (:func:`point_lower`), for the searches. ``above``: inf may be returned where the value is shown to exceed it
+    (:func:`certified_sup`'s ``above``), for a comparison that it then loses."""
     cell = _max_cells(st, t)
     if lower:
         return t + point_lower(cell, st.d)
-    return t + certified_sup(cell, st.d, scale=t / st.d)[0]
+    return t + certified_sup(cell, st.d, scale=t / st.d, above=(t, above) if above < math.inf else None)[0]
 
 
 def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
@@ -895,17 +906,20 @@ def bad_event_lower(st: _Setup, mu: float) -> float:
     return math.exp(min(0.0, out - 1e-6))
 
 
-def _golden(fun, lo, hi, iters=14, lower=None):
+def _golden(fun, lo, hi, iters=14, lower=None, losing=None):
     """Approximate minimiser of fun on [lo, hi] (any result is only a choice of a free parameter).
 
     ``lower(x)`` (optional) is a cheap value below ``fun(x)``: a new point whose lower value exceeds the exact
     value of the point it is compared with loses that comparison and cannot be the minimum, so ``fun`` is not
-    called there (the same choices and the same result as without it)."""
+    called there (the same choices and the same result as without it). ``losing(x, other)`` (optional) is
+    ``fun(x)``, or inf where it shows ``fun(x) > other``: a new point is compared with ``other`` only, and a point
+    above it loses whatever its value (it leaves the bracket and is not the minimum), so again the same result."""
     g = (math.sqrt(5) - 1) / 2
     a, b = lo, hi
+    vs = (lambda x, other: fun(x)) if losing is None else losing
 
     def new(x, other):  # fun(x), or inf where x certainly loses against the exact value ``other``
-        return math.inf if lower is not None and lower(x) > other else fun(x)
+        return math.inf if lower is not None and lower(x) > other else vs(x, other)
 
     c, e = b - g * (b - a), a + g * (b - a)
     if lower is None:
@@ -914,10 +928,10 @@ def _golden(fun, lo, hi, iters=14, lower=None):
         lc, le = lower(c), lower(e)
         if le < lc:  # the more promising point exactly first
             fe = fun(e)
-            fc = math.inf if lc > fe else fun(c)
+            fc = math.inf if lc > fe else vs(c, fe)
         else:
             fc = fun(c)
-            fe = math.inf if le > fc else fun(e)
+            fe = math.inf if le > fc else vs(e, fc)
     best = min((fc, c), (fe, e))
     for _ in range(iters):
         if fc < fe:
@@ -1030,7 +1044,7 @@ def max_route_best(st: _Setup, cutoff: float = math.inf):
 
     i = _lazy_argmin(lows, val)
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    v, t = _golden(tot, lo, hi, iters=8, lower=low)
+    v, t = _golden(tot, lo, hi, iters=8, lower=low, losing=lambda t, other: max_route(st, t, above=other))
     return min((v, t), (vals[i], grid[i]))
 
 
