@@ -158,3 +158,21 @@ def test_golden_with_losing_points_cut_short_is_the_plain_golden():
         assert plain == fast
         cut += sum(calls)
     assert cut > 100
+
+
+def test_lazy_argmin_with_losing_is_numpys_argmin():
+    rng = np.random.default_rng(32)
+    cut = 0
+    for _ in range(500):
+        m = int(rng.integers(1, 9))
+        vals = rng.integers(0, 5, size=m).astype(float)  # many ties
+        lows = vals - rng.uniform(0.0, 3.0, size=m)
+        shown = []
+
+        def losing(j, b):
+            shown.append(vals[j] > b)
+            return math.inf if vals[j] > b else vals[j]
+
+        assert ST._lazy_argmin(list(lows), lambda j: vals[j], losing) == int(np.argmin(vals))
+        cut += sum(shown)
+    assert cut > 50

@@ -502,9 +502,11 @@ def _hull_at_zero(u, v) -> float:
 T_CELL_DEPTH = 4
 
 
-def _lazy_argmin(lows, exact) -> int:
+def _lazy_argmin(lows, exact, losing=None) -> int:
     """``np.argmin([exact(i) for i in ...])`` (the first index of the minimum), calling ``exact(i)`` only where
-    the lower bracket ``lows[i] < exact(i)`` leaves index i a chance."""
+    the lower bracket ``lows[i] < exact(i)`` leaves index i a chance. ``losing(i, b)`` (optional): ``exact(i)``, or
+    inf where it shows ``exact(i) > b``; it is asked instead of ``exact(i)`` once there is a best value b so far
+    (an index above it cannot be the first minimum), and ``exact`` is then only asked at the index returned."""
     order = sorted(range(len(lows)), key=lambda i: (lows[i], i))
     best = None
     for i in order:
@@ -512,7 +514,7 @@ def _lazy_argmin(lows, exact) -> int:
             bv = exact(best)
             if lows[i] > bv or (lows[i] >= bv and i > best):
                 continue
-        v = exact(i)
+        v = exact(i) if best is None or losing is None else losing(i, bv)
         if math.isnan(v):  # np.argmin's answer with a NaN: its first index
             return int(np.argmin([exact(j) for j in range(len(lows))]))
         if best is None or v < exact(best) or (v == exact(best) and i < best):
@@ -1042,7 +1044,15 @@ def max_route_best(st: _Setup, cutoff: float = math.inf):
             vals[i] = tot(grid[i])
         return vals[i]
 
-    i = _lazy_argmin(lows, val)
+    def losing(i, other):  # the value, or inf where shown above ``other`` (then it is not kept as the value)
+        if i in vals:
+            return vals[i]
+        v = max_route(st, grid[i], above=other)
+        if v < math.inf:
+            vals[i] = v
+        return v
+
+    i = _lazy_argmin(lows, val, losing)
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     v, t = _golden(tot, lo, hi, iters=8, lower=low, losing=lambda t, other: max_route(st, t, above=other))
     return min((v, t), (vals[i], grid[i]))
