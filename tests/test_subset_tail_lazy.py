@@ -7,7 +7,7 @@ expected value here is computed by the plain path (``LAZY_CELLS`` off), none is 
 - certified suprema at random (n, ε, d, s, t), edge cases included (d = 2, n = 2 and 10^9, ε from 10^-3 to 800),
   bit for bit, with fewer evaluations where the refinement reaches its cell budget;
 - the bounds are above the values the cells evaluate to, on random split cells;
-- whole subset-size searches of the max route (the search's choices and its float) at edge points;
+- whole subset-size searches of every route (the search's choices and its float) at edge points;
 - a planted error (bounds 1 % too low) changes a supremum: the comparison can fail.
 """
 from __future__ import annotations
@@ -112,16 +112,18 @@ def test_max_cell_bounds_above_the_evaluated_values():
 
 
 @pytest.mark.parametrize("n,eps,d", [(40, 0.7, 2), (10**5, 0.1, 10), (300, 4.0, 100), (5000, 0.02, 30)])
-def test_max_search_same_as_plain(n, eps, d):
+def test_searches_same_as_plain(n, eps, d):
+    """Whole subset-size searches of every route (the threshold route shares its initial points too)."""
     old = ST.LAZY_CELLS
-    try:
-        ST.LAZY_CELLS = False
-        plain = ST._search("max", n, eps, d, "l2sq")
-        ST.LAZY_CELLS = True
-        lazy = ST._search("max", n, eps, d, "l2sq")
-    finally:
-        ST.LAZY_CELLS = old
-    assert tuple(map(_bits, lazy)) == tuple(map(_bits, plain))
+    for route, loss in (("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")):
+        try:
+            ST.LAZY_CELLS = False
+            plain = ST._search(route, n, eps, d, loss)
+            ST.LAZY_CELLS = True
+            lazy = ST._search(route, n, eps, d, loss)
+        finally:
+            ST.LAZY_CELLS = old
+        assert tuple(map(_bits, lazy)) == tuple(map(_bits, plain)), (route, loss)
 
 
 def test_planted_low_bound_is_caught(monkeypatch):

@@ -333,7 +333,11 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     pts = initial_points(d)
     xa, xb = pts[:-1], pts[1:]
     m = pts.size
-    ga, gb = cell_fn(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    initial = getattr(cell_fn, "initial", None) if LAZY_CELLS else None
+    if initial is None:
+        ga, gb = cell_fn(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    else:  # the initial points' values kept from an earlier call (the same floats: evaluations are elementwise)
+        ga, gb = (np.concatenate(pair) for pair in zip(initial()[:2], cell_fn(xa, xb)))
     pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
         kappa = _argmin_kappa(pv, pts - 1.0 / d)
@@ -766,6 +770,15 @@ def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False, abort:
         return np.where(use_tan, sd, alpha), np.where(use_tan, tan_b, alpha)
 
     fn = cell_l2 if loss == "l2sq" else cell_l1
+
+    def initial():  # fn at the initial points, kept per (μ, loss): the lower value and the supremum share them
+        key = ("threshold-initial", mu, loss)
+        if key not in st.memo:
+            pts = initial_points(st.d)
+            st.memo[key] = fn(pts, pts)
+        return st.memo[key]
+
+    fn.initial = initial
     return point_lower(fn, st.d) if lower else certified_sup(fn, st.d, abort=abort)[0]
 
 
