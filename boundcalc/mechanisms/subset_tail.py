@@ -340,7 +340,7 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
         ga, gb = (np.concatenate(pair) for pair in zip(initial()[:2], cell_fn(xa, xb)))
     pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
-        kappa = _argmin_kappa(pv, pts - 1.0 / d)
+        kappa = _initial_kappa(cell_fn, pv, d) if initial is not None else _argmin_kappa(pv, pts - 1.0 / d)
     lin = lambda x: kappa * (x - 1.0 / d)
     point_best = float(np.max(pv - lin(pts)))
     if _exceeds(d * point_best, abort):
@@ -407,7 +407,7 @@ def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float, above=
         ga, gb, A, B = (np.concatenate(pair) for pair in zip(initial(), ev(xa, xb)))
     pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
-        kappa = _argmin_kappa(pv, pts - 1.0 / d)
+        kappa = _initial_kappa(cell_fn, pv, d)
     lin = lambda x: kappa * (x - 1.0 / d)
     point_best = float(np.max(pv - lin(pts)))
     ub = np.maximum(ga[m:] - lin(xa), gb[m:] - lin(xb))
@@ -485,9 +485,21 @@ def point_lower(cell_fn, d: int) -> float:
     initial = getattr(cell_fn, "initial", None)
     ga, gb = cell_fn(pts, pts) if initial is None else initial()[:2]
     pv = np.maximum(ga, gb)
-    kappa = _argmin_kappa(pv, pts - 1.0 / d)
+    kappa = _initial_kappa(cell_fn, pv, d)
     v = d * float(np.max(pv - kappa * (pts - 1.0 / d)))
     return v - LOWER_MARGIN * abs(v)
+
+
+def _initial_kappa(cell_fn, pv, d: int) -> float:
+    """``_argmin_kappa(pv, x_i - 1/d)`` over the initial points x_i, the κ :func:`certified_sup` and
+    :func:`point_lower` choose from the initial point values ``pv``; kept in ``cell_fn.kept`` (a dict) where the cell
+    function keeps its initial values there (the same pv, hence the same float)."""
+    kept = getattr(cell_fn, "kept", None)
+    if kept is None:
+        return _argmin_kappa(pv, initial_points(d) - 1.0 / d)
+    if "kappa" not in kept:
+        kept["kappa"] = _argmin_kappa(pv, initial_points(d) - 1.0 / d)
+    return kept["kappa"]
 
 
 def _hull_at_zero(u, v) -> float:
@@ -640,18 +652,19 @@ def _max_cells(st: _Setup, t: float):
         ga, gb, _, _ = evaluate(xa, xb)
         return ga, gb
 
+    kept = st.memo.setdefault(("max-initial", t), {})
+
     def initial():
-        """``evaluate`` at the initial points, kept per t (the lower value, the cutoff tests and the certified
-        supremum at the same t all start from them)."""
-        key = ("max-initial", t)
-        if key not in st.memo:
+        """``evaluate`` at the initial points, kept per t with the κ chosen from them (the lower value, the cutoff
+        tests and the certified supremum at the same t all start from them)."""
+        if "values" not in kept:
             pts = initial_points(st.d)
-            st.memo[key] = evaluate(pts, pts)
-        return st.memo[key]
+            kept["values"] = evaluate(pts, pts)
+        return kept["values"]
 
     cell.evaluate = evaluate
     cell.bound = lambda *args: _max_cell_bounds(st, t, *args)
-    cell.initial = initial
+    cell.initial, cell.kept = initial, kept
     return cell
 
 
@@ -771,14 +784,15 @@ def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False, abort:
 
     fn = cell_l2 if loss == "l2sq" else cell_l1
 
-    def initial():  # fn at the initial points, kept per (μ, loss): the lower value and the supremum share them
-        key = ("threshold-initial", mu, loss)
-        if key not in st.memo:
-            pts = initial_points(st.d)
-            st.memo[key] = fn(pts, pts)
-        return st.memo[key]
+    kept = st.memo.setdefault(("threshold-initial", mu, loss), {})
 
-    fn.initial = initial
+    def initial():  # fn at the initial points, kept per (μ, loss) with its κ: the lower value and the supremum share them
+        if "values" not in kept:
+            pts = initial_points(st.d)
+            kept["values"] = fn(pts, pts)
+        return kept["values"]
+
+    fn.initial, fn.kept = initial, kept
     return point_lower(fn, st.d) if lower else certified_sup(fn, st.d, abort=abort)[0]
 
 
