@@ -62,7 +62,10 @@ Rounding: each difference is widened by :data:`ROUND_SLACK` times the sum of the
 The free parameters (s, t or μ, κ, λ) are chosen here by a coarse search; every choice gives a valid bound.
 The search skips a parameter value whose cheap lower value (:func:`point_lower`, :func:`bad_event_lower`,
 :func:`_max_route_exceeds`) already loses its comparison: the same choices and the same floats as evaluating
-every value in full (docs/problems/multinomial.md).
+every value in full (docs/problems/multinomial.md). The max route's refinement evaluates, in its last round,
+only the cells that can be the returned largest bound (:func:`_certified_sup_lazy`, from convexity bounds of
+the binomial hinge moments), and its t search stops a value's last round once a cell that stays shows the value
+loses its comparison: again the same floats (docs/engineering/speed.md, section 15).
 """
 from __future__ import annotations
 
