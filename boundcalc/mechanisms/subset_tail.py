@@ -550,19 +550,23 @@ class _PointMemo:
         self.fn, self.x, self.v = fn, np.empty(0), None
 
     def __call__(self, x):
-        u, inv = np.unique(x, return_inverse=True)
-        i = np.minimum(np.searchsorted(self.x, u), max(self.x.size - 1, 0))
-        hit = self.x[i] == u if self.x.size else np.zeros(u.size, bool)
+        x = np.ravel(x)
+        if self.x.size:  # look every point up directly (searchsorted takes unsorted queries): no sort of x
+            i = np.searchsorted(self.x, x)
+            np.minimum(i, self.x.size - 1, out=i)
+            hit = self.x[i] == x
+        else:
+            hit = np.zeros(x.size, bool)
         if not hit.all():
-            new = u[~hit]
+            new = np.unique(x[~hit])  # the points not kept yet, once each and sorted
             vals = np.array([np.broadcast_to(c, new.shape) for c in self.fn(new)])
             if self.v is None:
                 self.x, self.v = new, vals
             else:  # both sorted: insert in place
                 at = np.searchsorted(self.x, new)
                 self.x, self.v = np.insert(self.x, at, new), np.insert(self.v, at, vals, axis=1)
-            i = np.searchsorted(self.x, u)
-        return self.v[:, i[inv.ravel()]]
+            i = np.searchsorted(self.x, x)
+        return self.v[:, i]
 
 
 def _argmin_kappa(u, v):
