@@ -676,8 +676,9 @@ def _max_cells(st: _Setup, t: float):
 
 
 def _max_cell_bounds(st: _Setup, t: float, ba, bb, a_cell, a_left, a_right, b_cell, sub):
-    """Upper bounds on what the max route's cells and points inside split cells [x_a, x_b] evaluate to (the
-    ``bound`` of :func:`_certified_sup_lazy`), from the split cell's own A and B and the A of its ends.
+    """Upper bounds on the (g_a, g_b) the max route's cells evaluate to for the children of split cells
+    [x_a, x_b] (the ``bound`` of :func:`_certified_sup_lazy`), from the split cell's own A and B and the A of its
+    ends; arrays of shape (cells, REFINE_SPLIT).
 
     Write F(π, c) = E(N - c)₊, N ~ Bin(n, π), and c(x) = n(π(x) + Dt). A cell [u, v] has A = F(π(v), c(u))/(nD)
     and B = E(nq* - N)₊/(nD) under π(v) (each widened by its rounding slack); a point x has A = F(π(x), c(x))/(nD).
