@@ -62,7 +62,10 @@ Rounding: each difference is widened by :data:`ROUND_SLACK` times the sum of the
 The free parameters (s, t or μ, κ, λ) are chosen here by a coarse search; every choice gives a valid bound.
 The search skips a parameter value whose cheap lower value (:func:`point_lower`, :func:`bad_event_lower`,
 :func:`_max_route_exceeds`) already loses its comparison: the same choices and the same floats as evaluating
-every value in full (docs/problems/multinomial.md).
+every value in full (docs/problems/multinomial.md). The max route's refinement evaluates, in its last round,
+only the cells that can be the returned largest bound (:func:`_certified_sup_lazy`, from convexity bounds of
+the binomial hinge moments), and its t search stops a value's last round once a cell that stays shows the value
+loses its comparison: again the same floats (docs/engineering/speed.md, section 16).
 """
 from __future__ import annotations
 
@@ -303,7 +306,8 @@ def _min_over_points(u, v):
     return float(np.max(u - k * v))
 
 
-def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0, abort: float = math.inf):
+def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0, abort: float = math.inf,
+                  above=None):
     """(d · sup_x [h(x) - κ(x - 1/d)], κ) certified over x ∈ [0, 1].
 
     ``cell_fn(xa, xb)`` returns arrays (g_a, g_b) with ``h(x) - κ(x - 1/d) <= max_e (g_e - κ(x_e - 1/d))`` for
@@ -318,14 +322,28 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
 
     ``abort``: return ``(inf, κ)`` as soon as a point value shows that the returned value would exceed ``abort``
     (every point evaluated is an end of a final cell, whose bound dominates it: the value is at least d times the
-    largest point value, up to :data:`LOWER_MARGIN`); otherwise the same floats as without it."""
+    largest point value, up to :data:`LOWER_MARGIN`); otherwise the same floats as without it.
+
+    A ``cell_fn`` that also bounds its values from its parent's (``cell_fn.evaluate`` and ``cell_fn.bound``, see
+    :func:`_certified_sup_lazy`) is refined without the evaluations that cannot change the result: the same floats.
+    For such a ``cell_fn``, ``above = (t, cutoff)`` lets it return ``(inf, κ)`` once the bound of a cell that stays
+    to the end shows ``t + value > cutoff`` (a value that loses a comparison with ``cutoff``); otherwise, and on
+    the plain path, the value."""
+    if LAZY_CELLS and abort == math.inf and getattr(cell_fn, "bound", None) is not None:
+        out = _certified_sup_lazy(cell_fn, d, kappa, tol, scale, above)
+        if out is not None:
+            return out
     pts = initial_points(d)
     xa, xb = pts[:-1], pts[1:]
     m = pts.size
-    ga, gb = cell_fn(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    initial = getattr(cell_fn, "initial", None) if LAZY_CELLS else None
+    if initial is None:
+        ga, gb = cell_fn(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    else:  # the initial points' values kept from an earlier call (the same floats: evaluations are elementwise)
+        ga, gb = (np.concatenate(pair) for pair in zip(initial()[:2], cell_fn(xa, xb)))
     pv = np.maximum(ga[:m], gb[:m])
     if kappa is None:
-        kappa = _argmin_kappa(pv, pts - 1.0 / d)
+        kappa = _initial_kappa(cell_fn, pv, d) if initial is not None else _argmin_kappa(pv, pts - 1.0 / d)
     lin = lambda x: kappa * (x - 1.0 / d)
     point_best = float(np.max(pv - lin(pts)))
     if _exceeds(d * point_best, abort):
@@ -357,6 +375,98 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     return d * top, kappa
 
 
+#: refine a supremum lazily where its cell function bounds its children (:func:`_certified_sup_lazy`); off: every
+#: cell and point of every round is evaluated (the same floats)
+LAZY_CELLS = True
+
+
+def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float, above=None):
+    """:func:`certified_sup` (without ``abort``) for a cell function that bounds its children: the same floats from
+    fewer evaluations, or None where an evaluated value is NaN (the caller then takes the plain path).
+
+    ``cell_fn.evaluate(xa, xb)`` returns ``(g_a, g_b, A, B)``: the two values of ``cell_fn(xa, xb)`` and two
+    numbers per evaluation that bounds are made of. ``cell_fn.bound(XA, XB, A_cell, A_left, A_right, B_cell, sub)``,
+    for split cells [XA, XB] (``sub``: the points each is split at, ends included; A_left and A_right the A of its
+    end points), returns float upper bounds on the ``(g_a, g_b)`` that ``evaluate`` would return for each child.
+
+    Where the round after a split is the last one (by the cell budget or the round count: the number of cells decides
+    it before anything is evaluated), the plain refinement reads nothing of the split but the largest cell bound,
+    which it returns: its new points only raise ``point_best``, which no later step reads. So the new points are not
+    evaluated, and a child is evaluated only if its bound (``κ`` subtracts the same float from a value and from its
+    upper bound, and rounding is monotone) exceeds the largest bound evaluated so far, the largest bounds first.
+    Every other round is the plain one.
+
+    ``above = (t, cutoff)``: in that last round every cell whose bound is known is one of the cells the returned
+    value is the largest bound of, so once ``t + d · (the largest known)`` exceeds ``cutoff`` (in floats: rounding is
+    monotone, so the returned value's ``t + d · top`` does too), ``(inf, κ)`` is returned."""
+    ev, bound = cell_fn.evaluate, cell_fn.bound
+    pts = initial_points(d)
+    xa, xb = pts[:-1], pts[1:]
+    m = pts.size
+    initial = getattr(cell_fn, "initial", None)
+    if initial is None:
+        ga, gb, A, B = ev(np.concatenate([pts, xa]), np.concatenate([pts, xb]))
+    else:  # the initial points' values kept from an earlier call (the same floats: evaluations are elementwise)
+        ga, gb, A, B = (np.concatenate(pair) for pair in zip(initial(), ev(xa, xb)))
+    pv = np.maximum(ga[:m], gb[:m])
+    if kappa is None:
+        kappa = _initial_kappa(cell_fn, pv, d)
+    lin = lambda x: kappa * (x - 1.0 / d)
+    point_best = float(np.max(pv - lin(pts)))
+    ub = np.maximum(ga[m:] - lin(xa), gb[m:] - lin(xb))
+    # per cell: its A, the A of its two end points, its B
+    ac, alo, ahi, bc = A[m:], A[:m - 1], A[1:m], B[m:]
+    frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
+    for rnd in range(REFINE_ROUNDS + 1):
+        top = float(np.max(ub))
+        bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
+        room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
+        if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
+            break
+        if bad.sum() > room:  # over budget: split only the worst cells
+            bad = np.zeros_like(bad)
+            bad[np.argsort(ub)[-room:]] = True
+        ba, bb = xa[bad], xb[bad]
+        sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
+        inner = sub[:, 1:-1].ravel()
+        na, nb = sub[:, :-1].ravel(), sub[:, 1:].ravel()
+        size = xa.size + (REFINE_SPLIT - 1) * ba.size
+        if (MAX_CELLS - size) // (REFINE_SPLIT - 1) <= 0 or rnd + 1 == REFINE_ROUNDS:  # the next round is the last
+            c_ga, c_gb = bound(ba, bb, ac[bad], alo[bad], ahi[bad], bc[bad], sub)
+            c_bd = np.maximum(c_ga.ravel() - lin(na), c_gb.ravel() - lin(nb))
+            top = float(np.max(ub[~bad]))
+            chunk = 16
+            while True:  # the children whose bound exceeds the largest bound so far, the largest bounds first
+                if above is not None and above[0] + d * top > above[1]:
+                    return math.inf, kappa
+                need = np.flatnonzero(~(c_bd <= top))
+                if not need.size:
+                    break
+                if need.size > chunk:
+                    need = need[np.argsort(-c_bd[need], kind="stable")[:chunk]]
+                    chunk *= 4
+                ga, gb, _, _ = ev(na[need], nb[need])
+                v = np.maximum(ga - lin(na[need]), gb - lin(nb[need]))
+                if np.isnan(v).any():
+                    return None
+                c_bd[need] = -np.inf  # evaluated: its value is in top
+                top = max(top, float(np.max(v)))
+            return d * top, kappa
+        m = inner.size
+        ga, gb, A, B = ev(np.concatenate([inner, na]), np.concatenate([inner, nb]))
+        point_best = max(point_best, float(np.max(np.maximum(ga[:m], gb[:m]) - lin(inner))))
+        keep = ~bad
+        ends = np.concatenate([alo[bad][:, None], A[:m].reshape(-1, REFINE_SPLIT - 1), ahi[bad][:, None]], axis=1)
+        xa = np.concatenate([xa[keep], na])
+        xb = np.concatenate([xb[keep], nb])
+        ub = np.concatenate([ub[keep], np.maximum(ga[m:] - lin(na), gb[m:] - lin(nb))])
+        ac = np.concatenate([ac[keep], A[m:]])
+        bc = np.concatenate([bc[keep], B[m:]])
+        alo = np.concatenate([alo[keep], ends[:, :-1].ravel()])
+        ahi = np.concatenate([ahi[keep], ends[:, 1:].ravel()])
+    return d * top, kappa
+
+
 #: relative margin below the first-round point value (:func:`point_lower`) for float rounding in the
 #: monotonicity it relies on
 LOWER_MARGIN = 1e-9
@@ -375,11 +485,24 @@ def point_lower(cell_fn, d: int) -> float:
     costs one evaluation per initial point; it serves to skip parameters that cannot win a search (whatever the
     searches choose, every value reported is a full certified supremum)."""
     pts = initial_points(d)
-    ga, gb = cell_fn(pts, pts)
+    initial = getattr(cell_fn, "initial", None)
+    ga, gb = cell_fn(pts, pts) if initial is None else initial()[:2]
     pv = np.maximum(ga, gb)
-    kappa = _argmin_kappa(pv, pts - 1.0 / d)
+    kappa = _initial_kappa(cell_fn, pv, d)
     v = d * float(np.max(pv - kappa * (pts - 1.0 / d)))
     return v - LOWER_MARGIN * abs(v)
+
+
+def _initial_kappa(cell_fn, pv, d: int) -> float:
+    """``_argmin_kappa(pv, x_i - 1/d)`` over the initial points x_i, the κ :func:`certified_sup` and
+    :func:`point_lower` choose from the initial point values ``pv``; kept in ``cell_fn.kept`` (a dict) where the cell
+    function keeps its initial values there (the same pv, hence the same float)."""
+    kept = getattr(cell_fn, "kept", None)
+    if kept is None:
+        return _argmin_kappa(pv, initial_points(d) - 1.0 / d)
+    if "kappa" not in kept:
+        kept["kappa"] = _argmin_kappa(pv, initial_points(d) - 1.0 / d)
+    return kept["kappa"]
 
 
 def _hull_at_zero(u, v) -> float:
@@ -398,9 +521,11 @@ def _hull_at_zero(u, v) -> float:
 T_CELL_DEPTH = 4
 
 
-def _lazy_argmin(lows, exact) -> int:
+def _lazy_argmin(lows, exact, losing=None) -> int:
     """``np.argmin([exact(i) for i in ...])`` (the first index of the minimum), calling ``exact(i)`` only where
-    the lower bracket ``lows[i] < exact(i)`` leaves index i a chance."""
+    the lower bracket ``lows[i] < exact(i)`` leaves index i a chance. ``losing(i, b)`` (optional): ``exact(i)``, or
+    inf where it shows ``exact(i) > b``; it is asked instead of ``exact(i)`` once there is a best value b so far
+    (an index above it cannot be the first minimum), and ``exact`` is then only asked at the index returned."""
     order = sorted(range(len(lows)), key=lambda i: (lows[i], i))
     best = None
     for i in order:
@@ -408,7 +533,7 @@ def _lazy_argmin(lows, exact) -> int:
             bv = exact(best)
             if lows[i] > bv or (lows[i] >= bv and i > best):
                 continue
-        v = exact(i)
+        v = exact(i) if best is None or losing is None else losing(i, bv)
         if math.isnan(v):  # np.argmin's answer with a NaN: its first index
             return int(np.argmin([exact(j) for j in range(len(lows))]))
         if best is None or v < exact(best) or (v == exact(best) and i < best):
@@ -425,19 +550,23 @@ class _PointMemo:
         self.fn, self.x, self.v = fn, np.empty(0), None
 
     def __call__(self, x):
-        u, inv = np.unique(x, return_inverse=True)
-        i = np.minimum(np.searchsorted(self.x, u), max(self.x.size - 1, 0))
-        hit = self.x[i] == u if self.x.size else np.zeros(u.size, bool)
+        x = np.ravel(x)
+        if self.x.size:  # look every point up directly (searchsorted takes unsorted queries): no sort of x
+            i = np.searchsorted(self.x, x)
+            np.minimum(i, self.x.size - 1, out=i)
+            hit = self.x[i] == x
+        else:
+            hit = np.zeros(x.size, bool)
         if not hit.all():
-            new = u[~hit]
+            new = np.unique(x[~hit])  # the points not kept yet, once each and sorted
             vals = np.array([np.broadcast_to(c, new.shape) for c in self.fn(new)])
             if self.v is None:
                 self.x, self.v = new, vals
             else:  # both sorted: insert in place
                 at = np.searchsorted(self.x, new)
                 self.x, self.v = np.insert(self.x, at, new), np.insert(self.v, at, vals, axis=1)
-            i = np.searchsorted(self.x, u)
-        return self.v[:, i[inv.ravel()]]
+            i = np.searchsorted(self.x, x)
+        return self.v[:, i]
 
 
 def _argmin_kappa(u, v):
@@ -519,28 +648,78 @@ def _max_cells(st: _Setup, t: float):
 
     memo = st.memo.get("max-lower") or st.memo.setdefault("max-lower", _PointMemo(lower_part))
 
-    def cell(xa, xb):
+    def evaluate(xa, xb):
         pa, pb = st.pi(xa), st.pi(xb)
         e1, s1 = _upper_first(n, pb, n * (pa + D * t))
         A = np.maximum(e1 + s1, 0.0) / (n * D)
         B = memo(xb)[0]
-        return A - xa * B, A - xb * B
+        return A - xa * B, A - xb * B, A, B
 
+    def cell(xa, xb):
+        ga, gb, _, _ = evaluate(xa, xb)
+        return ga, gb
+
+    kept = st.memo.setdefault(("max-initial", t), {})
+
+    def initial():
+        """``evaluate`` at the initial points, kept per t with the κ chosen from them (the lower value, the cutoff
+        tests and the certified supremum at the same t all start from them)."""
+        if "values" not in kept:
+            pts = initial_points(st.d)
+            kept["values"] = evaluate(pts, pts)
+        return kept["values"]
+
+    cell.evaluate = evaluate
+    cell.bound = lambda *args: _max_cell_bounds(st, t, *args)
+    cell.initial, cell.kept = initial, kept
     return cell
 
 
-def max_route(st: _Setup, t: float, lower: bool = False) -> float:
+def _max_cell_bounds(st: _Setup, t: float, ba, bb, a_cell, a_left, a_right, b_cell, sub):
+    """Upper bounds on the (g_a, g_b) the max route's cells evaluate to for the children of split cells
+    [x_a, x_b] (the ``bound`` of :func:`_certified_sup_lazy`), from the split cell's own A and B and the A of its
+    ends; arrays of shape (cells, REFINE_SPLIT).
+
+    Write F(π, c) = E(N - c)₊, N ~ Bin(n, π), and c(x) = n(π(x) + Dt). A cell [u, v] has A = F(π(v), c(u))/(nD)
+    and B = E(nq* - N)₊/(nD) under π(v) (each widened by its rounding slack); a point x has A = F(π(x), c(x))/(nD).
+    F is convex in π (its derivative n E[f(N'+1) - f(N')], N' ~ Bin(n-1, π), f the hinge, grows with π), convex
+    and nonincreasing in c, nondecreasing in π. For u, v in [x_a, x_b]: ``F(π(v), c(u)) <= F(π(v), c(x_a))``, at
+    most the chord in π between the values at π(x_a) (the left end's A) and π(x_b) (the split cell's A); and
+    ``F(π(v), c(u)) <= F(π(x_b), c(u))``, at most the chord in c between c(x_a) (the split cell's A) and c(x_b)
+    (the right end's A). B decreases in π, so each child's B is at least the split cell's. The computed values
+    exceed the exact ones by at most their slack (``_slack()`` times the sum of the terms, plus the tails' own
+    error, taken as a thousandth of it) and a few units of rounding, added here; g_a = A - u B and g_b = A - v B
+    are then bounded by the same float operations on the bounds (rounding is monotone)."""
+    n, D = st.n, st.D
+    r = 1.1 * _slack()
+    P = st.pi(sub)  # the floats the cells compute at these points
+    C = n * (P + D * t)
+    pa, pb, c0, c1 = P[:, :1], P[:, -1:], C[:, :1], C[:, -1:]
+    dp, dc = pb - pa, c1 - c0
+    lam = np.clip(np.where(dp > 0, (P - pa) / np.where(dp > 0, dp, 1.0), 1.0), 0.0, 1.0)
+    mu = np.clip(np.where(dc > 0, (C - c0) / np.where(dc > 0, dc, 1.0), 1.0), 0.0, 1.0)
+    al, ac, ar = a_left[:, None], a_cell[:, None], a_right[:, None]
+    by_pi = al + lam * (ac - al)  # at F(π(x), c(x_a)) for each x of sub
+    by_c = ac + mu * (ar - ac)  # at F(π(x_b), c(x)) for each x of sub
+    tiny = 1e-13 * (np.abs(al) + np.abs(ac) + np.abs(ar))
+    c_a = np.minimum(by_pi[:, 1:], by_c[:, :-1]) + tiny + r * (P[:, 1:] + P[:, :-1] + D * t) / D
+    c_b = np.maximum(b_cell[:, None] * (1 - 1e-13) - r * (st.qs + P[:, 1:]) / D, 0.0)
+    return c_a - sub[:, :-1] * c_b, c_a - sub[:, 1:] * c_b
+
+
+def max_route(st: _Setup, t: float, lower: bool = False, above: float = math.inf) -> float:
     """t + d · (least concave majorant of g_t at 1/d), certified (see the module docstring).
 
     Cell [x_a, x_b]: ``E(N - nπ(x) - nDt)₊ <= E_{π_b}(N - nπ_a - nDt)₊`` (law stochastically larger, threshold
     smaller) and ``E(nq* - N)₊ >= E_{π_b}(nq* - N)₊`` (a nonincreasing function of N); the part
     ``-x E(nq* - N)₊/(nD)`` is then bounded by a linear function of x. The second expectation does not depend
     on t: it is computed once per x_b for all t. ``lower``: a value below the certified one
-    (:func:`point_lower`), for the searches."""
+    (:func:`point_lower`), for the searches. ``above``: inf may be returned where the value is shown to exceed it
+    (:func:`certified_sup`'s ``above``), for a comparison that it then loses."""
     cell = _max_cells(st, t)
     if lower:
         return t + point_lower(cell, st.d)
-    return t + certified_sup(cell, st.d, scale=t / st.d)[0]
+    return t + certified_sup(cell, st.d, scale=t / st.d, above=(t, above) if above < math.inf else None)[0]
 
 
 def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
@@ -556,7 +735,7 @@ def _max_route_exceeds(st: _Setup, ta: float, tb: float, cutoff: float) -> bool:
 
     def hull(t):
         if t not in hulls:
-            h = st.d * _hull_at_zero(_max_cells(st, t)(pts, pts)[0], v)
+            h = st.d * _hull_at_zero(_max_cells(st, t).initial()[0], v)
             hulls[t] = h - LOWER_MARGIN * abs(h)
         return hulls[t]
 
@@ -612,6 +791,16 @@ def threshold_main(st: _Setup, mu: float, loss: str, lower: bool = False, abort:
         return np.where(use_tan, sd, alpha), np.where(use_tan, tan_b, alpha)
 
     fn = cell_l2 if loss == "l2sq" else cell_l1
+
+    kept = st.memo.setdefault(("threshold-initial", mu, loss), {})
+
+    def initial():  # fn at the initial points, kept per (μ, loss) with its κ: the lower value and the supremum share them
+        if "values" not in kept:
+            pts = initial_points(st.d)
+            kept["values"] = fn(pts, pts)
+        return kept["values"]
+
+    fn.initial, fn.kept = initial, kept
     return point_lower(fn, st.d) if lower else certified_sup(fn, st.d, abort=abort)[0]
 
 
@@ -754,17 +943,20 @@ def bad_event_lower(st: _Setup, mu: float) -> float:
     return math.exp(min(0.0, out - 1e-6))
 
 
-def _golden(fun, lo, hi, iters=14, lower=None):
+def _golden(fun, lo, hi, iters=14, lower=None, losing=None):
     """Approximate minimiser of fun on [lo, hi] (any result is only a choice of a free parameter).
 
     ``lower(x)`` (optional) is a cheap value below ``fun(x)``: a new point whose lower value exceeds the exact
     value of the point it is compared with loses that comparison and cannot be the minimum, so ``fun`` is not
-    called there (the same choices and the same result as without it)."""
+    called there (the same choices and the same result as without it). ``losing(x, other)`` (optional) is
+    ``fun(x)``, or inf where it shows ``fun(x) > other``: a new point is compared with ``other`` only, and a point
+    above it loses whatever its value (it leaves the bracket and is not the minimum), so again the same result."""
     g = (math.sqrt(5) - 1) / 2
     a, b = lo, hi
+    vs = (lambda x, other: fun(x)) if losing is None else losing
 
     def new(x, other):  # fun(x), or inf where x certainly loses against the exact value ``other``
-        return math.inf if lower is not None and lower(x) > other else fun(x)
+        return math.inf if lower is not None and lower(x) > other else vs(x, other)
 
     c, e = b - g * (b - a), a + g * (b - a)
     if lower is None:
@@ -773,10 +965,10 @@ def _golden(fun, lo, hi, iters=14, lower=None):
         lc, le = lower(c), lower(e)
         if le < lc:  # the more promising point exactly first
             fe = fun(e)
-            fc = math.inf if lc > fe else fun(c)
+            fc = math.inf if lc > fe else vs(c, fe)
         else:
             fc = fun(c)
-            fe = math.inf if le > fc else fun(e)
+            fe = math.inf if le > fc else vs(e, fc)
     best = min((fc, c), (fe, e))
     for _ in range(iters):
         if fc < fe:
@@ -887,9 +1079,17 @@ def max_route_best(st: _Setup, cutoff: float = math.inf):
             vals[i] = tot(grid[i])
         return vals[i]
 
-    i = _lazy_argmin(lows, val)
+    def losing(i, other):  # the value, or inf where shown above ``other`` (then it is not kept as the value)
+        if i in vals:
+            return vals[i]
+        v = max_route(st, grid[i], above=other)
+        if v < math.inf:
+            vals[i] = v
+        return v
+
+    i = _lazy_argmin(lows, val, losing)
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    v, t = _golden(tot, lo, hi, iters=8, lower=low)
+    v, t = _golden(tot, lo, hi, iters=8, lower=low, losing=lambda t, other: max_route(st, t, above=other))
     return min((v, t), (vals[i], grid[i]))
 
 
