@@ -164,7 +164,27 @@ class RateResult:
 
             raise InputError("mechanism", f"{self.problem}/{self.privacy}: no certified upper bound at these "
                                           "parameters, so no tuned mechanism")
-        return up.mechanism(reference=reference)
+        if reference:
+            return up.mechanism(reference=True)
+        from ..mechanisms.central import NoOpenDPNoise
+
+        try:
+            return up.mechanism(reference=False)
+        except NoOpenDPNoise as err:
+            # the reported noise has no OpenDP sampler (the staircase): the best certified upper bound whose
+            # mechanism OpenDP can build, with its own tuning and certified risk, and a note saying so
+            others = sorted((b for b in self.uppers if b is not up and b.usable and b.certified and b.context is not None),
+                            key=lambda b: b.value)
+            for other in others:
+                try:
+                    mech = other.mechanism(reference=False)
+                except NoOpenDPNoise:
+                    continue
+                mech.notes = mech.notes + (f"{err.allowed}: this is the best certified upper bound with an OpenDP "
+                                           f"measurement, '{other.label}' (risk <= {other.value:.4g}; the reported "
+                                           f"one is {up.value:.4g})",)
+                return mech
+            raise
 
     @property
     def price_of_privacy(self) -> float | None:
