@@ -327,9 +327,9 @@ def _projected_mean_upper(privacy, k, name, title, c, sampler, scale, conds, why
 #: not smooth privacy, whose metric asks for a density ratio e^{ε|t|/Δ} at small shifts t (the staircase's is e^ε
 #: across a step edge)
 STAIRCASE_PRIVACIES = ("pure", "approx")
-#: the largest ε of the staircase upper: beyond it e^{-ε} is below the float64 range (the bound's float64 value would
-#: not be finite); there the noise is negligible and the Laplace bounds answer
-STAIRCASE_EPS_MAX = 700.0
+#: the largest level the staircase noise is built at: beyond it e^{-ε} is below the float64 range; an ε'-DP mechanism
+#: with ε' <= ε is ε-DP, so for larger ε the noise is built at this level (its E W² is about 10⁻²⁰³ Δ² there)
+STAIRCASE_EPS_CAP = 700
 
 
 def _staircase_upper(privacy, k) -> Bound:
@@ -339,18 +339,18 @@ def _staircase_upper(privacy, k) -> Bound:
     best γ at every T and σ: it is used in closed form (no search)."""
     from ..mechanisms import staircase as ST
 
-    g_opt = ST.optimal_gamma_expr(S.eps)
-    c = 4 * ST.second_moment_expr(g_opt, S.eps) / S.n ** 2
+    level = S.Min(S.eps, STAIRCASE_EPS_CAP)
+    g_opt = ST.optimal_gamma_expr(level)
+    c = 4 * ST.second_moment_expr(g_opt, level) / S.n ** 2
     why = ("W the staircase noise of Geng & Viswanath (2016) for sensitivity Δ = 2T/n (d = 1) with step γ: density "
            "a e^{-εj} on |w| ∈ [jΔ, (j+γ)Δ) and a e^{-ε(j+1)} on [(j+γ)Δ, (j+1)Δ); its exponent changes by at most 1 "
            "under a shift <= Δ, so it is ε-DP for every γ ∈ (0, 1] (hence (ε,δ)-DP), and E W² = Δ²[b(1+b)/(1-b)² + "
            "(b(γ² + b(1-γ²))/(1-b) + (γ³ + b(1-γ³))/3)/(γ + (1-γ)b)], b = e^{-ε}, smallest at "
-           "γ* = ((b(1+b)/2)^{1/3} - b)/(1-b), the step used (docs/methods/staircase.md).")
-    conds = (Condition("d = 1 (the staircase noise is for one real query)", lambda v: v["d"] == 1),
-             Condition(f"epsilon <= {STAIRCASE_EPS_MAX:g} (e^-epsilon in the float64 range)",
-                       lambda v: v["eps"] <= STAIRCASE_EPS_MAX))
+           "γ* = ((b(1+b)/2)^{1/3} - b)/(1-b), the step used (docs/methods/staircase.md). For ε > "
+           f"{STAIRCASE_EPS_CAP} the noise is built at level {STAIRCASE_EPS_CAP} (ε'-DP with ε' <= ε is ε-DP).")
+    conds = (Condition("d = 1 (the staircase noise is for one real query)", lambda v: v["d"] == 1),)
     return _projected_mean_upper(privacy, k, "staircase", "projected mean + staircase noise (d = 1)", c, "staircase",
-                                 _sens(), conds, why, extra={"noise_params": {"gamma": g_opt, "eps": S.eps}})
+                                 _sens(), conds, why, extra={"noise_params": {"gamma": g_opt, "eps": level}})
 
 
 def _upper_bounds(privacy: str, k: float) -> list[Bound]:
