@@ -136,7 +136,7 @@ def test_sampler_one_dimension_only():
 
 # ---------------------------------------------------------------- the central mean's staircase upper
 
-GRID = [(n, e) for n in (3, 10, 30, 300, 10 ** 5) for e in (0.01, 0.3, 1.5, 5.0)]
+GRID = [(n, e) for n in (3, 30, 10 ** 5) for e in (0.01, 0.3, 1.5, 5.0)]
 
 
 @pytest.mark.parametrize("privacy", ["pure", "approx"])
@@ -165,12 +165,21 @@ def test_staircase_only_in_one_dimension_and_not_smooth():
 
 @pytest.mark.parametrize("n,eps", [(30, 1.5), (15, 1.75), (20, 1.5), (100, 1.25), (40, 1.5), (30, 2.0)])
 def test_one_dimensional_ratio_below_2_5(n, eps):
-    """k = 2, d = 1: the certified upper/lower ratio at the points where the Laplace upper was worst (2.51 to
-    2.555) is now below 2.5, under pure and approx privacy."""
+    """k = 2, d = 1: the certified upper/lower ratio at the points where the Laplace upper was reported worst (2.51
+    to 2.555) is now below 2.5, under pure and approx privacy."""
     for privacy, kw in (("pure", {}), ("approx", {"delta": 1e-6})):
         res = bc.rate("mean", privacy, n=n, eps=eps, d=1, k=2, **kw)
         assert res.upper.name == "staircase"
         assert res.ratio <= 2.5, (privacy, n, eps, res.ratio)
+
+
+def test_one_dimensional_ratio_on_a_fine_grid_near_the_peak():
+    """On an ε-grid of step 0.05 the worst k = 2, d = 1 ratio (n = 23, ε = 1.55) is 2.506 with the staircase upper
+    (2.573 with the Laplace one): the target 2.5 is not met everywhere yet; this keeps the gain."""
+    res = bc.rate("mean", "pure", n=23, eps=1.55, d=1, k=2)
+    lap = next(b for b in res.uppers if b.name == "laplace")
+    assert res.upper.name == "staircase" and res.ratio <= 2.51
+    assert lap.value / res.lower.value > 2.55
 
 
 def test_simulated_risk_below_certified_upper():
