@@ -1,5 +1,5 @@
-"""The staircase mechanism for one real query (Geng & Viswanath, "The optimal mechanism in differential privacy",
-IEEE Trans. Information Theory 62(2), 2016; arXiv 1212.1186): closed-form moments, the density, the optimal step
+"""The staircase mechanism for one real query (Geng & Viswanath, "The optimal noise-adding mechanism in differential
+privacy", IEEE Trans. Information Theory 62(2), 2016; arXiv 1212.1186): closed-form moments, the density, the optimal step
 parameter γ, and a vectorised seeded sampler. Docs: docs/methods/staircase.md.
 
 The noise, for a query of sensitivity Δ (|q(D) - q(D')| <= Δ for neighbours), level ε, b = e^{-ε} and a step
@@ -36,10 +36,9 @@ b(1+b)/(1-b)² + b/(1-b) + 1/3; as ε -> 0 the ratio to the Laplace mechanism's 
 the optimum E W² ≈ (b/2)^{2/3} Δ² (γ ≈ (b/2)^{1/3}) is exponentially smaller than 2Δ²/ε² (Geng & Viswanath:
 Θ(Δ² e^{-2ε/3})).
 
-Optimal γ for E W² (Geng & Viswanath 2016 derive it for the cost x²): setting the γ-derivative to zero gives
-the cubic whose root in (0, 1) is γ* = -b/(1-b) + (b - 2b² + 2b⁴ - b⁵)^{1/3} / (2^{1/3}(1-b)²); with
-b - 2b² + 2b⁴ - b⁵ = b(1-b)³(1+b) this is γ* = ((b(1+b)/2)^{1/3} - b)/(1-b) (tested against a numerical
-minimisation).
+Optimal γ for E W²: Geng & Viswanath (2016) give the minimiser for the cost x² in closed form,
+γ* = -b/(1-b) + (b - 2b² + 2b⁴ - b⁵)^{1/3} / (2^{1/3}(1-b)²); with b - 2b² + 2b⁴ - b⁵ = b(1-b)³(1+b) this is
+γ* = ((b(1+b)/2)^{1/3} - b)/(1-b) (tested against a numerical minimisation of the quadrature second moment).
 """
 from __future__ import annotations
 

@@ -305,12 +305,13 @@ def _subsample_shrunk_tv_upper() -> Bound:
         extra={"shrink_factor": sp.sqrt(m0) / (1 + sp.sqrt(m0)), "subsample": m0})
 
 
-def _projected_mean_upper(privacy, k, name, title, c, sampler, scale, conds, why, extra=None) -> Bound:
+def _projected_mean_upper(privacy, k, name, title, c, sampler, scale, conds, why, extra=None, source=None) -> Bound:
     """The upper bound of the shrunk projected mean with noise of second moment c T² (:func:`upper_expr`), free T and
-    σ; ``extra`` adds to the bound's record (the noise's own parameters)."""
+    σ; ``extra`` adds to the bound's record (the noise's own parameters), ``source`` to its sources."""
     lo, hi = _t_range(k)
     return Bound(
-        side="upper", name=name, label=title, expr=upper_expr(k, c), source=SOURCE + "; docs/methods/central-mean.md (derived)",
+        side="upper", name=name, label=title, expr=upper_expr(k, c),
+        source=SOURCE + "; docs/methods/central-mean.md (derived)" + (f"; {source}" if source else ""),
         derivation="MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
         "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
         "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= min{r², T²} - ||E π_T X||² and ||E π_T X|| >= (||θ|| - B_k(T))_+ "
@@ -350,7 +351,8 @@ def _staircase_upper(privacy, k) -> Bound:
            f"{STAIRCASE_EPS_CAP} the noise is built at level {STAIRCASE_EPS_CAP} (ε'-DP with ε' <= ε is ε-DP).")
     conds = (Condition("d = 1 (the staircase noise is for one real query)", lambda v: v["d"] == 1),)
     return _projected_mean_upper(privacy, k, "staircase", "projected mean + staircase noise (d = 1)", c, "staircase",
-                                 _sens(), conds, why, extra={"noise_params": {"gamma": g_opt, "eps": level}})
+                                 _sens(), conds, why, extra={"noise_params": {"gamma": g_opt, "eps": level}},
+                                 source="Geng & Viswanath (2016), the staircase noise; docs/methods/staircase.md")
 
 
 def _upper_bounds(privacy: str, k: float) -> list[Bound]:
