@@ -22,9 +22,9 @@ def _ci_low(err):
 
 
 MEAN_CASES = [
-    ("pure", dict(eps=1.0, d=1), "laplace"),
+    ("pure", dict(eps=1.0, d=1), "staircase"),
     ("pure", dict(eps=1.0, d=3), "l2-laplace"),
-    ("approx", dict(eps=1.0, delta=1e-6, d=1), "l2-laplace"),
+    ("approx", dict(eps=1.0, delta=1e-6, d=1), "staircase"),
     ("approx", dict(eps=0.1, delta=1e-2, d=1), "gauss-analytic"),
     ("smooth", dict(eps=1.0, d=1), "laplace"),
     ("tv", dict(alpha=0.2, d=1), "gauss-tv"),

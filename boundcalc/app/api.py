@@ -460,7 +460,7 @@ def _plan_mechanism(plan, row, reference=True):
     up = next((b for b in res.uppers if b.name == name and b.usable and b.certified), None) or res.upper
     if up is None:
         raise InputError("mechanism", f"{plan.problem}/{plan.privacy}: no certified upper bound at the planned values")
-    return up.mechanism(reference=reference)
+    return _result.mechanism_of(up, res.uppers, reference)
 
 
 _result.set_mechanism_factory(_build_mechanism)

@@ -55,7 +55,7 @@ def gaussian_delta(eps: float, sigma_over_sens: float) -> float:
     return float(math.exp(l1) * -math.expm1(l2 - l1))
 
 
-def _rule_dp_laplace(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+def _rule_dp_laplace(privacy, l1, l2, scale, eps, delta, frac, sens_of, params=None):
     achieved = sens_of(l1, l2) / scale
     out = {"achieved_eps": achieved, "passed": bool(achieved <= eps * (1 + REL_TOL))}
     if privacy == "approx":
@@ -63,23 +63,40 @@ def _rule_dp_laplace(privacy, l1, l2, scale, eps, delta, frac, sens_of):
     return out
 
 
-def _rule_approx_gauss(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+def _rule_approx_gauss(privacy, l1, l2, scale, eps, delta, frac, sens_of, params=None):
     d_ach = gaussian_delta(eps, scale / l2)
     return {"method": "exact analytic Gaussian calibration (Balle & Wang 2018, Theorem 8) re-evaluated",
             "achieved_delta": d_ach, "passed": bool(d_ach <= delta * (1 + 1e-6))}
 
 
-def _rule_kl_gauss(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+def _rule_kl_gauss(privacy, l1, l2, scale, eps, delta, frac, sens_of, params=None):
     achieved = l2 ** 2 / (2 * scale ** 2)
     return {"achieved_alpha": achieved, "passed": bool(achieved <= eps * (1 + REL_TOL))}
 
 
-def _rule_tv(privacy, l1, l2, scale, eps, delta, frac, sens_of):
+def _rule_tv(privacy, l1, l2, scale, eps, delta, frac, sens_of, params=None):
     from scipy import stats
 
     tv = 1.0 if scale == 0 else float(2 * stats.norm.cdf(l2 / (2 * scale)) - 1)
     achieved = frac * tv
     return {"achieved_alpha": achieved, "sample_fraction": frac, "passed": bool(achieved <= eps * (1 + REL_TOL))}
+
+
+def _rule_dp_staircase(privacy, l1, l2, scale, eps, delta, frac, sens_of, params=None):
+    """The staircase noise of level params["eps"] built for sensitivity ``scale`` (Δ): ε-DP for shifts up to Δ,
+    ε⌈s/Δ⌉ for a larger shift s (:func:`boundcalc.mechanisms.staircase.achieved_eps`); any step γ ∈ (0, 1]."""
+    from .staircase import achieved_eps
+
+    params = params or {}
+    gamma, eps_noise = params.get("gamma"), params.get("eps")
+    if gamma is None or eps_noise is None or not (0 < gamma <= 1) or not eps_noise > 0:
+        return {"passed": False, "method": "staircase noise without a valid level and step γ ∈ (0, 1]"}
+    achieved = achieved_eps(eps_noise, scale, sens_of(l1, l2), REL_TOL)
+    out = {"method": "staircase: ε-DP for shifts up to its Δ (exponent changes by at most one step)",
+           "achieved_eps": achieved, "gamma": gamma, "passed": bool(achieved <= eps * (1 + REL_TOL))}
+    if privacy == "approx":
+        out["note"] = "ε-DP implies (ε, δ)-DP for every δ >= 0"
+    return out
 
 
 _L1 = lambda l1, l2: l1  # noqa: E731  (Laplace coordinates: ℓ1 sensitivity)
@@ -88,6 +105,8 @@ _L2 = lambda l1, l2: l2  # noqa: E731  (ℓ2-Laplace: ℓ2 sensitivity)
 CALIBRATION_RULES = {
     **{(p, "laplace"): (_rule_dp_laplace, _L1) for p in ("pure", "smooth", "approx")},
     **{(p, "l2-laplace"): (_rule_dp_laplace, _L2) for p in ("pure", "smooth", "approx")},
+    # one dimension (ℓ1 = ℓ2); not smooth: a small shift across a step edge already costs the full e^ε
+    **{(p, "staircase"): (_rule_dp_staircase, _L2) for p in ("pure", "approx")},
     ("approx", "gaussian"): (_rule_approx_gauss, _L2),
     ("kl", "gaussian"): (_rule_kl_gauss, _L2),
     ("tv", "gaussian"): (_rule_tv, _L2),
@@ -96,10 +115,12 @@ CALIBRATION_RULES = {
 
 
 def calibration_check(privacy: str, noise: str | None, scale: float, sens_l1: float, sens_l2: float,
-                      eps: float | None, delta: float | None = None, sample_fraction: float = 1.0) -> dict:
+                      eps: float | None, delta: float | None = None, sample_fraction: float = 1.0,
+                      noise_params: dict | None = None) -> dict:
     """The privacy of ``noise`` (``laplace`` per coordinate, ``l2-laplace``, ``gaussian`` or None) of ``scale`` on a
     statistic of ℓ1/ℓ2 sensitivity ``sens_l1``/``sens_l2``, re-evaluated and compared with the level ``eps``
-    (``delta``); ``sample_fraction`` m/n for a random m-subset (TV only). Returns ``{"method", "passed", ...}``."""
+    (``delta``); ``sample_fraction`` m/n for a random m-subset (TV only); ``noise_params`` the noise's own parameters
+    (the staircase's level ``eps`` and step ``gamma``). Returns ``{"method", "passed", ...}``."""
     out = {"method": "calibration formula re-evaluated", "noise": noise, "scale": scale,
            "sensitivity_l1": sens_l1, "sensitivity_l2": sens_l2}
     if privacy == "none":
@@ -110,18 +131,20 @@ def calibration_check(privacy: str, noise: str | None, scale: float, sens_l1: fl
     if rule is None:
         return {**out, "passed": False, "method": f"no calibration rule for noise {noise!r} under {privacy}"}
     fn, sens_of = rule
-    return {**out, **fn(privacy, sens_l1, sens_l2, scale, eps, delta, sample_fraction, sens_of)}
+    return {**out, **fn(privacy, sens_l1, sens_l2, scale, eps, delta, sample_fraction, sens_of, params=noise_params)}
 
 
 class ProjectedMean(CentralMechanism):
     """θ̂ = f · (mean of π_T over the records, or over a uniformly random m-subset, + W): the central mean's
-    mechanisms (see the module docstring). ``noise``: ``laplace``/``l2-laplace``/``gaussian`` or None;
-    ``scale``: the sampler's scale (Laplace b, Gaussian σ); ``shrink``: the factor f; ``subsample``: m or None."""
+    mechanisms (see the module docstring). ``noise``: ``laplace``/``l2-laplace``/``gaussian``/``staircase`` or None;
+    ``scale``: the sampler's scale (Laplace b, Gaussian σ, the staircase's Δ); ``noise_params``: the noise's own
+    parameters (the staircase's ``eps`` and ``gamma``); ``shrink``: the factor f; ``subsample``: m or None."""
 
     def __init__(self, *, d: int, T: float, noise: str | None, scale: float, shrink: float = 1.0,
-                 subsample: int | None = None, **kw):
+                 subsample: int | None = None, noise_params: dict | None = None, **kw):
         self.d, self.T = int(d), float(T)
         self.noise, self.scale = noise, float(scale)
+        self.noise_params = {k: float(v) for k, v in (noise_params or {}).items()}
         self.shrink = float(shrink)
         self.subsample = None if subsample is None else int(subsample)
         super().__init__(**kw)
@@ -158,7 +181,7 @@ class ProjectedMean(CentralMechanism):
         sampler = SAMPLERS.get(self.noise)  # None: no noise
         if sampler is None:
             return self.shrink * stat
-        return self.shrink * (stat + sampler(rng, reps, self.d, self.scale))
+        return self.shrink * (stat + sampler(rng, reps, self.d, self.scale, **self.noise_params))
 
     # ------------------------------------------------------------------ privacy
     def sensitivities(self) -> tuple:
@@ -175,12 +198,13 @@ class ProjectedMean(CentralMechanism):
         l1, l2 = self.sensitivities()
         frac = 1.0 if self.subsample is None else self.subsample / self.n
         # (TV with subsampling: the noise is calibrated on the subsample at α' = min{1, αn/m}; overall (m/n)·TV)
-        return calibration_check(g.privacy, self.noise, self.scale, l1, l2, g.eps, g.delta, frac)
+        return calibration_check(g.privacy, self.noise, self.scale, l1, l2, g.eps, g.delta, frac, self.noise_params)
 
     # ------------------------------------------------------------------ OpenDP (d = 1, pure: Laplace; approx: Gaussian)
     def to_opendp(self) -> "ProjectedMean":
         meas, d_in, d_out = self.opendp_parts()
-        twin = ProjectedMean(d=self.d, T=self.T, noise=self.noise, scale=self.scale, shrink=self.shrink,
+        twin = ProjectedMean(d=self.d, T=self.T, noise=self.noise, scale=self.scale, noise_params=self.noise_params,
+                             shrink=self.shrink,
                              subsample=self.subsample, problem=self.problem, privacy=self.privacy, label=self.label,
                              parameters=self.parameters, guarantee=self.guarantee,
                              certified_risk=self.certified_risk, n=self.n, reference=False, bound=self.bound,
@@ -236,6 +260,11 @@ OPENDP_NOTE = ("OpenDP measurement: clamp to [-T, T], sized bounded mean (Symmet
                "replaced, n fixed), then OpenDP's noise")
 
 
+class NoOpenDPNoise(InputError):
+    """The mechanism is one OpenDP could measure (d = 1, pure or approx) but its noise has no OpenDP sampler (the
+    staircase): a result's ``mechanism(reference=False)`` then falls back to the best upper bound that has one."""
+
+
 def _import_opendp():
     try:
         import opendp.prelude as dp
@@ -258,6 +287,10 @@ def build_opendp_mean(mech: ProjectedMean):
     Neighbours: boundcalc's relation is "replace one record, n fixed"; OpenDP's SymmetricDistance counts added plus
     removed records, so one replacement is d_in = 2. Returns ``(meas, d_in, d_out)``: the guarantee is
     ``meas.map(d_in) <= d_out`` (ε), or ``meas.map(d_in).delta(ε) <= δ`` for ``d_out`` = (ε, δ)."""
+    if mech.d == 1 and mech.subsample is None and (mech.privacy, mech.noise) not in _OPENDP_NOISE \
+            and mech.noise in SAMPLERS and mech.privacy in ("pure", "approx"):
+        raise NoOpenDPNoise("reference", f"OpenDP has no sampler for the {mech.noise} noise of '{mech.label}' "
+                                         "(the result's mechanism(reference=False) gives the best upper bound that has one)", False)
     if mech.d != 1 or mech.subsample is not None or mech.privacy not in ("pure", "approx") \
             or mech.noise not in SAMPLERS or not math.isfinite(mech.T):
         raise InputError("reference", "an OpenDP measurement is offered for the central mean with d = 1 under "

@@ -5,6 +5,10 @@ Each sampler returns an array of shape ``(reps, d)``.
 - ℓ2-Laplace, scale b: density ∝ exp(-||w||₂/b); ||W|| ~ Gamma(d, b), direction uniform, so
   E||W||² = d(d+1) b². With b = Δ₂/ε it is ε-DP for ℓ2 sensitivity Δ₂ (triangle inequality).
 - Gaussian N(0, σ² I).
+- the staircase noise of Geng & Viswanath (2016), d = 1, scale = the sensitivity Δ, with its level ``eps`` and step
+  ``gamma`` (:mod:`boundcalc.mechanisms.staircase`; docs/methods/staircase.md).
+
+Samplers with parameters of their own (the staircase) take them as keyword arguments.
 """
 from __future__ import annotations
 
@@ -26,4 +30,10 @@ def gaussian(rng: np.random.Generator, reps: int, d: int, sigma: float) -> np.nd
     return rng.normal(0.0, sigma, size=(reps, d))
 
 
-SAMPLERS = {"laplace": laplace, "l2-laplace": l2_laplace, "gaussian": gaussian}
+def staircase(rng: np.random.Generator, reps: int, d: int, scale: float, *, eps: float, gamma: float) -> np.ndarray:
+    from .staircase import sample
+
+    return sample(rng, reps, d, scale, eps=eps, gamma=gamma)
+
+
+SAMPLERS = {"laplace": laplace, "l2-laplace": l2_laplace, "gaussian": gaussian, "staircase": staircase}

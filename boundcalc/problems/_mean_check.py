@@ -130,7 +130,7 @@ def _expr_value(expr, values, free) -> float:
 
 #: the upper bounds whose mechanism :func:`mean_mechanism` builds (the projected mean with each noise, the subsampling
 #: mechanisms, the non-private estimators, θ̂ = 0); another bound raises InputError rather than getting a wrong one
-MECHANISM_BOUNDS = frozenset({"zero", "laplace", "l2-laplace", "gauss-classical", "gauss-analytic", "gauss-kl",
+MECHANISM_BOUNDS = frozenset({"zero", "laplace", "l2-laplace", "staircase", "gauss-classical", "gauss-analytic", "gauss-kl",
                               "gauss-tv", "subsample-gauss-tv", "subsample-shrunk-tv", "sample-mean", "shrunk-mean"})
 
 
@@ -159,6 +159,8 @@ def mean_mechanism(values, upper, bound):
         f = 1.0
     noise = bound.extra.get("noise")
     scale = _expr_value(bound.extra["scale"], values, {**free, "T": T}) if noise else 0.0
+    # the noise's own parameters (the staircase's step γ and level ε), evaluated at the tuned point
+    noise_params = {key: _expr_value(e, values, free) for key, e in bound.extra.get("noise_params", {}).items()}
     level = None if privacy == "none" else float(values["eps"])
     guarantee = Guarantee(privacy, level, float(values["delta"]) if privacy == "approx" else None,
                           CENTRAL_NEIGHBOURS, "alpha" if privacy in ("tv", "kl") else "eps")
@@ -168,6 +170,7 @@ def mean_mechanism(values, upper, bound):
     if noise:
         params["noise"] = noise
         params["scale"] = scale
+        params.update({f"noise_{key}": val for key, val in noise_params.items()})
     params["shrink_factor"] = f
     if subsample is not None:
         params["subsample"] = subsample
@@ -179,7 +182,7 @@ def mean_mechanism(values, upper, bound):
         notes.append(f"uses a uniformly random subset of m = {subsample} of the n records")
     if privacy == "smooth":
         notes.append("smooth privacy: ε-private for the metric min{||x - x'||, 2T}/(2T) on records, hence ε-DP")
-    return ProjectedMean(d=d, T=T, noise=noise, scale=scale, shrink=f, subsample=subsample,
+    return ProjectedMean(d=d, T=T, noise=noise, scale=scale, noise_params=noise_params, shrink=f, subsample=subsample,
                          problem=values.get("problem", "mean"), privacy=privacy, label=bound.label,
                          parameters=params, guarantee=guarantee, certified_risk=upper.value, n=n,
                          bound=bound.name, notes=tuple(notes), values=values)

@@ -305,6 +305,56 @@ def _subsample_shrunk_tv_upper() -> Bound:
         extra={"shrink_factor": sp.sqrt(m0) / (1 + sp.sqrt(m0)), "subsample": m0})
 
 
+def _projected_mean_upper(privacy, k, name, title, c, sampler, scale, conds, why, extra=None, source=None) -> Bound:
+    """The upper bound of the shrunk projected mean with noise of second moment c T² (:func:`upper_expr`), free T and
+    σ; ``extra`` adds to the bound's record (the noise's own parameters), ``source`` to its sources."""
+    lo, hi = _t_range(k)
+    return Bound(
+        side="upper", name=name, label=title, expr=upper_expr(k, c),
+        source=SOURCE + "; docs/methods/central-mean.md (derived)" + (f"; {source}" if source else ""),
+        derivation="MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
+        "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
+        "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= min{r², T²} - ||E π_T X||² and ||E π_T X|| >= (||θ|| - B_k(T))_+ "
+        "(the worst ||θ|| in closed form; upper_expr), and "
+        + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
+        free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
+              FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
+                            doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)")),
+        conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
+        extra={"noise": sampler, "scale": scale, "c": c, **(extra or {})})
+
+
+#: the privacy models the staircase noise serves: ε-DP for shifts up to Δ (docs/methods/staircase.md), hence (ε,δ)-DP;
+#: not smooth privacy, whose metric asks for a density ratio e^{ε|t|/Δ} at small shifts t (the staircase's is e^ε
+#: across a step edge)
+STAIRCASE_PRIVACIES = ("pure", "approx")
+#: the largest level the staircase noise is built at: beyond it e^{-ε} is below the float64 range; an ε'-DP mechanism
+#: with ε' <= ε is ε-DP, so for larger ε the noise is built at this level (its E W² is about 10⁻²⁰³ Δ² there)
+STAIRCASE_EPS_CAP = 700
+
+
+def _staircase_upper(privacy, k) -> Bound:
+    """The shrunk projected mean in one dimension with the staircase noise of Geng & Viswanath (2016) at sensitivity
+    Δ = 2T/n (:mod:`boundcalc.mechanisms.staircase`): E W² = Δ² m(γ, ε), so c = 4 m(γ, ε)/n². Every step γ ∈ (0, 1]
+    gives an ε-DP mechanism and :func:`upper_expr` is non-decreasing in c, so the exact minimiser γ*(ε) of m is the
+    best γ at every T and σ: it is used in closed form (no search)."""
+    from ..mechanisms import staircase as ST
+
+    level = S.Min(S.eps, STAIRCASE_EPS_CAP)
+    g_opt = ST.optimal_gamma_expr(level)
+    c = 4 * ST.second_moment_expr(g_opt, level) / S.n ** 2
+    why = ("W the staircase noise of Geng & Viswanath (2016) for sensitivity Δ = 2T/n (d = 1) with step γ: density "
+           "a e^{-εj} on |w| ∈ [jΔ, (j+γ)Δ) and a e^{-ε(j+1)} on [(j+γ)Δ, (j+1)Δ); its exponent changes by at most 1 "
+           "under a shift <= Δ, so it is ε-DP for every γ ∈ (0, 1] (hence (ε,δ)-DP), and E W² = Δ²[b(1+b)/(1-b)² + "
+           "(b(γ² + b(1-γ²))/(1-b) + (γ³ + b(1-γ³))/3)/(γ + (1-γ)b)], b = e^{-ε}, smallest at "
+           "γ* = ((b(1+b)/2)^{1/3} - b)/(1-b), the step used (docs/methods/staircase.md). For ε > "
+           f"{STAIRCASE_EPS_CAP} the noise is built at level {STAIRCASE_EPS_CAP} (ε'-DP with ε' <= ε is ε-DP).")
+    conds = (Condition("d = 1 (the staircase noise is for one real query)", lambda v: v["d"] == 1),)
+    return _projected_mean_upper(privacy, k, "staircase", "projected mean + staircase noise (d = 1)", c, "staircase",
+                                 _sens(), conds, why, extra={"noise_params": {"gamma": g_opt, "eps": level}},
+                                 source="Geng & Viswanath (2016), the staircase noise; docs/methods/staircase.md")
+
+
 def _upper_bounds(privacy: str, k: float) -> list[Bound]:
     if privacy == "none":
         return [Bound(side="upper", name="sample-mean", label="sample mean (no privacy)", expr=S.r ** 2 / S.n, source=SOURCE,
@@ -317,23 +367,10 @@ def _upper_bounds(privacy: str, k: float) -> list[Bound]:
                       extra={"shrink_factor": sp.sqrt(S.n) / (1 + sp.sqrt(S.n))}),
                 _trivial_upper()]
     out = [_trivial_upper()]
-    lo, hi = _t_range(k)
     for name, (privs, title, c, sampler, scale, conds, why) in MECHANISMS.items():
         if privacy not in privs:
             continue
-        expr = upper_expr(k, c)
-        out.append(Bound(
-            side="upper", name=name, label=title, expr=expr, source=SOURCE + "; docs/methods/central-mean.md (derived)",
-            derivation="MSE of (1-σ)(projected mean + W) = ||bias||² + (1-σ)²(Var/n + E||W||²) with "
-            "||bias|| <= (1-σ)B_k(T) + σr, B_k(T) = min over k' in [2,k] of c_{k'} r^{k'}/T^{k'-1} "
-            "(bias_bound_min; k = ∞: (r-T)_+), Var(π_T X) <= min{r², T²} - ||E π_T X||² and ||E π_T X|| >= (||θ|| - B_k(T))_+ "
-            "(the worst ||θ|| in closed form; upper_expr), and "
-            + why + (" " + SMOOTH_METRIC if privacy == "smooth" else ""),
-            free=(FreeParameter(S.T, lo, hi, doc="truncation radius"),
-                  FreeParameter(shrink, lambda v: 0.0, lambda v: SHRINK_HIGH, log=False,
-                                doc="shrinkage amount σ: θ̂ = (1-σ)(projected mean + noise)")),
-            conditions=conds, optimum={S.T: truncation_optimum(k, c), shrink: 0},
-            extra={"noise": sampler, "scale": scale, "c": c}))
+        out.append(_projected_mean_upper(privacy, k, name, title, c, sampler, scale, conds, why))
     if privacy == "tv":
         out.append(_subsample_tv_upper(k))
         out.append(_subsample_shrunk_tv_upper())
@@ -618,7 +655,10 @@ def _cap_hl_lower(privacy):
 
 @lru_cache(maxsize=None)
 def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
-    out = list(_upper_bounds(privacy, k)) + _nonprivate_lowers(k)
+    out = list(_upper_bounds(privacy, k))
+    if d_struct == 1 and privacy in STAIRCASE_PRIVACIES:
+        out.append(_staircase_upper(privacy, k))
+    out += _nonprivate_lowers(k)
     if privacy != "none":
         out += _tv_lower(privacy, k)
         out += _tv_lower_symmetric(privacy, k)

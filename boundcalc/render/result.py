@@ -164,7 +164,7 @@ class RateResult:
 
             raise InputError("mechanism", f"{self.problem}/{self.privacy}: no certified upper bound at these "
                                           "parameters, so no tuned mechanism")
-        return up.mechanism(reference=reference)
+        return mechanism_of(up, self.uppers, reference)
 
     @property
     def price_of_privacy(self) -> float | None:
@@ -343,3 +343,28 @@ class _Rate:
 
     def __str__(self):
         return str(self.expr)
+
+
+def mechanism_of(up, uppers, reference: bool = True):
+    """``up.mechanism(reference)``; for ``reference=False`` when the noise of ``up`` has no OpenDP sampler (the
+    staircase), the OpenDP measurement of the best other certified upper bound in ``uppers`` that has one, at its
+    own tuning and certified risk, with a note naming both (docs/methods/from-a-plan-to-data.md)."""
+    if reference:
+        return up.mechanism(reference=True)
+    from ..mechanisms.central import NoOpenDPNoise
+
+    try:
+        return up.mechanism(reference=False)
+    except NoOpenDPNoise:
+        others = sorted((b for b in uppers if b is not up and b.side == "upper" and b.usable and b.certified
+                         and b.context is not None), key=lambda b: b.value)
+        for other in others:
+            try:
+                mech = other.mechanism(reference=False)
+            except NoOpenDPNoise:
+                continue
+            mech.notes = mech.notes + (f"OpenDP has no sampler for the noise of the reported upper bound '{up.label}' "
+                                       f"(risk <= {up.value:.4g}); this is the best certified upper bound with an "
+                                       f"OpenDP measurement, '{other.label}' (risk <= {other.value:.4g})",)
+            return mech
+        raise
