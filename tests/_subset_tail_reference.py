@@ -1,7 +1,8 @@
 """The plain form of the projected subset-selection search (boundcalc.mechanisms.subset_tail): every cell of
 every refinement round, every binomial tail and every parameter value of every search evaluated in full. Kept
 so that tests/test_subset_tail.py can check that the module, which skips what cannot change the result, gives
-the same floats, bit for bit."""
+the same floats, bit for bit. :func:`fresh_copy` loads a new copy of this module (its caches empty) and
+:func:`float_bits` is the bit-for-bit form of a search's result."""
 from __future__ import annotations
 
 import math
@@ -411,3 +412,19 @@ def tail_value(route: str, loss: str, n, eps, d) -> float:
         return math.nan
     # two points of the simplex are at most 2 apart in ℓ1 and in squared ℓ2
     return min(float(best(route, n_i, float(eps), d_i, loss)[0]), 2.0)
+
+
+def fresh_copy():
+    """A new copy of this module, its caches empty (nothing carried over from another test)."""
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location("_subset_tail_reference_copy", pathlib.Path(__file__))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def float_bits(result):
+    """A search's result with every float as its exact hex form (for bit-for-bit comparisons)."""
+    return tuple(float(x).hex() if isinstance(x, float) else x for x in result)

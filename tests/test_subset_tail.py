@@ -203,19 +203,7 @@ def test_lower_below_projected_uppers(loss):
 # every tail, every parameter of every search evaluated in full): the pruned search must make the same choices
 # and return the same floats, bit for bit.
 
-def _reference():
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).with_name("_subset_tail_reference.py")
-    spec = importlib.util.spec_from_file_location("_subset_tail_reference", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _bits(result):
-    return tuple(float(x).hex() if isinstance(x, float) else x for x in result)
+from _subset_tail_reference import float_bits as _bits, fresh_copy as _reference  # noqa: E402
 
 
 @pytest.mark.parametrize("n,eps,d", [(300, 0.5, 10), (700, 3.0, 40), (200, 1.5, 60), (3000, 1.0, 30)])

@@ -116,19 +116,7 @@ def test_plan_same_with_and_without_prefetch(monkeypatch):
 # plain search (tests/_subset_tail_reference.py, every main computed, the argmin always taken) must give the same
 # floats at points where this happens for most subset sizes and where it does not.
 
-def _reference():
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).with_name("_subset_tail_reference.py")
-    spec = importlib.util.spec_from_file_location("_subset_tail_reference", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _bits(result):
-    return tuple(float(x).hex() if isinstance(x, float) else x for x in result)
+from _subset_tail_reference import float_bits as _bits, fresh_copy as _reference  # noqa: E402
 
 
 def _count_shortcuts(monkeypatch):
