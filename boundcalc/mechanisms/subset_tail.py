@@ -306,6 +306,27 @@ def _min_over_points(u, v):
     return float(np.max(u - k * v))
 
 
+def _cells_to_split(ub, point_best: float, tol: float, scale: float, ncells: int, rnd: int):
+    """The refinement's choice in round ``rnd``: a mask of the cells to split (every cell whose bound exceeds the best
+    point value by more than the tolerance; over the cell budget only the worst), or None where it stops."""
+    bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
+    room = (MAX_CELLS - ncells) // (REFINE_SPLIT - 1)
+    if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
+        return None
+    if bad.sum() > room:  # over budget: split only the worst cells
+        bad = np.zeros_like(bad)
+        bad[np.argsort(ub)[-room:]] = True
+    return bad
+
+
+def _split_cells(xa, xb, bad, frac):
+    """The cells of ``bad`` split at ``frac``: their ends, the split points per cell (ends included), the new
+    interior points, and the children's ends."""
+    ba, bb = xa[bad], xb[bad]
+    sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
+    return ba, bb, sub, sub[:, 1:-1].ravel(), sub[:, :-1].ravel(), sub[:, 1:].ravel()
+
+
 def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: float = 0.0, abort: float = math.inf,
                   above=None):
     """(d · sup_x [h(x) - κ(x - 1/d)], κ) certified over x ∈ [0, 1].
@@ -352,18 +373,11 @@ def certified_sup(cell_fn, d: int, kappa=None, tol: float = REFINE_TOL, scale: f
     frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
     for rnd in range(REFINE_ROUNDS + 1):
         top = float(np.max(ub))
-        bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
-        room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
-        if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
+        bad = _cells_to_split(ub, point_best, tol, scale, xa.size, rnd)
+        if bad is None:
             break
-        if bad.sum() > room:  # over budget: split only the worst cells
-            bad = np.zeros_like(bad)
-            bad[np.argsort(ub)[-room:]] = True
         # split the bad cells; their new interior points are also point evaluations
-        ba, bb = xa[bad], xb[bad]
-        sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
-        inner = sub[:, 1:-1].ravel()
-        na, nb = sub[:, :-1].ravel(), sub[:, 1:].ravel()
+        ba, bb, sub, inner, na, nb = _split_cells(xa, xb, bad, frac)
         m = inner.size
         ga, gb = cell_fn(np.concatenate([inner, na]), np.concatenate([inner, nb]))
         point_best = max(point_best, float(np.max(np.maximum(ga[:m], gb[:m]) - lin(inner))))
@@ -419,17 +433,10 @@ def _certified_sup_lazy(cell_fn, d: int, kappa, tol: float, scale: float, above=
     frac = np.arange(REFINE_SPLIT + 1) / REFINE_SPLIT
     for rnd in range(REFINE_ROUNDS + 1):
         top = float(np.max(ub))
-        bad = ub > point_best + tol * max(scale, abs(point_best), 1e-300)
-        room = (MAX_CELLS - xa.size) // (REFINE_SPLIT - 1)
-        if not bad.any() or room <= 0 or rnd == REFINE_ROUNDS:
+        bad = _cells_to_split(ub, point_best, tol, scale, xa.size, rnd)
+        if bad is None:
             break
-        if bad.sum() > room:  # over budget: split only the worst cells
-            bad = np.zeros_like(bad)
-            bad[np.argsort(ub)[-room:]] = True
-        ba, bb = xa[bad], xb[bad]
-        sub = ba[:, None] + (bb - ba)[:, None] * frac[None, :]
-        inner = sub[:, 1:-1].ravel()
-        na, nb = sub[:, :-1].ravel(), sub[:, 1:].ravel()
+        ba, bb, sub, inner, na, nb = _split_cells(xa, xb, bad, frac)
         size = xa.size + (REFINE_SPLIT - 1) * ba.size
         if (MAX_CELLS - size) // (REFINE_SPLIT - 1) <= 0 or rnd + 1 == REFINE_ROUNDS:  # the next round is the last
             c_ga, c_gb = bound(ba, bb, ac[bad], alo[bad], ahi[bad], bc[bad], sub)
