@@ -11,6 +11,7 @@ import dataclasses
 import fractions
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -24,6 +25,8 @@ from boundcalc.core import solver
 from boundcalc.core import symbolic as S
 
 from cases import PAIRS  # tests/cases.py: every (problem, privacy) pair
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @dataclasses.dataclass
@@ -135,42 +138,67 @@ def test_solver_memo_gives_the_computed_solution(tmp_path, monkeypatch):
 
 _DUMP = r"""
 import json, sys
+import boundcalc as bc
 from boundcalc.app import api, catalog
 from boundcalc.core import bounds
 from boundcalc.cache import diskcache
 import sympy as sp
 catalog.load_all()
-out = {}
+out, failed = {}, []
 for name, info in sorted(bounds.problems().items()):
     for priv in info.entries:
         r = api.rate(name, priv)
+        if not any(b.value is not None for b in r.lowers + r.uppers):
+            failed.append(f"{name}/{priv}: no bound has a value")
+        for b in r.lowers + r.uppers:
+            if not isinstance(b.derivation, str) or not b.derivation.strip():
+                failed.append(f"{name}/{priv}: bound {b.name} has no derivation text")
         out[f"{name}/{priv}"] = [r.to_text(), r.explain(), r.to_latex(), json.dumps(r.to_dict(), sort_keys=True, default=str), sp.srepr(r.rate_expr),
                                  [sp.srepr(b.expr) for b in r.lowers + r.uppers]]
+if sorted(out) != sorted(f"{i['problem']}/{i['privacy']}" for i in bc.list_problems()):
+    failed.append("the pairs of bounds.problems() are not those of bc.list_problems()")
+out["failed"] = failed
+out["docstrings stripped"] = bc.rate.__doc__ is None
 json.dump(out, sys.stdout, sort_keys=True)
 """
 
 
 def test_a_warm_cache_prints_exactly_what_no_cache_prints(tmp_path):
     """Every (problem, privacy) at its defaults: the full `rate` text and every expression, computed (a) with
-    no cache at all, (b) filling an empty cache, (c) reading that cache, are identical."""
-    env = dict(os.environ)
+    no cache at all, (b) filling an empty cache, (c) reading that cache, are identical.
+
+    Run (a) is also the check that boundcalc works under ``python -OO`` (docstrings stripped): no bound reads
+    its derivation from a ``__doc__``. With the cache off every bound is built, not read back; every pair
+    answers, has a bound with a value and a derivation text for every bound, and prints exactly what (b) and
+    (c), run without -OO, print (so nothing printed comes from a docstring)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("BOUNDCALC_CACHE_DIR", None)
     outs = []
     for mode in ("none", "cold", "warm"):
         e = dict(env)
+        flags = []
         if mode == "none":
             e["BOUNDCALC_NO_CACHE"] = "1"
+            e["PYTHONDONTWRITEBYTECODE"] = "1"  # no .opt-2.pyc left in the tree
+            flags = ["-OO"]
         else:
             e["BOUNDCALC_CACHE_DIR"] = str(tmp_path / "cache")
             e.pop("BOUNDCALC_NO_CACHE", None)
-        res = subprocess.run([sys.executable, "-c", _DUMP], env=e, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, res.stderr[-2000:]
-        outs.append(json.loads(res.stdout))
+        res = subprocess.run([sys.executable, *flags, "-c", _DUMP], env=e, capture_output=True, text=True,
+                             timeout=600, cwd=tmp_path)
+        assert res.returncode == 0, (mode, res.stderr[-3000:])
+        out = json.loads(res.stdout)
+        assert out.pop("docstrings stripped") == (mode == "none"), mode
+        failed = out.pop("failed")
+        assert not failed, (mode, failed)
+        outs.append(out)
+    assert len(outs[0]) >= 26
     assert any(p.name.startswith("boundcalc.solver.") for p in (tmp_path / "cache" / "boundcalc").iterdir())
     assert any(p.name.startswith("boundcalc.sympy.") for p in (tmp_path / "cache" / "boundcalc").iterdir())
     assert any(p.name.startswith("boundcalc.generated-code") for p in (tmp_path / "cache" / "boundcalc").iterdir())
     assert any(p.name.startswith("boundcalc.results.") for p in (tmp_path / "cache" / "boundcalc").iterdir())  # whole results
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[1] == outs[2], "a warm cache prints other text than the cold run that filled it"
+    assert outs[0] == outs[1], "python -OO with no cache prints other text than a run filling the cache"
 
 
 def test_thunk_values_are_keyed_by_code_and_closure(tmp_path, monkeypatch):

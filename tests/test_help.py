@@ -1,6 +1,7 @@
 """Every subcommand's --help documents each of its options (with a description), names the models,
 gives defaults, and shows an example."""
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ["rate", "check", "plan", "table", "plot", "convert", "list", "docs"]
 
 
+@functools.lru_cache(maxsize=None)  # one subprocess per subcommand (per test process): the text does not change
 def _help(cmd):
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100")
     out = subprocess.run([sys.executable, "-m", "boundcalc.cli", cmd, "--help"], capture_output=True, text=True,
