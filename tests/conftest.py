@@ -64,15 +64,6 @@ LONG_FIRST = tuple("tests/" + name for name in (
     "test_linear.py::test_posterior_assouad_monotone[8.0-10-l2]",
     "test_linear.py::test_posterior_assouad_monotone[2.0-10-l2]",
     "test_local_mean_sharp.py::test_privunit_upper_above_simulated_risk",
-    "test_plan.py::test_every_registered_problem_plans",
-    "test_mean_properties.py::test_ratio_constant_in_n_where_rates_match",
-    "test_mean_properties.py::test_monotone_in_n",
-    "test_mean_properties.py::test_extremes_finite[kw0]",
-    "test_mean_properties.py::test_tv_lower_independent_of_d_and_kl_upper_alpha_power",
-    "test_local_problems.py::test_sparse_bernoulli_lower_monotone",
-    "test_local_problems.py::test_property_lower_le_upper_and_monotone_in_n",
-    "test_linear.py::test_lower_below_upper_at_huge_n[1000000000000000]",
-    "test_linear.py::test_cli_rate_and_check",
 ))
 
 
