@@ -47,32 +47,54 @@ import math
 import numpy as np
 
 
-# ------------------------------------------------------------------ closed forms (sympy: the certified path)
+# ------------------------------------------------------------------ closed forms: one body, two number systems
+# Each formula is written once, over a namespace of exp, expm1 and cube root: sympy's (the certified path, which
+# evaluates in float64 and mpmath) or math's (float64, for the sampler, the check and the tests).
 
-def second_moment_expr(gamma, eps):
-    """E W² / Δ² of the staircase noise at step parameter ``gamma`` and level ``eps`` (sympy; see the module
-    docstring for the derivation). Evaluates in float64 and mpmath (exp, expm1, rational arithmetic only)."""
+def _sympy_ops():
     import sympy as sp
 
     from ..core import symbolic as S
 
-    b = sp.exp(-eps)
-    omb = -S.expm1(-eps)  # 1 - b
+    return sp.exp, S.expm1, sp.cbrt
+
+
+def _math_ops():
+    return math.exp, math.expm1, lambda x: x ** (1 / 3)
+
+
+def _second_moment(gamma, eps, ops):
+    exp, expm1, _ = ops
+    b = exp(-eps)
+    omb = -expm1(-eps)  # 1 - b, exact for small ε
     g = gamma + (1 - gamma) * b
     return (b * (1 + b) / omb ** 2
             + (b * (gamma ** 2 + b * (1 - gamma ** 2)) / omb + (gamma ** 3 + b * (1 - gamma ** 3)) / 3) / g)
 
 
+def _first_moment(gamma, eps, ops):
+    exp, expm1, _ = ops
+    b = exp(-eps)
+    g = gamma + (1 - gamma) * b
+    return b / -expm1(-eps) + (gamma ** 2 + b * (1 - gamma ** 2)) / (2 * g)
+
+
+def _optimal_gamma(eps, ops):
+    exp, _, cbrt = ops
+    b = exp(-eps)
+    h = cbrt((1 + b) / 2)
+    return exp(-eps / 3) * (1 + 2 * b) / (2 * (h ** 2 + h * exp(-2 * eps / 3) + exp(-4 * eps / 3)))
+
+
+def second_moment_expr(gamma, eps):
+    """E W² / Δ² of the staircase noise at step parameter ``gamma`` and level ``eps`` (sympy; see the module
+    docstring for the derivation). Evaluates in float64 and mpmath (exp, expm1, rational arithmetic only)."""
+    return _second_moment(gamma, eps, _sympy_ops())
+
+
 def first_moment_expr(gamma, eps):
     """E|W| / Δ of the staircase noise (sympy; module docstring)."""
-    import sympy as sp
-
-    from ..core import symbolic as S
-
-    b = sp.exp(-eps)
-    omb = -S.expm1(-eps)
-    g = gamma + (1 - gamma) * b
-    return b / omb + (gamma ** 2 + b * (1 - gamma ** 2)) / (2 * g)
+    return _first_moment(gamma, eps, _sympy_ops())
 
 
 def optimal_gamma_expr(eps):
@@ -80,28 +102,17 @@ def optimal_gamma_expr(eps):
     u = b(1+b)/2 and h = ((1+b)/2)^{1/3}, γ* = (u^{1/3} - b)/(1-b) and u - b³ = b(1-b)(1+2b)/2, so
     γ* = b(1+2b)/(2(u^{2/3} + u^{1/3}b + b²)) = e^{-ε/3}(1+2b)/(2(h² + h e^{-2ε/3} + e^{-4ε/3})) (divide by b^{2/3}):
     1/2 at ε -> 0, (b/2)^{1/3} for large ε, and no float64 underflow of b^{2/3} before b itself underflows."""
-    import sympy as sp
+    return _optimal_gamma(eps, _sympy_ops())
 
-    b = sp.exp(-eps)
-    h = sp.cbrt((1 + b) / 2)
-    return sp.exp(-eps / 3) * (1 + 2 * b) / (2 * (h ** 2 + h * sp.exp(-2 * eps / 3) + sp.exp(-4 * eps / 3)))
-
-
-# ------------------------------------------------------------------ float64 helpers (sampler, tests, check)
 
 def second_moment(gamma: float, eps: float, sens: float = 1.0) -> float:
-    """E W² in float64 (the same formula as :func:`second_moment_expr`)."""
-    b, omb = math.exp(-eps), -math.expm1(-eps)
-    g = gamma + (1 - gamma) * b
-    return sens ** 2 * (b * (1 + b) / omb ** 2
-                        + (b * (gamma ** 2 + b * (1 - gamma ** 2)) / omb + (gamma ** 3 + b * (1 - gamma ** 3)) / 3) / g)
+    """E W² in float64 (the formula of :func:`second_moment_expr`)."""
+    return sens ** 2 * _second_moment(gamma, eps, _math_ops())
 
 
 def optimal_gamma(eps: float) -> float:
     """γ* in float64 (for a given ε; :func:`optimal_gamma_expr`)."""
-    b = math.exp(-eps)
-    h = ((1 + b) / 2) ** (1 / 3)
-    return math.exp(-eps / 3) * (1 + 2 * b) / (2 * (h * h + h * math.exp(-2 * eps / 3) + math.exp(-4 * eps / 3)))
+    return _optimal_gamma(eps, _math_ops())
 
 
 def density(x, sens: float, eps: float, gamma: float) -> np.ndarray:
