@@ -188,8 +188,25 @@ class Bound:
         if self.optimum is None:
             return None
         if "_closed_expr" not in self.__dict__:  # substituted once per bound (expr and optimum are fixed)
-            self.__dict__["_closed_expr"] = self.expr.subs(self.optimum)
+            self.__dict__["_closed_expr"] = _substitute_unevaluated(self.expr, self.optimum)
         return self.__dict__["_closed_expr"]
+
+
+def _substitute_unevaluated(expr: sp.Expr, optimum: dict) -> sp.Expr:
+    """``expr`` with the free parameters replaced by their optimum expressions, left unevaluated.
+
+    The result is only lambdified, so sympy's re-simplification of every rebuilt node is wasted work, and for
+    nested ``Max``/``Min`` it is most of the cost (the staircase bound's ``subs`` took 7 s, this takes 0.02 s).
+    Replacement is repeated until no free parameter is left, so an optimum written in terms of another free
+    parameter is resolved as sequential ``subs`` would."""
+    out = expr
+    with sp.evaluate(False):
+        for _ in range(len(optimum) + 1):
+            new = out.xreplace(optimum)
+            if new is out or not (new.free_symbols & set(optimum)):
+                return new
+            out = new
+    return out
 
 
 def _call_generated(fn, argv: list) -> np.ndarray:
