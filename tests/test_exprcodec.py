@@ -40,7 +40,7 @@ def test_every_bound_expression_round_trips_identically(problem, privacy):
     v = entry.with_derived(values)
     seen = 0
     for b in entry.bounds(v):
-        for expr in (b.expr, b.closed_form()):
+        for expr, printed in ((b.expr, True), (b.closed_form(), False)):
             if expr is None:
                 continue
             try:
@@ -50,7 +50,10 @@ def test_every_bound_expression_round_trips_identically(problem, privacy):
             back = exprcodec.decode(json.loads(json.dumps(data)))
             assert exprcodec.identical(back, expr), b.name
             assert sp.srepr(back) == sp.srepr(expr)
-            assert str(back) == str(expr) and sp.latex(back) == sp.latex(expr)
+            assert str(back) == str(expr)
+            # a bound prints its expression; the closed form (optimum substituted, left unevaluated) is only
+            # lambdified, and LaTeX-printing it sorts every nested sum (18 s for the staircase bound)
+            assert not printed or sp.latex(back) == sp.latex(expr)
             seen += 1
     assert seen > 0
 
