@@ -39,6 +39,24 @@ A_i = b_i ⟨M - p, z_i - p⟩ with b_i = 1{z_i ≠ 0}.
    M_n >= r² q^{2(k-1)/k} d (2a/(2a+1))² [1 - nqδ(1 + e^{-ε})]₊² / (nq sinh ε + 2a sqrt(d/(2a+1)))².
 
 a > 0 and q ∈ (0, 1] are free (q = 1 for k = ∞). With δ = 0 the same bound holds under pure ε-DP.
+
+**Under α-KL privacy** (KL(M(D) ‖ M(D')) <= α for neighbouring samples) steps 1, 2 and 4 are unchanged and step 3
+becomes an information bound (docs/methods/fingerprinting.md, "KL privacy"). For k = ∞ (q = 1), given p:
+E A_i = E_M ⟨M - p, E[z_i - p | M]⟩. For a unit vector v, ⟨v, z_i - p⟩ has independent centred terms of ranges
+2|v_j|, so E e^{λ⟨v, z_i - p⟩} <= e^{λ²/2} (Hoeffding's lemma), and the Donsker–Varadhan formula gives
+⟨v, E[z_i - p | M = m]⟩ <= sqrt(2 K(m)), K(m) = KL(law of z_i given M = m ‖ law of z_i); with v along the
+conditional mean, E A_i <= E[‖M - p‖ sqrt(2K(M))] <= sqrt(2 E K(M)) α (Cauchy–Schwarz), and E K(M) = I(z_i; M | p)
+<= α: I(z_i; M) <= E KL(P_{M|z_i} ‖ P_{M|z_i'}) (convexity of KL in its second argument, z_i' an independent
+copy) <= α (joint convexity over the other observations, then KL privacy). So E A_i <= sqrt(2α) α in place of
+q sinh(ε) α, with no δ term. For finite k, condition on which observations are non-zero: given H = h of them and
+their positions, the estimator is an α-KL-private function of h observations from the k = ∞ family, so its risk
+is at least (ρ²/d) times the k = ∞ bound with n = h; that bound is convex in h, so by Jensen its mean over
+H ~ Bin(n, q) is at least its value at h = nq:
+
+   M_n >= r² q^{2(k-1)/k} d (2a/(2a+1))² / (nq sqrt(2α) + 2a sqrt(d/(2a+1)))²   (:func:`risk_lower_kl`).
+
+With no observations (n = 0) the bound is d/(2a+1) in the cube's units: the prior variance of p, which is exactly
+the Bayes risk there, so the constants of steps 1-2 cannot be improved at n = 0.
 """
 from __future__ import annotations
 
@@ -62,7 +80,20 @@ def risk_lower(n, d, r, eps, delta, a=a_beta, q=sp.Integer(1), exponent=sp.Integ
         bracket = c
     else:
         bracket = S.Max(0, c * (1 - n * q * delta * (1 + sp.exp(-eps))))
-    denom = n * q * sp.sinh(eps) + 2 * a * sp.sqrt(d / (2 * a + 1))
+    return _score_attack(n, d, r, sp.sinh(eps), bracket, a, q, exponent)
+
+
+def risk_lower_kl(n, d, r, alpha, a=a_beta, q=sp.Integer(1), exponent=sp.Integer(1)):
+    """Sympy form of the bound under α-KL privacy (module docstring, "Under α-KL privacy"): step 3's per-record
+    correlation sqrt(2α) α in place of q sinh(ε) α (the q of finite k comes from conditioning on the non-zero
+    observations), no δ term."""
+    return _score_attack(n, d, r, sp.sqrt(2 * alpha), 2 * a / (2 * a + 1), a, q, exponent)
+
+
+def _score_attack(n, d, r, per_record, bracket, a, q, exponent):
+    """Step 4: r² q^{2e} d bracket² / (n q c_i + 2a sqrt(d/(2a+1)))², c_i the per-record coefficient of step 3
+    (E A_i <= q c_i α + ...: sinh ε under (ε,δ)-DP, sqrt(2α) under α-KL privacy)."""
+    denom = n * q * per_record + 2 * a * sp.sqrt(d / (2 * a + 1))
     return r ** 2 * q ** (2 * exponent) * d * bracket ** 2 / denom ** 2
 
 
@@ -78,6 +109,15 @@ def risk_lower_value(n: float, d: float, eps: float, delta: float, a: float, q: 
 
 def alpha_lower_value(n: float, d: float, eps: float, delta: float, a: float, q: float = 1.0) -> float:
     """Step 4 before rescaling: the lower bound on α = sqrt(E||M - p||²) in the cube's units (tests)."""
+    return _alpha_lower(n, d, math.sinh(eps), max(0.0, 1 - n * q * delta * (1 + math.exp(-eps))), a, q)
+
+
+def alpha_lower_value_kl(n: float, d: float, alpha: float, a: float, q: float = 1.0) -> float:
+    """The α-KL form of :func:`alpha_lower_value` (cube units; for q < 1, the bound of the k = ∞ family at
+    h = nq non-zero observations, which the mean over H ~ Bin(n, q) of the squared bound exceeds)."""
+    return _alpha_lower(n, d, math.sqrt(2 * alpha), 1.0, a, q)
+
+
+def _alpha_lower(n, d, per_record, factor, a, q):
     c = 2 * a / (2 * a + 1)
-    num = c * d * max(0.0, 1 - n * q * delta * (1 + math.exp(-eps)))
-    return num / (n * q * math.sinh(eps) + 2 * a * math.sqrt(d / (2 * a + 1)))
+    return c * d * factor / (n * q * per_record + 2 * a * math.sqrt(d / (2 * a + 1)))

@@ -600,6 +600,33 @@ def _fingerprint_lower(k):
         free=tuple(free))
 
 
+def _fingerprint_kl_lower(k):
+    """α-KL fingerprinting bound on the product prior over the cube (boundcalc.methods.fingerprinting)."""
+    finite = not math.isinf(k)
+    q = S.p if finite else sp.Integer(1)
+    free = [FreeParameter(fingerprinting.a_beta, lambda v: A_BETA_LOW, lambda v: A_BETA_HIGH,
+                          doc="Beta(a, a) prior parameter of the coordinate means")]
+    if finite:
+        free.append(FreeParameter(S.p, *_p_range(), doc="weight q of the non-zero observations"))
+    return Bound(
+        side="lower", name="fingerprinting-kl", label="fingerprinting (score attack) under KL privacy, Beta(a, a) "
+        "product prior on the cube",
+        expr=lambda: fingerprinting.risk_lower_kl(S.n, S.d, S.r, S.alpha, fingerprinting.a_beta, q, _exponent(k)),
+        source="derived: docs/methods/fingerprinting.md, section \"KL privacy\" (the score attack of Cai, Wang & "
+        "Zhang 2021 with the Donsker–Varadhan formula in place of the (ε,δ) tail step)",
+        derivation="The family, prior and steps (1)-(2) of the (ε,δ) fingerprinting bound (k = ∞: z ∈ {±1}^d, "
+        "X = (r/√d) z, p_j i.i.d. Beta(a, a) on [-1, 1]; α_M² = E||M - p||² of the clipped rescaled estimate): "
+        "Σ_i E A_i >= 2a d/(2a+1) - 2a sqrt(d/(2a+1)) α_M. (3') Given p, E A_i = E_M <M - p, E[z_i - p | M]>; "
+        "<v, z_i - p> is 1-sub-Gaussian for a unit v (Hoeffding's lemma), so by the Donsker–Varadhan formula "
+        "<v, E[z_i - p | M = m]> <= sqrt(2 K(m)), K(m) the KL divergence of z_i's law given M = m from its law, and "
+        "E A_i <= sqrt(2 I(z_i; M)) α_M (Cauchy–Schwarz) with I(z_i; M) <= α by convexity of KL and KL privacy. "
+        "(4) Solve: α_M >= (2a d/(2a+1)) / (n sqrt(2α) + 2a sqrt(d/(2a+1))). Finite k: z = 0 with probability "
+        "1-q, X = (r q^{-1/k}/√d) z; given which H observations are non-zero the k = ∞ bound holds with n = H, "
+        "it is convex in H (Jensen at H = nq), and the rescaling is r² q^{2(k-1)/k}/d: risk >= r² q^{2(k-1)/k} d "
+        "(2a/(2a+1))² / (nq sqrt(2α) + 2a sqrt(d/(2a+1)))².",
+        free=tuple(free))
+
+
 def _base_cap_lower(privacy):
     """Sphere-cap packing whose reference is the uniform law on the sphere of radius r (d >= 2, k = ∞ family)."""
     delta = S.delta if privacy == "approx" else None
@@ -671,6 +698,8 @@ def _bounds(privacy: str, k: float, d_struct: int) -> tuple:
             out.append(_base_cap_lower(privacy))
     if privacy == "approx":  # valid with δ = 0 under pure/smooth DP too, but there the sphere-cap bounds dominate
         out.append(_fingerprint_lower(k))
+    if privacy == "kl":
+        out.append(_fingerprint_kl_lower(k))
     return tuple(out)
 
 
