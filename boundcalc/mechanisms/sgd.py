@@ -141,9 +141,24 @@ def majorant_alpha(rho, k, b, g, K=500):
     xc = 1.0 / math.sqrt(2 * k)
     a1 = 2 + q(min(xv, 0.0))
     a3 = q(max(xv, xc))
-    e = np.linspace(0.0, xc, K + 1)
-    a2 = np.max(majorant_h(e[:-1], k) + q(np.clip(xv, e[:-1], e[1:])))
+    e = _cell_ends(xc, K)
+    a2 = np.max(majorant_h(e[:-1], k) + q(np.minimum(np.maximum(xv, e[:-1]), e[1:])))
     return float(max(a1, a2, a3))
+
+
+#: 0, 1, ..., K as floats, by K (the tuning of :func:`majorant_table` asks for the same K some 10⁵ times)
+_STEPS: dict = {}
+
+
+def _cell_ends(xc: float, K: int) -> np.ndarray:
+    """``np.linspace(0.0, xc, K + 1)``, bit for bit (numpy forms it as arange(K + 1)·(xc/K) + 0 with the last point
+    set to xc), without its per-call argument handling."""
+    steps = _STEPS.get(K)
+    if steps is None:
+        steps = _STEPS[K] = np.arange(K + 1, dtype=float)
+    e = steps * (xc / K)
+    e[-1] = xc
+    return e
 
 
 def _majorant_tune(lo, sig, s2, start, maxiter=60):
