@@ -1,0 +1,82 @@
+"""Independent high-precision references for the float64 parts audited in part E of the float64-parts audit
+(docs/engineering/certified-floating-point.md): written from the formulas (direct sums, closed forms) in mpmath, not
+by calling the code under test, which supplies only each scheme's own free parameters (cells, amplitudes, cut-offs)."""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+
+DPS = 50
+
+
+def zz_cells(A: float, H: float, cells):
+    """The cells of the Ziv–Zakai lower sum (free parameters of the scheme, boundcalc/methods/ziv_zakai.py): the
+    float64 right ends h₁ of the h-cells and, per h-cell, the float64 ends of the φ-cells of the half domain
+    [-h₁/2, A - h₁], built with the same float64 operations as the scheme (the sum below treats them as exact
+    points)."""
+    nh, nphi = cells
+    h1 = H * np.arange(1, nh + 1) / nh
+    length = 2 * A - h1
+    u = np.arange(nphi + 1) / nphi
+    ends = (-h1 / 2)[:, None] + u[None, :] * (length / 2)[:, None]
+    return h1, ends
+
+
+def zz_lower_sum_ref(n, eps, m, A, H, cells, dps=DPS):
+    """The exact lower Riemann sum of V(A) = (1/(4A)) ∫_0^{2A} dh ∫_{-A}^{A-h} dφ G(κ(φ, h)) on the scheme's float64
+    cell points (:func:`zz_cells`) taken as exact: G(κ) = 1 - √(1 - (1-κ)^{2n}), κ = min{h_ε h₁²/(4m²), H²}, with
+    h_ε = (e^ε - 1)²/(4(e^ε + 1)) (∞ for ε = ∞) and the squared Hellinger distance in its direct form
+    H²(φ, h) = (2 - √((1+φ)(1+φ+h)) - √((1-φ)(1-φ-h)))/(2m); h-cell widths h₁ᵢ - h₁ᵢ₋₁ (h₁ capped at 2A), φ-cell
+    widths the differences of the points (the last end capped at A - h₁), each half counted twice (H² is symmetric
+    under φ ↦ -φ-h); when 2h_ε <= m the φ-integral is exact, (2A - h₁) G(h_ε h₁²/(4m²))."""
+    h1f, endsf = zz_cells(A, H, cells)
+    with mpmath.workdps(dps):
+        n, A = mpmath.mpf(n), mpmath.mpf(A)
+        if eps == math.inf:
+            he = mpmath.inf
+        else:
+            e = mpmath.exp(mpmath.mpf(eps))
+            he = (e - 1) ** 2 / (4 * (e + 1))
+
+        def G(k):
+            if k >= 1:
+                return mpmath.mpf(0)
+            return 1 - mpmath.sqrt(1 - (1 - k) ** (2 * n))
+
+        def h2(phi, h):
+            return (2 - mpmath.sqrt((1 + phi) * (1 + phi + h))
+                    - mpmath.sqrt(max(mpmath.mpf(0), (1 - phi) * (1 - phi - h)))) / (2 * m)
+
+        exact_phi = 2 * he <= m
+        tot, prev = mpmath.mpf(0), mpmath.mpf(0)
+        for i, h in enumerate(h1f):
+            h = min(mpmath.mpf(float(h)), 2 * A)
+            width, prev = h - prev, h
+            if width <= 0:
+                continue
+            priv = he * h * h / (4 * m * m)
+            if exact_phi:
+                tot += width * (2 * A - h) * G(priv)
+                continue
+            pts = [mpmath.mpf(float(p)) for p in endsf[i]]
+            pts[-1] = min(pts[-1], A - h)
+            d2 = [h2(p, h) for p in pts]
+            inner = mpmath.fsum(2 * max(mpmath.mpf(0), pts[k + 1] - pts[k]) * G(min(priv, max(d2[k], d2[k + 1])))
+                                for k in range(len(pts) - 1))
+            tot += width * inner
+        return tot / (4 * A)
+
+
+def zz_g_sensitivity_ref(n, kappas, dps=30):
+    """max over ``kappas`` of |G'(κ)| κ = n κ (1-κ)^{2n-1}/√(1 - (1-κ)^{2n}) (the absolute change of G under a relative
+    change of κ), in mpmath."""
+    with mpmath.workdps(dps):
+        n = mpmath.mpf(n)
+        best = mpmath.mpf(0)
+        for k in kappas:
+            k = mpmath.mpf(k)
+            B = (1 - k) ** (2 * n)
+            best = max(best, n * k * (1 - k) ** (2 * n - 1) / mpmath.sqrt(1 - B))
+        return best

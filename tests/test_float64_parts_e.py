@@ -1,0 +1,142 @@
+"""Float64 parts of the Ziv–Zakai pair bound, ... (part E of the float64-parts audit,
+docs/engineering/certified-floating-point.md, "part E"), at extreme arguments, against independent high-precision
+references (tests/_float64_parts_e_reference.py, written from the formulas: direct sums, closed forms, at 30 to 80
+digits):
+
+- ZivZakaiPairsL1: the float64 lower sum within its proven rounding bound of the exact lower sum on the same cells,
+  and the certified value (widened by 1e-9) at or below it; 1 - φ - h by a compensated subtraction (the plain
+  float64 form put H² 7.9e-9 below its value at the φ-domain's end when A = 1);
+- in each case a planted error of 1e-15 to 3e-15 relative on the unsafe side is caught.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from boundcalc.methods import ziv_zakai as ZZ
+from boundcalc.methods.hellinger_contraction import hellinger_factor_float
+
+from _float64_parts_e_reference import zz_cells, zz_g_sensitivity_ref, zz_lower_sum_ref
+
+U = 2.0 ** -53
+
+# ------------------------------------------------------------------------------------------- ZivZakaiPairsL1
+
+# (n, ε, m): n from 1 to 10¹⁵, ε from 1e-8 to ∞ (no privacy: κ = H²), m = 1 to 5·10⁴ (d = 10⁵); the privacy branch
+# (2h_ε <= m: φ-integral exact) and the φ-cell branch, the tuned A equal to 1 there ((10, 2, 2), (10, 50, 5·10⁴): the
+# φ-domain's end is φ = 1 - h)
+ZZ_CASES = [(1, 1e-8, 1), (10**15, 1e-8, 1), (10**15, 1.0, 50000), (10**6, 1.0, 2), (10**15, 50.0, 50000),
+            (10, 50.0, 1), (1000, 5.0, 1), (1, math.inf, 1), (10**12, math.inf, 50000), (10, 2.0, 2),
+            (10, 50.0, 50000), (10**15, 20.0, 3)]
+#: the φ-cell branch is checked on coarser cells than the shipped FINE ones (the same code; the reference is a direct
+#: mpmath sum over every cell)
+ZZ_TEST_CELLS = (240, 12)
+
+
+def _zz_cells_for(n, eps, m):
+    return ZZ.FINE if 2 * hellinger_factor_float(eps) <= m else ZZ_TEST_CELLS
+
+
+def _zz_failures(n, eps, m, plant=0.0):
+    """The Ziv–Zakai lower sum at (n, ε, m) against the exact lower sum on its cells: the float64 sum beyond its
+    proven rounding bound, the certified value (``plant``: perturbed relatively) above the exact sum."""
+    cells = _zz_cells_for(n, eps, m)
+    A = ZZ.best_amplitude(n, eps, m)  # a free parameter (any A in (0, 1] gives a valid bound)
+    H = ZZ._h_cut(n, hellinger_factor_float(eps), m, A)  # a free parameter too (any H <= 2A)
+    ref = zz_lower_sum_ref(n, eps, m, A, H, cells)
+    raw = ZZ.lower_sum(n, eps, m, A, cells)
+    err = ZZ.rounding_error_bound(raw, n, eps, m, A, cells)
+    cert = ZZ.certified_sum(n, eps, m, A, cells) * (1 + plant)
+    bad = []
+    with mpmath.workdps(50):
+        if mpmath.mpf(raw) - ref > err:  # the proven side (below the exact sum is safe)
+            bad.append(("above beyond its bound", float(mpmath.mpf(raw) / ref - 1), err / raw))
+        if abs(mpmath.mpf(raw) / ref - 1) > 1e-12:
+            bad.append(("float64 off", float(mpmath.mpf(raw) / ref - 1)))
+        if mpmath.mpf(cert) > ref:
+            bad.append(("certified above", float(mpmath.mpf(cert) / ref - 1)))
+        if err > ZZ.WIDEN * raw / 2:  # the margin covers the bound (then the widened value is reported)
+            bad.append(("bound not covered", err / raw))
+    return bad
+
+
+@pytest.mark.parametrize("n,eps,m", ZZ_CASES)
+def test_ziv_zakai_lower_sum_against_exact(n, eps, m):
+    assert _zz_failures(n, eps, m) == []
+
+
+def test_ziv_zakai_planted_error_caught(monkeypatch):
+    # without the 1e-9 widening the float64 sum is within 2.3e-16 of the exact one here; +3e-15 puts it above
+    monkeypatch.setattr(ZZ, "WIDEN", 0.0)
+    monkeypatch.setattr(ZZ, "rounding_error_bound", lambda *a, **k: 0.0)
+    assert _zz_failures(10, 50.0, 50000, plant=3e-15)
+    assert _zz_failures(10**15, 1.0, 50000, plant=3e-15)
+
+
+def test_ziv_zakai_shipped_value_below_exact_fine_sum():
+    """zz_pair_l1 itself (the fine cells) at or below the exact fine lower sum, privacy branch (2400 terms)."""
+    n, eps, m = 10**15, 1.0, 50000
+    A = ZZ.best_amplitude(n, eps, m)
+    ref = zz_lower_sum_ref(n, eps, m, A, ZZ._h_cut(n, hellinger_factor_float(eps), m, A), ZZ.FINE)
+    assert mpmath.mpf(ZZ.zz_pair_l1(n, eps, m)) <= ref
+
+
+def _h2_below(m, A, h1, ends, form):
+    """The largest relative amount by which pair_h2 at the cell ends (``form``: the 1 - φ - h used) falls below the
+    exact H² at the same points (an end beyond A - h₁ taken at A - h₁, where the cell stops)."""
+    worst = 0.0
+    orig = ZZ.one_minus_sum
+    try:
+        ZZ.one_minus_sum = form
+        d2 = ZZ.pair_h2(ends, h1[:, None], m)
+    finally:
+        ZZ.one_minus_sum = orig
+    with mpmath.workdps(40):
+        for i in range(len(h1)):
+            for k in (0, ends.shape[1] - 2, ends.shape[1] - 1):
+                h = mpmath.mpf(float(h1[i]))
+                q = min(mpmath.mpf(float(ends[i, k])), mpmath.mpf(A) - h)
+                ex = (2 - mpmath.sqrt((1 + q) * (1 + q + h)) - mpmath.sqrt(max(0, (1 - q) * (1 - q - h)))) / (2 * m)
+                worst = min(worst, float(mpmath.mpf(float(d2[i, k])) / ex - 1))
+    return -worst
+
+
+def test_ziv_zakai_h2_at_domain_end():
+    """At A = 1 the last φ-end is 1 - h₁ up to rounding; the float64 1 - φ - h (1 - φ rounded for φ < ½) put H² up
+    to 7.9e-9 below its value there. The compensated form keeps it within 12u (the rounding bound's budget)."""
+    h1, ends = zz_cells(1.0, 2.0, ZZ.FINE)
+    h1, ends = h1[::25], ends[::25]
+    assert _h2_below(2, 1.0, h1, ends, ZZ.one_minus_sum) <= 12 * U
+    assert _h2_below(2, 1.0, h1, ends, lambda p, h: (1 - p) - h) > 1e-9  # the old form: caught
+
+
+def test_ziv_zakai_one_minus_sum_exact_cases():
+    rng = np.random.default_rng(7)
+    hs = np.concatenate([rng.uniform(0.5, 2.0, 300), rng.uniform(0.0, 0.5, 100), [0.5, 1.0, 1.5, 1e-9]])
+    for h in hs:
+        base = 1.0 - h
+        for phi in {math.nextafter(base, -2.0), base, math.nextafter(base, 2.0), base - 1e-12, rng.uniform(-1, 1)}:
+            if not -1.0 <= phi <= 1.0:
+                continue
+            ex = 1 - Fraction(phi) - Fraction(h)
+            v = Fraction(float(ZZ.one_minus_sum(np.float64(phi), np.float64(h))))
+            assert v <= Fraction((1.0 - phi) - h)  # never above the old form: the bound never rises
+            if ex > 0:  # never above the exact value by more than 2.1u (below: H² larger, the safe side)
+                assert v - ex <= Fraction(2.1 * U) * ex, (phi, h)
+            t = 1.0 - phi  # the compensated term alone is within 2.1u either way
+            c = Fraction((t - h) + ((1.0 - t) - phi))
+            if ex > 0 and c > 0:
+                assert abs(c - ex) <= Fraction(2.1 * U) * ex, (phi, h)
+
+
+def test_ziv_zakai_g_sensitivity():
+    """|G'(κ)| κ <= 0.44 (used by the rounding bound: a relative change of κ moves G by at most 0.44 times it)."""
+    ks = np.logspace(-20, 0, 400)[:-1]
+    for n in (1, 1.5, 2, 10, 1e4, 1e15):
+        ks_n = np.unique(np.concatenate([ks, np.logspace(-3, 1, 100) / n]))
+        ks_n = ks_n[ks_n < 1]
+        assert zz_g_sensitivity_ref(n, ks_n) <= 0.44
