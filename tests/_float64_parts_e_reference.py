@@ -80,3 +80,27 @@ def zz_g_sensitivity_ref(n, kappas, dps=30):
             B = (1 - k) ** (2 * n)
             best = max(best, n * k * (1 - k) ** (2 * n - 1) / mpmath.sqrt(1 - B))
         return best
+
+
+def clipped_moments_ref(N: int, pi: float, alpha: float, beta: float, dps: int = 40):
+    """(E g, E g²), g(T) = clip(αT + β, 0, 1), T ~ Bin(N, π) at the float π, by the direct sum of the pmf
+    C(N, k) π^k (1-π)^{N-k} over k within 40 standard deviations (+ 60) of Nπ (the rest is below e^{-700} of
+    the total), in mpmath."""
+    with mpmath.workdps(dps):
+        p = mpmath.mpf(pi)
+        a, b = mpmath.mpf(alpha), mpmath.mpf(beta)
+        if p == 0 or p == 1:
+            k = 0 if p == 0 else N
+            g = min(max(a * k + b, 0), 1)
+            return g, g * g
+        sd = math.sqrt(N * float(pi) * (1 - float(pi)))
+        lo, hi = max(0, int(N * float(pi) - 40 * sd - 60)), min(N, int(N * float(pi) + 40 * sd + 60))
+        lp, lq = mpmath.log(p), mpmath.log1p(-p)
+        e1 = e2 = mpmath.mpf(0)
+        lb = mpmath.loggamma(N + 1)
+        for k in range(lo, hi + 1):
+            w = mpmath.exp(lb - mpmath.loggamma(k + 1) - mpmath.loggamma(N - k + 1) + k * lp + (N - k) * lq)
+            g = min(max(a * k + b, 0), 1)
+            e1 += g * w
+            e2 += g * g * w
+        return e1, e2

@@ -6,6 +6,9 @@ digits):
 - ZivZakaiPairsL1: the float64 lower sum within its proven rounding bound of the exact lower sum on the same cells,
   and the certified value (widened by 1e-9) at or below it; 1 - φ - h by a compensated subtraction (the plain
   float64 form put H² 7.9e-9 below its value at the φ-domain's end when A = 1);
+- BlockOUERisk: the binomial moments by a proven float64 pmf walk (an enclosure of the exact moments, checked
+  against direct 40-digit sums at N up to 10⁵ and π from 1e-22 to 1 - 1e-9), the float64 bound (scipy's incomplete
+  beta with a measured error model) at or above the bound recomputed from the enclosure;
 - in each case a planted error of 1e-15 to 3e-15 relative on the unsafe side is caught.
 """
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pytest
 from boundcalc.methods import ziv_zakai as ZZ
 from boundcalc.methods.hellinger_contraction import hellinger_factor_float
 
-from _float64_parts_e_reference import zz_cells, zz_g_sensitivity_ref, zz_lower_sum_ref
+from _float64_parts_e_reference import clipped_moments_ref, zz_cells, zz_g_sensitivity_ref, zz_lower_sum_ref
 
 U = 2.0 ** -53
 
@@ -140,3 +143,71 @@ def test_ziv_zakai_g_sensitivity():
         ks_n = np.unique(np.concatenate([ks, np.logspace(-3, 1, 100) / n]))
         ks_n = ks_n[ks_n < 1]
         assert zz_g_sensitivity_ref(n, ks_n) <= 0.44
+
+
+# ------------------------------------------------------------------------------------------- BlockOUERisk
+
+import boundcalc.mechanisms.block_oue as BO  # noqa: E402
+
+# (N, π, α, β): N from 1 to 10⁵ (MAX_GROUPS), π at the mechanism's extremes (p0 = 1/(e^50 + 1) ≈ 1.9e-22, RR's
+# p1 near 1, ½), the unclipped window [a, b] inside, at and beyond the binomial's bulk
+BO_CASES = [(1, 0.3, 1.0, 0.0), (7, 1e-22, 3.0 / 7, -0.7), (60, 0.93, 5.0 / 60, -4.2), (3000, 0.2, 2.5e-3, -0.9),
+            (14285, 1.9287e-22, 1.2 / (14285 * 0.5), -2e-12), (50000, 1 - 1e-9, 2.0 / 50000, -0.99),
+            (10**5, 0.5, 3e-5, -1.2), (10**5, 0.01, 2.4e-3, -2.37)]
+
+
+def _bo_failures(N, pi, alpha, beta, plant=0.0):
+    """The proven enclosure at (N, π) against the direct sums: E g below its lower end or E g² above its upper end
+    (``plant``: both ends moved that far, relatively, towards the unsafe side), or the enclosure wider than 1e-10."""
+    lo, hi = BO.proven_moments(N, np.array([pi]), alpha, beta)
+    lo, hi = float(lo[0]) * (1 + plant), float(hi[0]) * (1 - plant)
+    e1, e2 = clipped_moments_ref(N, pi, alpha, beta)
+    bad = []
+    tol = mpmath.mpf(10) ** -30  # the 40-digit sums' own rounding (E g² = 1 - 1e-40 can come out as 1 + 1e-40)
+    with mpmath.workdps(40):
+        if mpmath.mpf(lo) > e1 + tol:
+            bad.append(("E g below the lower end", float(mpmath.mpf(lo) - e1)))
+        if mpmath.mpf(hi) < e2 - tol:
+            bad.append(("E g² above the upper end", float(e2 - mpmath.mpf(hi))))
+        if e1 - mpmath.mpf(lo) > 1e-10 or mpmath.mpf(hi) - e2 > 1e-10:
+            bad.append(("wide", float(e1 - mpmath.mpf(lo)), float(mpmath.mpf(hi) - e2)))
+    return bad
+
+
+@pytest.mark.parametrize("case", BO_CASES)
+def test_block_oue_proven_moments_enclose_exact(case):
+    assert _bo_failures(*case) == []
+
+
+def test_block_oue_planted_error_caught(monkeypatch):
+    # without the error bounds (γ's, dg) the walk's values are within a few ulp of the exact moments; moved 3e-15
+    # relatively to the unsafe side they are outside
+    monkeypatch.setattr(BO, "_gamma", lambda k: 0.0)
+    monkeypatch.setattr(BO, "_U", 0.0)
+    assert _bo_failures(3000, 0.2, 2.5e-3, -0.9, plant=3e-15)
+    assert _bo_failures(60, 0.93, 5.0 / 60, -4.2, plant=3e-15)
+
+
+# (n, ε, d, s): OUE blocks and randomized response (m = d), ε from 0.1 to 50, N up to 10⁵ groups
+BO_RISK_CASES = [(1000, 50.0, 10, 1.0), (10**5, 40.0, 2, 1.0), (10**6, 1.0, 1000, 3.0), (10**5, 1.0, 2, 1.0)]
+
+
+@pytest.mark.parametrize("n,eps,d,s", BO_RISK_CASES)
+def test_block_oue_float64_bound_at_or_above_proven(n, eps, d, s):
+    """The shipped value (tuned, prove=True) is the float64 bound, at or above the bound built from the proven
+    enclosure (the proof did not have to raise it: scipy's error model holds there), by 6e-9 to 1.5e-4."""
+    v, m, c, tau = BO.tuned(n, eps, d, s)
+    f = BO.risk_upper(n, eps, d, s, m, c, tau)
+    N = n // m
+    p0, p1 = BO.probabilities(eps, d, m)
+    alpha, beta = c / (N * (p1 - p0)), -c * p0 / (p1 - p0) - tau
+    t = BO._grid(s, d, BO.FINE)
+    pis = p0 + (p1 - p0) * t
+    Eg, Eg2 = BO.clipped_moments(N, pis, alpha, beta)
+    e1, e2 = BO.moment_margins(N, pis, alpha, beta)
+    _, ks = BO._bound_from_moments(t, np.maximum(Eg - e1, 0.0), Eg2 + e2, s, d, -(-d // m))
+    El = BO.proven_moments(N, pis * (1 - 5 * U), alpha, beta)[0]
+    Eh = BO.proven_moments(N, np.minimum(pis * (1 + 5 * U), 1.0), alpha, beta)[1]
+    proof, _ = BO._bound_from_moments(t, El, Eh, s, d, -(-d // m), kappas=ks)
+    assert v == f >= proof
+    assert f <= proof * (1 + 2e-4)
