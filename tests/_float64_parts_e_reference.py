@@ -104,3 +104,57 @@ def clipped_moments_ref(N: int, pi: float, alpha: float, beta: float, dps: int =
             e1 += g * w
             e2 += g * g * w
         return e1, e2
+
+
+def threshold_risk_ref(m: int, q: float, lam: float, g, theta, dps: int = 40):
+    """R(θ) = E(λ g_T - θ)², T ~ Bin(m, p(θ)), p(θ) = (1-q) + (2q-1) Φ(θ) (the threshold scheme with randomized
+    response of keep probability q, σ = 1), for the estimator's values g_k (k = 0..m, the mechanism's own float64
+    outputs), by the direct sum of the pmf (from its mode by the ratio recurrence, within 40 standard deviations + 60;
+    the rest is below e^{-700}), in mpmath."""
+    with mpmath.workdps(dps):
+        q = mpmath.mpf(q)
+        th = mpmath.mpf(theta)
+        p = (1 - q) + (2 * q - 1) * mpmath.ncdf(th)
+        k0 = int(mpmath.floor((m + 1) * p))
+        k0 = min(max(k0, 0), m)
+        sd = math.sqrt(m * float(p) * (1 - float(p)))
+        reach = int(40 * sd + 60)
+        w0 = mpmath.exp(mpmath.loggamma(m + 1) - mpmath.loggamma(k0 + 1) - mpmath.loggamma(m - k0 + 1)
+                        + k0 * mpmath.log(p) + (m - k0) * mpmath.log1p(-p))
+        r = p / (1 - p)
+        lam = mpmath.mpf(lam)
+        loss = lambda k: (lam * mpmath.mpf(float(g[k])) - th) ** 2
+        tot = w0 * loss(k0)
+        w = w0
+        for k in range(k0, min(m, k0 + reach)):
+            w = w * (m - k) / (k + 1) * r
+            tot += w * loss(k + 1)
+        w = w0
+        for k in range(k0, max(0, k0 - reach), -1):
+            w = w * k / (m - k + 1) / r
+            tot += w * loss(k - 1)
+        return tot
+
+
+def threshold_sup_ref(m: int, q: float, lam: float, g, b: float, points: int = 41, refine: int = 24):
+    """max of :func:`threshold_risk_ref` over θ in [0, b] (R is even in θ): a grid, then a golden-section search
+    around its best point (a lower estimate of the sup: the bound must be at or above it)."""
+    with mpmath.workdps(40):
+        grid = [mpmath.mpf(b) * i / (points - 1) for i in range(points)]
+        vals = [threshold_risk_ref(m, q, lam, g, t) for t in grid]
+        j = max(range(points), key=lambda i: vals[i])
+        best = vals[j]
+        lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, points - 1)]
+        r = (mpmath.sqrt(5) - 1) / 2
+        x1, x2 = hi - r * (hi - lo), lo + r * (hi - lo)
+        f1, f2 = threshold_risk_ref(m, q, lam, g, x1), threshold_risk_ref(m, q, lam, g, x2)
+        for _ in range(refine):
+            if f1 >= f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - r * (hi - lo)
+                f1 = threshold_risk_ref(m, q, lam, g, x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + r * (hi - lo)
+                f2 = threshold_risk_ref(m, q, lam, g, x2)
+        return max(best, f1, f2)

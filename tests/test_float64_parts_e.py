@@ -9,6 +9,9 @@ digits):
 - BlockOUERisk: the binomial moments by a proven float64 pmf walk (an enclosure of the exact moments, checked
   against direct 40-digit sums at N up to 10⁵ and π from 1e-22 to 1 - 1e-9), the float64 bound (scipy's incomplete
   beta with a measured error model) at or above the bound recomputed from the enclosure;
+- ThresholdRisk's exact tables (up to 20,000 reports): at or above the exact sup over θ of the scheme's risk (40-digit
+  direct binomial sums on a grid refined by a golden-section search), with the tables widened by (64 + 32√m)u:
+  without it the table was 3.3e-16 below the exact risk where its maximum sits at θ = b with p(θ) flat;
 - in each case a planted error of 1e-15 to 3e-15 relative on the unsafe side is caught.
 """
 from __future__ import annotations
@@ -23,7 +26,8 @@ import pytest
 from boundcalc.methods import ziv_zakai as ZZ
 from boundcalc.methods.hellinger_contraction import hellinger_factor_float
 
-from _float64_parts_e_reference import clipped_moments_ref, zz_cells, zz_g_sensitivity_ref, zz_lower_sum_ref
+from _float64_parts_e_reference import (clipped_moments_ref, threshold_sup_ref, zz_cells, zz_g_sensitivity_ref,
+                                        zz_lower_sum_ref)
 
 U = 2.0 ** -53
 
@@ -211,3 +215,51 @@ def test_block_oue_float64_bound_at_or_above_proven(n, eps, d, s):
     proof, _ = BO._bound_from_moments(t, El, Eh, s, d, -(-d // m), kappas=ks)
     assert v == f >= proof
     assert f <= proof * (1 + 2e-4)
+
+
+# ------------------------------------------------------------------------------------------- ThresholdRisk tables
+
+import boundcalc.mechanisms.local_scalar as LS  # noqa: E402
+
+# (m, ε, b) where a table wins: m from 1 to 185 reports used, ε from 0.03 to 50, b from 0.3 to 10; at b = 10 and
+# ε = 0.03 the maximum sits at θ = b where p(θ) is flat (Φ'(10) = 7.7e-23): the cell sum has no slack there
+TT_CASES = [(1, 5.0, 1.0), (5, 0.1, 3.0), (30, 50.0, 3.0), (200, 5.0, 1.0), (10, 0.03, 10.0), (3, 0.03, 10.0)]
+
+
+def _table_failures(m, eps, b, value=None):
+    """The scheme's table value at (m, ε, b) (or ``value``, computed by the same scheme) below the exact sup over θ of
+    the risk of the chosen (m_used, λ), or the choice not a table (then the case does not test the tables)."""
+    v, lam, used, _ = LS.threshold_scheme(m, eps, b)
+    if (lam == 0.0 and v == LS.square_up(b)) or (lam == 1.0 and used == m and v == LS.threshold_closed_form(m, eps, b)):
+        return [("not a table", v, lam)]
+    q = 1.0 / (1.0 + math.exp(-eps))  # the mechanism's keep probability (its float64 parameter)
+    g = LS.threshold_estimate(np.arange(used + 1), used, eps, 1.0, b)  # the estimator's own outputs
+    ref = threshold_sup_ref(used, q, lam, g, b)
+    v = v if value is None else value(used, eps, b)
+    with mpmath.workdps(40):
+        return [] if mpmath.mpf(v) >= ref else [("below the exact risk", float(mpmath.mpf(v) / ref - 1))]
+
+
+@pytest.mark.parametrize("case", TT_CASES)
+def test_threshold_table_at_or_above_exact_risk(case):
+    assert _table_failures(*case) == []
+
+
+def test_threshold_table_planted_error_caught(monkeypatch):
+    """Without the widening the table at (10, 0.03, 10) is 2.2e-16 below the exact risk (its maximum at θ = b has no
+    slack); a planted -3e-15 makes sure."""
+    monkeypatch.setattr(LS, "table_slack", lambda m: 0.0)
+
+    def unwidened(m, eps, b, plant=-3e-15):
+        closed = LS.threshold_closed_form(m, eps, b)
+        return LS._threshold_table_full(m, eps, b, closed)[0] * (1 + plant)
+
+    assert _table_failures(10, 0.03, 10.0, value=unwidened)
+    assert _table_failures(10, 0.03, 10.0, value=lambda m, e, b: unwidened(m, e, b, 0.0))
+
+
+def test_threshold_table_search_matches_full_table():
+    """The pruned search and the full table give the same widened value, λ and θ*."""
+    for m, eps, b in ((185, 5.0, 1.0), (30, 50.0, 3.0), (10, 0.03, 10.0)):
+        closed = LS.threshold_closed_form(m, eps, b)
+        assert LS._CellSearch(m, eps, b).table(closed) == LS._threshold_table_full(m, eps, b, closed)
