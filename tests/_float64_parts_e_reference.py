@@ -158,3 +158,87 @@ def threshold_sup_ref(m: int, q: float, lam: float, g, b: float, points: int = 4
                 x2 = lo + r * (hi - lo)
                 f2 = threshold_risk_ref(m, q, lam, g, x2)
         return max(best, f1, f2)
+
+
+def clip_stat_ref(model, n, eps, lo, hi, l, u, thetas, sigma=1.0, dps=40):
+    """(V_N/n + 2R²/(nε)²)/s_N² of the clipped-statistic Laplace estimator (ψ = clip(T, l, u), R = u - l) for the
+    normal-mean, normal-var, poisson and bernoulli models, from the definitions in mpmath, not the closed forms:
+    E ψ and E ψ² by quadrature of the density (normal-mean: N(θ, σ²); normal-var: T = vZ², density
+    f(t) = e^{-t/(2v)}/√(2π v t)) or by the direct sum of the pmf (poisson, within 40√λ + 60 of λ); the slope m'(θ)
+    by quadrature of ∂_θ of the density (normal-mean: ∫_l^u φ((x-θ)/σ)/σ dx; normal-var: ∫_l^u f_{χ²_1}(s/v) s/v² ds)
+    or by the score identity m'(λ) = Σ_k p(k; λ)(k/λ - 1) clip(k, l, u) (poisson); s_N = min(|m'(θ_lo)|,
+    |m'(θ_hi)|); V_N = min(max over the grid ``thetas`` of Var ψ + (3/2) R² K h, R²/4), h the largest gap of the grid,
+    K = 1/(σ√(2π)) (normal-mean), e^{-1/2}/(√(2π) θ_lo) (normal-var), p(⌊θ_lo⌋; θ_lo) (poisson); bernoulli:
+    m' = R, Var ψ = R² p(1-p) at p = clip(½, θ_lo, θ_hi)."""
+    with mpmath.workdps(dps):
+        n, eps, lo, hi, l, u, sig = (mpmath.mpf(x) for x in (n, eps, lo, hi, l, u, sigma))
+        R = u - l
+        noise = 2 * R * R / (n * eps) ** 2
+        if model == "bernoulli":
+            p = min(max(mpmath.mpf(1) / 2, lo), hi)
+            return (R * R * p * (1 - p) / n + noise) / (R * R)
+        if model == "normal-mean":
+            def dens(x, th):
+                return mpmath.npdf(x, th, sig)
+
+            def mom(th):
+                pts = [th - 60 * sig, l, u, th + 60 * sig] if l > th - 60 * sig else [l, u]
+                below = mpmath.quad(lambda x: dens(x, th), [min(th - 60 * sig, l), l]) if l > th - 60 * sig else 0
+                above = mpmath.quad(lambda x: dens(x, th), [u, max(th + 60 * sig, u)]) if u < th + 60 * sig else 0
+                mid1 = mpmath.quad(lambda x: x * dens(x, th), [l, u])
+                mid2 = mpmath.quad(lambda x: x * x * dens(x, th), [l, u])
+                return l * below + mid1 + u * above, l * l * below + mid2 + u * u * above
+
+            def slope(th):
+                return mpmath.quad(lambda x: dens(x, th), [l, u])
+
+            K = 1 / (sig * mpmath.sqrt(2 * mpmath.pi))
+        elif model == "normal-var":
+            def dens(t, v):
+                return mpmath.exp(-t / (2 * v)) / mpmath.sqrt(2 * mpmath.pi * v * t)
+
+            def mom(v):
+                below = mpmath.quad(lambda t: dens(t, v), [0, l]) if l > 0 else 0
+                above = 1 - below - mpmath.quad(lambda t: dens(t, v), [l, u]) if l > 0 else \
+                    1 - mpmath.quad(lambda t: dens(t, v), [0, u])
+                mid1 = mpmath.quad(lambda t: t * dens(t, v), [l, u])
+                mid2 = mpmath.quad(lambda t: t * t * dens(t, v), [l, u])
+                return l * below + mid1 + u * above, l * l * below + mid2 + u * u * above
+
+            def slope(v):
+                chi1 = lambda y: mpmath.exp(-y / 2) / mpmath.sqrt(2 * mpmath.pi * y)
+                return mpmath.quad(lambda s: chi1(s / v) * s / v ** 2, [l, u])
+
+            K = mpmath.exp(mpmath.mpf(-1) / 2) / (mpmath.sqrt(2 * mpmath.pi) * lo) if lo > 0 else mpmath.inf
+        elif model == "poisson":
+            def terms(lam):
+                top = int(lam + 40 * mpmath.sqrt(lam) + 60)
+                w = mpmath.exp(-lam)
+                for k in range(top + 1):
+                    if k:
+                        w = w * lam / k
+                    yield k, w
+
+            def mom(lam):
+                m1 = m2 = mpmath.mpf(0)
+                for k, w in terms(lam):
+                    c = min(max(mpmath.mpf(k), l), u)
+                    m1 += w * c
+                    m2 += w * c * c
+                return m1, m2
+
+            def slope(lam):
+                return abs(mpmath.fsum(w * (k / lam - 1) * min(max(mpmath.mpf(k), l), u) for k, w in terms(lam)))
+
+            k0 = int(mpmath.floor(lo))
+            K = mpmath.exp(-lo) * lo ** k0 / mpmath.factorial(k0)
+        else:
+            raise KeyError(model)
+        s_n = min(abs(slope(lo)), abs(slope(hi)))
+        vmax = R * R / 4
+        if mpmath.isfinite(K):
+            th = [mpmath.mpf(float(t)) for t in thetas]
+            gmax = max(m2 - m1 * m1 for m1, m2 in (mom(t) for t in th))
+            gap = max(b - a for a, b in zip(th[:-1], th[1:]))
+            vmax = min(gmax + mpmath.mpf(3) / 2 * R * R * K * gap, vmax)
+        return (vmax / n + noise) / (s_n * s_n)

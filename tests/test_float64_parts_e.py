@@ -12,6 +12,9 @@ digits):
 - ThresholdRisk's exact tables (up to 20,000 reports): at or above the exact sup over θ of the scheme's risk (40-digit
   direct binomial sums on a grid refined by a golden-section search), with the tables widened by (64 + 32√m)u:
   without it the table was 3.3e-16 below the exact risk where its maximum sits at θ = b with p(θ) flat;
+- ClipStatRisk_<model> for the normal-mean, normal-var, poisson and bernoulli models at the working precision
+  (quadratures of the densities, direct pmf sums and the score identity in the reference); in float64 the slope
+  (a difference of two cdfs) cancels for a narrow clipping interval, and the value was up to 8.9e-10 below it;
 - in each case a planted error of 1e-15 to 3e-15 relative on the unsafe side is caught.
 """
 from __future__ import annotations
@@ -23,11 +26,12 @@ import mpmath
 import numpy as np
 import pytest
 
+from boundcalc.core import symbolic as S
 from boundcalc.methods import ziv_zakai as ZZ
 from boundcalc.methods.hellinger_contraction import hellinger_factor_float
 
-from _float64_parts_e_reference import (clipped_moments_ref, threshold_sup_ref, zz_cells, zz_g_sensitivity_ref,
-                                        zz_lower_sum_ref)
+from _float64_parts_e_reference import (clip_stat_ref, clipped_moments_ref, threshold_sup_ref, zz_cells,
+                                        zz_g_sensitivity_ref, zz_lower_sum_ref)
 
 U = 2.0 ** -53
 
@@ -192,8 +196,8 @@ def test_block_oue_planted_error_caught(monkeypatch):
     assert _bo_failures(60, 0.93, 5.0 / 60, -4.2, plant=3e-15)
 
 
-# (n, ε, d, s): OUE blocks and randomized response (m = d), ε from 0.1 to 50, N up to 10⁵ groups
-BO_RISK_CASES = [(1000, 50.0, 10, 1.0), (10**5, 40.0, 2, 1.0), (10**6, 1.0, 1000, 3.0), (10**5, 1.0, 2, 1.0)]
+# (n, ε, d, s): OUE blocks and randomized response (m = d), ε from 0.1 to 50, N up to 5·10⁴ groups
+BO_RISK_CASES = [(1000, 50.0, 10, 1.0), (10**5, 40.0, 2, 1.0), (10**5, 0.1, 10, 1.0)]
 
 
 @pytest.mark.parametrize("n,eps,d,s", BO_RISK_CASES)
@@ -263,3 +267,59 @@ def test_threshold_table_search_matches_full_table():
     for m, eps, b in ((185, 5.0, 1.0), (30, 50.0, 3.0), (10, 0.03, 10.0)):
         closed = LS.threshold_closed_form(m, eps, b)
         assert LS._CellSearch(m, eps, b).table(closed) == LS._threshold_table_full(m, eps, b, closed)
+
+
+# ------------------------------------------------------------------------------------------- ClipStatRisk, other models
+
+import boundcalc.mechanisms.clipped_statistic as CS  # noqa: E402
+
+# (model, n, ε, θ_lo, θ_hi, α, β): extreme n and ε, narrow clipping (the slope cancels in float64), wide N; the
+# reference's grid has 8 points here (the same code with grid = 8; the shipped 48 points: the doc's numbers)
+CS_OTHER = [("normal-mean", 10**12, 50.0, 0.0, 0.1, -0.5, 1e-3), ("normal-mean", 10**15, 1e-8, -10.0, 10.0, -2.0, 4.0),
+            ("normal-var", 10**12, 5.0, 1.0, 1.001, 0.3, 1e-3), ("normal-var", 10, 1e-3, 0.1, 10.0, -1.0, 5.0),
+            ("poisson", 10**12, 50.0, 100.0, 101.0, 0.0, 0.01), ("poisson", 1000, 5.0, 300.0, 300.5, 1.0, 2.0),
+            ("poisson", 10, 1e-3, 0.5, 30.0, -1.0, 4.0), ("bernoulli", 10**15, 1e-8, 0.6, 0.9, 0.0, 1.0)]
+CS_GRID = 8
+
+
+def _clip_other_failures(model, n, eps, lo, hi, alpha, beta, plant=0.0):
+    l, u = CS.interval(model, 0.5 * (lo + hi), alpha, beta)
+    ref = clip_stat_ref(model, n, eps, lo, hi, float(l), float(u), np.linspace(lo, hi, CS_GRID), dps=60)
+    f64 = float(CS.certified_risk(model, n, eps, lo, hi, alpha, beta, grid=CS_GRID))
+    with mpmath.workdps(40):
+        hp = CS.certified_risk_mp(model, *(mpmath.mpf(x) for x in (n, eps, lo, hi, alpha, beta)),
+                                  grid=CS_GRID) * (1 + mpmath.mpf(plant))
+    bad = []
+    with mpmath.workdps(60):
+        # the certified value: the float64 value or the 40-digit one rounded up, the larger (boundcalc.core.certify)
+        cert = max(f64, float(hp) if mpmath.mpf(float(hp)) >= hp else math.nextafter(float(hp), math.inf))
+        if mpmath.mpf(cert) < ref:
+            bad.append(("certified below", float(mpmath.mpf(cert) / ref - 1)))
+        if math.isfinite(f64) and abs(mpmath.mpf(f64) / ref - 1) > 1e-6:
+            bad.append(("float64 off", float(mpmath.mpf(f64) / ref - 1)))
+        if abs(hp / ref - 1) > mpmath.mpf(10) ** -25:
+            bad.append(("mp off", float(hp / ref - 1)))
+    return bad
+
+
+@pytest.mark.parametrize("case", CS_OTHER)
+def test_clip_stat_other_models_working_precision(case):
+    assert f"ClipStatRisk_{case[0].replace('-', '_')}" in S.HIGH_PRECISION
+    assert _clip_other_failures(*case) == []
+
+
+def test_clip_stat_other_models_planted_error_caught():
+    # the float64 value is 8.9e-10 below at this case (normal-var, narrow clipping), so -1e-15 on the 40-digit value
+    # leaves the certified one below
+    assert _clip_other_failures(*CS_OTHER[2], plant=-1e-15)
+    assert _clip_other_failures(*CS_OTHER[4], plant=-1e-15)
+
+
+def test_clip_stat_mp_dispatch():
+    """The sympy function's mpmath implementation is certified_risk_mp for every model."""
+    for model in ("normal-mean", "poisson"):
+        fn = CS.risk_function(model)._imp_
+        with mpmath.workdps(40):
+            a = fn(*(mpmath.mpf(x) for x in (1000, 1.0, 1.0, 2.0, 1.0, -1.0, 3.0)))
+            b = CS.certified_risk_mp(model, *(mpmath.mpf(x) for x in (1000, 1.0, 1.0, 2.0, -1.0, 3.0)))
+        assert a == b
