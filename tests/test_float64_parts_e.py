@@ -1,4 +1,5 @@
 """Float64 parts of the Ziv–Zakai pair bound, the block OUE risk, the threshold tables and the clipped statistic
+(part E of the float64-parts audit,
 docs/engineering/certified-floating-point.md, "part E"), at extreme arguments, against independent high-precision
 references (tests/_float64_parts_e_reference.py, written from the formulas: direct sums, closed forms, at 30 to 80
 digits):
