@@ -77,7 +77,7 @@ def _ref_table(m, eps, b):
             j = int(np.argmax(sums))
             if sums[j] > worst[i]:
                 worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
-    worst += tail
+    worst = (worst + tail) * (1 + (64.0 + 32.0 * math.sqrt(m)) * 2.0 ** -53)  # the table's widening (its roundings)
     best, lam_best = (closed, 1.0) if closed < _sq_up(b) else (_sq_up(b), 0.0)
     theta_best = b
     for val, lam, at in zip(worst, lams, where):

@@ -34,6 +34,10 @@ grows with N (measured against mpmath: up to 1e-11 at N = 20,000); each probabil
 5e-15 (N + 100), five times the largest error measured, and the expectations are widened by that times the weights
 the probabilities enter with; the result by 1e-9 relatively. The model is checked up to N = 10^5 groups, and
 larger N are not evaluated. The concave majorant is the upper hull of the cell values (each held on its whole cell).
+The reported (tuned) value is then proven: the same bound is rebuilt at the same line slopes κ from
+:func:`proven_moments` (the binomial moments by a float64 pmf walk with a proven error bound, at π rounded outwards)
+with every later rounding bounded, and the larger of the two is reported (docs/engineering/
+certified-floating-point.md, part E); the float64 one was the larger in every case measured.
 """
 from __future__ import annotations
 
@@ -122,6 +126,88 @@ def moment_margins(N: int, pi, alpha: float, beta: float):
             3 * e * (a1 * a1 + a1 + 2 * abs(beta) * a1 + beta * beta + 1) + 1e-15)
 
 
+#: u = 2⁻⁵³, the unit roundoff of float64
+_U = 2.0 ** -53
+
+
+def _gamma(k):
+    """Higham's γ_k = ku/(1 - ku) (the relative error of k roundings), slightly enlarged."""
+    return k * _U / (1 - k * _U) * (1 + 1e-6)
+
+
+def proven_moments(N: int, pi, alpha: float, beta: float):
+    """(lower bound on E g, upper bound on E g²), g(T) = clip(αT + β, 0, 1), T ~ Bin(N, π) at the float64 π (arrays),
+    with a proven float64 error bound (docs/engineering/certified-floating-point.md, part E): the pmf relative to
+    its value at k₀ = ⌊(N+1)π⌋ by the ratio recurrence b(k+1)/b(k) = (N-k)π/((k+1)(1-π)) walked J steps each way
+    (each step within 6u: the ratio π/(1-π) within 3u, two roundings, the product), the sums Z = Σ w, Σ g w, Σ g² w of
+    non-negative terms (γ_{2J+2}), the pmf beyond the walk bounded by a geometric series (the ratios decrease), g
+    within 2.01u(αN + |β|); E g = Σ g w / Z. No special function is involved."""
+    pi = np.asarray(pi, float)
+    N = int(N)
+    Eg_lo = np.zeros(pi.shape)
+    Eg2_hi = np.ones(pi.shape)
+    g_at = lambda k: np.clip(alpha * k + beta, 0.0, 1.0)
+    dg = 2.01 * _U * (alpha * N + abs(beta))  # |fl(g) - g| (two roundings of αk + β; the clip is monotone)
+    dg2 = 2 * dg + dg * dg + 1.01 * _U  # |fl(g²) - g²| (g <= 1)
+    # degenerate laws: T = 0 at π = 0, T = N at π = 1 (g exact up to dg)
+    for val, k in ((0.0, 0), (1.0, N)):
+        at = pi == val
+        if at.any():
+            g = float(g_at(k))
+            Eg_lo[at], Eg2_hi[at] = max(g - dg, 0.0), min(g * g + dg2, 1.0)
+    inner = (pi > 0) & (pi < 1)
+    if N < 0 or not inner.any():
+        return Eg_lo, Eg2_hi
+    p = pi[inner]
+    sd = math.sqrt(N * float(np.max(p * (1 - p))))
+    J = int(min(N + 1, math.ceil(14 * sd + 80)))
+    q = p / (1 - p)
+    qi = (1 - p) / p
+    k0 = np.clip(np.floor((N + 1) * p), 0, N).astype(np.int64)
+    Z = np.ones(p.shape)
+    g0 = g_at(k0.astype(float))
+    Sg, Sg2 = g0.copy(), g0 * g0
+    rem = np.zeros(p.shape)
+    for direction in (1, -1):
+        w = np.ones(p.shape)
+        k = k0.copy()
+        live = np.ones(p.shape, bool)
+        for _ in range(J):
+            if direction == 1:
+                live &= k < N
+                w = np.where(live, w * ((N - k) * q) / (k + 1), 0.0)
+            else:
+                live &= k > 0
+                w = np.where(live, w * (k * qi) / (N - k + 1), 0.0)
+            k = k + direction * live
+            g = g_at(k.astype(float))
+            Z += w
+            Sg += g * w
+            Sg2 += g * g * w
+        # beyond the walk: the next ratio r (decreasing further out); remainder <= w r/(1 - r), w within γ_{6J}
+        with np.errstate(all="ignore"):
+            if direction == 1:
+                r = ((N - k) * q) / (k + 1)
+                more = k < N
+            else:
+                r = (k * qi) / (N - k + 1)
+                more = k > 0
+            r = r * (1 + _gamma(6))
+            tail = np.where(more, np.where(r < 1, w * (1 + _gamma(6 * J + 2)) * r / (1 - r) * (1 + _gamma(4)), np.inf),
+                            0.0)
+        rem += tail
+    E = _gamma(6 * J)  # the relative error of every weight
+    S = _gamma(2 * J + 3)  # products and sequential sums of non-negative terms
+    lo_f, hi_f = 1 / ((1 + E) * (1 + S)), 1 / ((1 - E) * (1 - S))
+    Z_lo, Z_hi = Z * lo_f, Z * hi_f
+    with np.errstate(all="ignore"):
+        eg = (Sg * lo_f - dg * Z_hi) / (Z_hi + rem) * (1 - _gamma(3))
+        eg2 = (Sg2 * hi_f + dg2 * Z_hi + rem) / Z_lo * (1 + _gamma(3))
+    Eg_lo[inner] = np.where(np.isfinite(eg), np.clip(eg, 0.0, 1.0), 0.0)
+    Eg2_hi[inner] = np.where(np.isfinite(eg2), np.clip(eg2, 0.0, 1.0), 1.0)
+    return Eg_lo, Eg2_hi
+
+
 def _grid(s: float, d: int, points: int) -> np.ndarray:
     x = s / d
     g = np.concatenate([np.linspace(0.0, 1.0, points // 2), np.geomspace(min(1e-6, x / 100), 1.0, points // 4),
@@ -129,8 +215,11 @@ def _grid(s: float, d: int, points: int) -> np.ndarray:
     return np.unique(np.clip(g, 0.0, 1.0))
 
 
-def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: float, points: int = FINE) -> float:
-    """Certified upper bound on sup_{Θ_s} E‖θ̂ - θ‖² of the mechanism with (m, c, τ) (module docstring)."""
+def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: float, points: int = FINE,
+               prove: bool = False) -> float:
+    """Certified upper bound on sup_{Θ_s} E‖θ̂ - θ‖² of the mechanism with (m, c, τ) (module docstring). ``prove``:
+    also the same bound from :func:`proven_moments` at π rounded outwards, with every later rounding bounded, and the
+    larger of the two returned (the float64 one is then proven: at or above a proven upper bound)."""
     N = n // m
     if N < 1 or m < 1 or m > d or N > MAX_GROUPS:
         return math.inf
@@ -144,6 +233,25 @@ def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: floa
     e1, e2 = moment_margins(N, pis, alpha, beta)
     Eg = np.maximum(Eg - e1, 0.0)
     Eg2 = Eg2 + e2
+    value, kappas = _bound_from_moments(t, Eg, Eg2, s, d, w)
+    if not prove:
+        return value
+    # π(t) = p0 + (p1 - p0) t is within γ₃ of the float64 pis: E g at a π below it, E g² at a π above it (both
+    # increase in π)
+    pl = pis * (1 - 5 * _U)
+    ph = np.minimum(pis * (1 + 5 * _U), 1.0)
+    Eg_p = proven_moments(N, pl, alpha, beta)[0]
+    Eg2_p = proven_moments(N, ph, alpha, beta)[1]
+    proof, _ = _bound_from_moments(t, Eg_p, Eg2_p, s, d, w, kappas=kappas)
+    return max(value, proof)
+
+
+def _bound_from_moments(t, Eg, Eg2, s, d, w, kappas=None):
+    """(d · the best line's value (1 + REL_MARGIN), the two κ compared) from lower bounds Eg on E g and upper bounds
+    Eg2 on E g² at the grid points ``t`` (module docstring). With ``kappas`` given (the proven evaluation): at those
+    κ, with every rounding after the moments bounded (2u on each cell value U and on R_k + t_{k+1}², 3u on each line
+    value) and REL_MARGIN left out."""
+    proven = kappas is not None
     tk, tk1 = t[:-1], t[1:]
     a = 1.0 / (1.0 + (w - 1) * np.maximum(s - tk, 0.0) / max(d - 1, 1))
     lo_idx = np.searchsorted(t, a * tk, side="right") - 1  # first θ'-cell meeting [a(t_k) t_k, t_{k+1}]
@@ -158,10 +266,16 @@ def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: floa
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     i = near[rows] + (np.arange(rows.size) - starts[rows])
     U = Eg2[i + 1] - 2 * tk[rows] * Eg[i]
+    if proven:
+        U = U + 2.01 * _U * (Eg2[i + 1] + 2 * tk[rows] * Eg[i])
     Rk = np.maximum.reduceat(U, starts)
     far = near > lo_idx  # i ∈ [lo, near - 1]: Eg2 <= Eg2[near], Eg >= Eg[lo] (both increase in θ')
-    Rk = np.where(far, np.maximum(Rk, Eg2[near] - 2 * tk * Eg[lo_idx]), Rk)
-    Rk = np.maximum(Rk + tk1 ** 2, 0.0)
+    uf = Eg2[near] - 2 * tk * Eg[lo_idx]
+    if proven:
+        uf = uf + 2.01 * _U * (Eg2[near] + 2 * tk * Eg[lo_idx])
+    Rk = np.where(far, np.maximum(Rk, uf), Rk)
+    Rk = Rk + tk1 ** 2 + (2.01 * _U * (np.abs(Rk) + tk1 ** 2) if proven else 0.0)
+    Rk = np.maximum(Rk, 0.0)
     # Σ_j R(θ_j) <= Σ_j (A + κθ_j) <= d (A + κ s/d) for any line A + κx (κ >= 0) above the step function (R_k on
     # [t_k, t_{k+1}]); the best such line: min over κ >= 0 of max_k [R_k - κ (x_k - s/d)], x_k the cell end that is
     # worse for the line (a convex function of κ: ternary search; every κ gives a valid bound)
@@ -169,11 +283,17 @@ def risk_upper(n: int, eps: float, d: int, s: float, m: int, c: float, tau: floa
     xl = tk  # for κ >= 0 the line term -κ(x - x0) is largest at the left end t_k
 
     def phi(k):
+        if proven:
+            line = k * (xl - x0)
+            return float(np.max(Rk - line + 3.01 * _U * (Rk + np.abs(line))))
         return float(np.max(Rk - k * (xl - x0)))
 
+    if proven:
+        best = min(phi(k) for k in kappas)
+        return float(d) * best * (1 + 3 * _U), kappas
     lo, _ = ternary_search(phi, 0.0, max(1.0, float(Rk.max()) / max(x0, 1e-12)) * 4, 90)
     best = min(phi(lo), phi(0.0))
-    return d * best * (1 + REL_MARGIN)
+    return d * best * (1 + REL_MARGIN), (lo, 0.0)
 
 
 def _upper_hull(x, y):
@@ -221,7 +341,7 @@ def tuned(n: int, eps: float, d: int, s: float) -> tuple:
     cands.sort()
     best = (math.inf, 0, 1.0, 0.0)
     for _, m, c, tau in cands[:1]:
-        v = risk_upper(n, eps, d, s, m, c, tau)
+        v = risk_upper(n, eps, d, s, m, c, tau, prove=True)
         if v < best[0]:
             best = (v, m, c, tau)
     return best

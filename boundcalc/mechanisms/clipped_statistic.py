@@ -257,6 +257,144 @@ def certified_risk_exponential_mp(n, eps, lo, hi, alpha, beta, sigma=1.0, grid=G
     return (vmax / n_m + 2 * R * R / (n_m * e_m) ** 2) / (s_n * s_n)
 
 
+def _mp_interval_prob_normal(zl, zu):
+    """Φ(z_u) - Φ(z_l) in mpmath, from the side of the smaller tails (no cancellation of two numbers near 1)."""
+    import mpmath
+
+    if zl > 0:
+        return mpmath.ncdf(-zl) - mpmath.ncdf(-zu)
+    return mpmath.ncdf(zu) - mpmath.ncdf(zl)
+
+
+def _mp_model(model, sigma):
+    """(slope(θ), moments(θ) -> (E ψ, E ψ²), K(low)) of ``model`` in mpmath at the working precision, for the
+    interval (l, u) given to them (the closed forms of the module docstring)."""
+    import mpmath
+
+    sig = mpmath.mpf(sigma)
+    if model == "normal-mean":
+        def G(z):
+            return z * mpmath.ncdf(-z) - mpmath.npdf(z)
+
+        def H(z):
+            return ((z * z - 1) * mpmath.ncdf(-z) - z * mpmath.npdf(z)) / 2
+
+        def slope_at(th, l, u):
+            return _mp_interval_prob_normal((l - th) / sig, (u - th) / sig)
+
+        def moments(th, l, u):
+            zl, zu = (l - th) / sig, (u - th) / sig
+            g = G(zu) - G(zl)
+            return l + sig * g, l * l + 2 * th * sig * g + 2 * sig ** 2 * (H(zu) - H(zl))
+
+        def K(low):
+            return 1 / (sig * mpmath.sqrt(2 * mpmath.pi))
+    elif model == "normal-var":
+        def P(df, c):  # P(χ²_df < c)
+            return mpmath.gammainc(mpmath.mpf(df) / 2, 0, max(c, 0) / 2, regularized=True)
+
+        def Pdiff(df, a, b):  # P(χ²_df ∈ [a, b]), from the side of the smaller tail
+            a, b = max(a, 0), max(b, 0)
+            k = mpmath.mpf(df) / 2
+            if a / 2 > k:
+                return mpmath.gammainc(k, a / 2, b / 2, regularized=True)
+            return P(df, b) - P(df, a)
+
+        def slope_at(th, l, u):
+            return Pdiff(3, l / th, u / th)
+
+        def moments(th, l, u):
+            pl, qu = P(1, l / th), mpmath.gammainc(mpmath.mpf(1) / 2, max(u / th, 0) / 2, mpmath.inf, regularized=True)
+            return (l * pl + th * Pdiff(3, l / th, u / th) + u * qu,
+                    l * l * pl + 3 * th * th * Pdiff(5, l / th, u / th) + u * u * qu)
+
+        def K(low):
+            return mpmath.exp(mpmath.mpf(-1) / 2) / (mpmath.sqrt(2 * mpmath.pi) * low) if low > 0 else mpmath.inf
+    elif model == "poisson":
+        def pieces(l, u):
+            """[a_j, b_j] = [l, u] ∩ [j, j+1) for the j where it is not empty (from ⌊l⌋)."""
+            out = []
+            j = int(mpmath.floor(l))
+            while j <= u:
+                a, b = max(mpmath.mpf(j), l), min(mpmath.mpf(j + 1), u)
+                if b > a:
+                    out.append((j, a, b))
+                j += 1
+            return out
+
+        def pmfs(th, js):
+            """p(j; λ) for consecutive j (the first from logs, then p(j+1) = p(j) λ/(j+1))."""
+            out = [mpmath.exp(-th + js[0] * mpmath.log(th) - mpmath.loggamma(js[0] + 1))] if js else []
+            for j in js[1:]:
+                out.append(out[-1] * th / j)
+            return out
+
+        def slope_at(th, l, u):
+            pc = pieces(l, u)
+            return mpmath.fsum((b - a) * p for (j, a, b), p in zip(pc, pmfs(th, [j for j, _, _ in pc])))
+
+        def moments(th, l, u):
+            # P(X > j) = P(j + 1, λ) (regularised lower incomplete gamma) at the first j, then
+            # P(X > j + 1) = P(X > j) - p(j + 1; λ)
+            pc = pieces(l, u)
+            if not pc:
+                return l, l * l
+            js = [j for j, _, _ in pc]
+            ps = pmfs(th, js)
+            sf = [mpmath.gammainc(js[0] + 1, 0, th, regularized=True)]
+            for p in ps[1:]:
+                sf.append(sf[-1] - p)
+            return (l + mpmath.fsum((b - a) * q for (_, a, b), q in zip(pc, sf)),
+                    l * l + mpmath.fsum((b * b - a * a) * q for (_, a, b), q in zip(pc, sf)))
+
+        def K(low):
+            k = int(mpmath.floor(low))
+            return mpmath.exp(-low + (k * mpmath.log(low) if k else 0) - mpmath.loggamma(k + 1))
+    else:
+        raise KeyError(model)
+    return slope_at, moments, K
+
+
+def certified_risk_mp(model, n, eps, lo, hi, alpha, beta, sigma=1.0, grid=GRID):
+    """:func:`certified_risk` at mpmath's working precision (the certification path), for every model: the
+    clipping interval (l, u) and the grid of θ are the mechanism's float64 choices (any give a valid bound),
+    s_N = min(|m'(θ_lo)|, |m'(θ_hi)|) (|m'(θ_hi)| for the exponential rate; m' log-concave or unimodal, module
+    docstring), Var ψ = E ψ² - (E ψ)² at each grid point from the closed forms, the correction 3R²K h/2 with h the
+    largest gap of the float64 grid, capped by R²/4 (docs/engineering/certified-floating-point.md, parts D and E)."""
+    import mpmath
+
+    if model == "exponential":
+        return certified_risk_exponential_mp(n, eps, lo, hi, alpha, beta, sigma, grid)
+    l, u = interval(model, 0.5 * (float(lo) + float(hi)), float(alpha), float(beta), float(sigma))
+    l, u = mpmath.mpf(float(l)), mpmath.mpf(float(u))
+    R = u - l
+    lo_m, hi_m = mpmath.mpf(lo), mpmath.mpf(hi)
+    n_m, e_m = mpmath.mpf(n), mpmath.mpf(eps)
+    if model == "bernoulli":  # ψ = l + (u - l)X: m' = u - l, Var ψ = R² p(1-p) <= R² max over N of θ(1-θ)
+        if not R > 0:
+            return mpmath.inf
+        p = min(max(mpmath.mpf(1) / 2, lo_m), hi_m)
+        return (R * R * p * (1 - p) / n_m + 2 * R * R / (n_m * e_m) ** 2) / (R * R)
+    slope_at, moments, K = _mp_model(model, sigma)
+    if not R > 0:
+        return mpmath.inf
+    s_n = min(slope_at(lo_m, l, u), slope_at(hi_m, l, u))
+    if not s_n > 0:
+        return mpmath.inf
+    vmax = R * R / 4  # Popoviciu
+    th = [mpmath.mpf(float(t)) for t in np.linspace(float(lo), float(hi), grid)]
+    k = K(lo_m)
+    if mpmath.isfinite(k):
+        gmax = None
+        for t in th:
+            m1, m2 = moments(t, l, u)
+            v = m2 - m1 * m1
+            gmax = v if gmax is None or v > gmax else gmax
+        gap = max(b - a for a, b in zip(th[:-1], th[1:])) if grid > 1 else mpmath.mpf(0)
+        vmax = min(gmax + mpmath.mpf(3) / 2 * R * R * k * gap, vmax)
+    return (vmax / n_m + 2 * R * R / (n_m * e_m) ** 2) / (s_n * s_n)
+
+
 def estimate(model, y, lo, hi, l, u, sigma=1.0, iters=60):
     """θ̂ = m^{-1}(y) on N = [lo, hi], projected (bisection on the monotone m; vectorised over y)."""
     y = np.asarray(y, float)
@@ -389,10 +527,9 @@ def _clip_stat_impl(model_name):
         if any(hasattr(a, "_mpf_") for a in args):
             import mpmath
 
-            if model_name == "exponential":  # at the working precision (ClipStatRisk_exponential in HIGH_PRECISION)
-                n, eps, lo, hi, sigma, alpha, beta = args
-                return certified_risk_exponential_mp(n, eps, lo, hi, alpha, beta, sigma)
-            return mpmath.mpf(float(impl(*[float(a) for a in args])))
+            # at the working precision (ClipStatRisk_<model> in HIGH_PRECISION)
+            n, eps, lo, hi, sigma, alpha, beta = args
+            return certified_risk_mp(model_name, n, eps, lo, hi, alpha, beta, sigma)
         return impl(*args)
     return mp
 
@@ -414,7 +551,8 @@ def risk_function(model_name: str):
                         "__doc__": "certified sup over N of the risk of the clipped-statistic Laplace estimator"}))
 
 
-S.HIGH_PRECISION.add("ClipStatRisk_exponential")  # certified_risk_exponential_mp on the mpmath path
+for _m in MODELS:  # certified_risk_mp on the mpmath path
+    S.HIGH_PRECISION.add(f"ClipStatRisk_{_ident(_m)}")
 
 
 def _named(cls):

@@ -126,6 +126,16 @@ THRESHOLD_CELLS = 1000
 THRESHOLD_SHRINK = tuple(np.linspace(0.0, 1.0, 21))
 
 
+def table_slack(m: int) -> float:
+    """The relative widening of a table value of :func:`threshold_worst_risk`: (64 + 32√m)u, u = 2⁻⁵³ (5.1e-13 at
+    m = 20000). It covers the float64 error of the cell sums, whose binomial pmf values (SciPy's) were within
+    (8 + 2.6√m)u of 30-digit values (measured up to m = 20000, not proven; docs/engineering/
+    certified-floating-point.md, part E), about ten times over, and their sums of non-negative terms. Where the
+    table's maximum is at θ = b with p(θ) flat (b large, ε small) a cell sum has no slack over the exact risk, and
+    without it the table value was up to 3.3e-16 below it (relatively; m = 10, ε = 0.001, b = 10)."""
+    return (64.0 + 32.0 * math.sqrt(m)) * 2.0 ** -53
+
+
 def square_up(b: float) -> float:
     """b² rounded up: the smallest float64 not below the exact square of the float ``b`` (``b * b`` is rounded to
     nearest and can be half a unit in the last place low; the risk b² of θ̂ = 0 is an upper bound's candidate)."""
@@ -158,7 +168,8 @@ def threshold_worst_risk(m: int, eps: float, b: float):
     b when the closed form or θ̂ = 0 is used).
     The sum runs over a window ``m p_a - W <= k <= m p_b + W`` (W = 7√m + 1) per block of cells; the counts outside
     have probability at most ``2 exp(-2W²/m)`` (Hoeffding) and loss at most (2b)², which is added.
-    The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form.
+    The value is the min over λ (the server knows m, ε, b, so it can use the best λ), and over the closed form; each
+    λ's value is widened by :func:`table_slack` (the float64 error of the cell sums).
 
     The maximum over the cells is found by :class:`_CellSearch` (a pruned search that evaluates exactly only the
     cells that can hold it, and gives the same value, λ and θ* as :func:`_threshold_table_full`, which computes
@@ -191,7 +202,7 @@ def _threshold_table_full(m, eps, b, closed):
             j = int(np.argmax(sums))
             if sums[j] > worst[i]:
                 worst[i], where[i] = float(sums[j]), 0.5 * (th[c0 + j] + th[c0 + j + 1])
-    worst += tail
+    worst = (worst + tail) * (1 + table_slack(m))
     b2 = square_up(b)  # λ = 0: θ̂ = 0, risk θ² <= b² exactly (rounded up)
     best, lam_best = (closed, 1.0) if closed < b2 else (b2, 0.0)
     theta_best = b
@@ -252,7 +263,7 @@ def threshold_value_below(m: int, eps: float, b: float, cells) -> float:
         for i, sums in enumerate(_table_sums(m, eps, b, th, p, W, lams, c0, min(c0 + _BLOCK, THRESHOLD_CELLS),
                                              c, c + 1)):
             low[i] = max(low[i], float(sums[0])) if np.all(np.isfinite(sums)) else math.inf
-    low += tail
+    low = (low + tail) * (1 + table_slack(m))
     return min(closed if closed < square_up(b) else square_up(b), float(np.min(low)))
 
 
@@ -313,7 +324,8 @@ class _CellSearch:
     full table, bit for bit.
 
     **The value and λ.** The λ are taken in the table's order; λ is chosen when its value is below the best so far.
-    A λ whose exactly computed cell already has ``S̃_c + tail >= best`` has ``max_c S̃_c + tail >= best`` (rounding
+    A λ whose exactly computed cell already has ``(S̃_c + tail)(1 + slack) >= best`` has
+    ``(max_c S̃_c + tail)(1 + slack) >= best`` (:func:`table_slack`; rounding
     is monotone) and is not chosen, without its maximum; a non-finite cell sum makes its value +∞ (never chosen), as
     in the table. The other λ get their exact maximum as above.
 
@@ -407,13 +419,13 @@ class _CellSearch:
 
     def maximum(self, i, best):
         """(max_c S̃_c(λ_i), first cell attaining it), or None when λ_i cannot be chosen against ``best`` (some
-        exact cell has S̃_c + tail >= best, or a non-finite sum)."""
+        exact cell has (S̃_c + tail)(1 + slack) >= best, or a non-finite sum)."""
         lam, tail = self.lams[i], self.tail
         top = [-math.inf]
 
         def take(c):
             s = self.exact_cell(c)[i]
-            if not np.isfinite(s) or s + tail >= best:
+            if not np.isfinite(s) or (s + tail) * (1 + table_slack(self.m)) >= best:
                 return False
             top[0] = max(top[0], s)
             return True
@@ -463,7 +475,7 @@ class _CellSearch:
             if found is None:
                 continue
             s, c = found
-            val = s + self.tail
+            val = (s + self.tail) * (1 + table_slack(self.m))
             if val < best:
                 at = 0.5 * (th[c] + th[c + 1]) if s > 0 else 0.0
                 best, lam_best, theta_best = float(val), float(lam), float(at)

@@ -36,8 +36,9 @@ H² >= h²/(8m) makes G <= e^{-40} there). When 2h_ε <= m the privacy term is t
 (H² >= h²/(8m)) and the φ-integral is exact: ``(2A - h₁) G(h_ε h₁²/(4m²))``; V then increases in A and A = 1.
 Otherwise A is tuned by a golden-section search on a coarse sum (any A is valid) and the reported value is the
 fine sum at that A. Every term is a non-negative product of stable float64 forms (log1p, expm1, the
-cancellation-free H²): the result is widened by 1e-9 relatively; it is listed among the float64 parts of the
-high-precision check.
+cancellation-free H², 1 - φ - h by a compensated subtraction): the result is widened by 1e-9 relatively, which
+covers its proven rounding error (:func:`rounding_error_bound`; docs/engineering/certified-floating-point.md,
+part E); it is listed among the float64 parts of the high-precision check.
 """
 from __future__ import annotations
 
@@ -65,8 +66,20 @@ def pair_h2(phi, h, m):
     (1/(4m)) [(h/(√(1+φ+h)+√(1+φ)))² + (h/(√(1-φ)+√(1-φ-h)))²] (vectorised; h > 0, -1 <= φ, φ + h <= 1)."""
     phi, h = np.broadcast_arrays(np.asarray(phi, float), np.asarray(h, float))
     a = h / (np.sqrt(1 + phi + h) + np.sqrt(np.maximum(1 + phi, 0.0)))
-    b = h / (np.sqrt(1 - phi) + np.sqrt(np.maximum(1 - phi - h, 0.0)))
+    b = h / (np.sqrt(1 - phi) + np.sqrt(np.maximum(one_minus_sum(phi, h), 0.0)))
     return (a * a + b * b) / (4 * m)
+
+
+def one_minus_sum(phi, h):
+    """1 - φ - h for |φ| <= 1, h >= 0, never above the float64 form (1 - φ) - h nor above the exact value by more
+    than 2.1u relatively (u = 2⁻⁵³; below it is the safe side: H² larger). (1 - φ) - h alone is not: 1 - φ is rounded for φ < ½, and when φ + h is
+    close to 1 the subtraction then keeps that rounding error, up to 2⁻⁵⁴ absolutely (√ of it enters H² at
+    the φ-domain's end when A = 1, where it was 7.9e-9 relatively below the exact H²). Here t = fl(1 - φ), its
+    error e = (1 - t) - φ is exact (Dekker's fast two-sum, |φ| <= 1), and (t - h) + e is either a Sterbenz
+    subtraction (exact) followed by one rounding, or two roundings of sums without cancellation."""
+    t = 1 - phi
+    e = (1 - t) - phi
+    return np.minimum(t - h, (t - h) + e)
 
 
 def le_cam_factor(kappa, n):
@@ -131,8 +144,37 @@ def best_amplitude(n: float, eps: float, m: int) -> float:
 @functools.lru_cache(maxsize=4096)
 def zz_pair_l1(n: float, eps: float, m: int) -> float:
     """The certified value: the fine lower sum at the tuned A, widened by :data:`WIDEN` (module docstring)."""
-    A = best_amplitude(n, eps, m)
-    return lower_sum(n, eps, m, A) * (1 - WIDEN)
+    return certified_sum(n, eps, m, best_amplitude(n, eps, m))
+
+
+def certified_sum(n: float, eps: float, m: int, A: float, cells=FINE) -> float:
+    """The lower sum at A widened by :data:`WIDEN`, which covers its proven rounding error
+    (:func:`rounding_error_bound`, at most 1.4e-11 relatively at the fine cells for every n, ε, m seen); where it
+    does not, twice that error is subtracted instead."""
+    v = lower_sum(n, eps, m, A, cells)
+    err = rounding_error_bound(v, n, eps, m, A, cells)
+    if err <= WIDEN * v / 2:
+        return v * (1 - WIDEN)
+    return max(0.0, v - 2 * err)
+
+
+#: u = 2⁻⁵³, the unit roundoff of float64
+_U = 2.0 ** -53
+
+
+def rounding_error_bound(v: float, n: float, eps: float, m: int, A: float, cells=FINE) -> float:
+    """A proven bound on |v - L| for v = :func:`lower_sum` and L the exact lower sum of the same scheme (its cells
+    are the float64 points h₁ and φ-ends, with the float64 h_ε error counted; docs/engineering/
+    certified-floating-point.md, part E): a relative part (the h-cell widths (4 n_h + 1)u, the weights 5u, the
+    summation of N = n_h n_φ non-negative terms (N - 1)u, the division u) and an absolute part (every G within 12u:
+    κ within 12u relatively and |G'(κ)| κ <= 0.44, the float64 evaluation within 6u; weights summing to H/2;
+    the φ-cell widths by Abel summation 2.5u·TV·H, TV <= 1.01), 9u·H in all."""
+    nh, nphi = cells
+    he = hellinger_factor_float(eps)
+    H = _h_cut(n, he, m, A)
+    terms = nh * (1 if 2 * he <= m else nphi)
+    rel = (4 * nh + 1 + 5 + terms + 2) * _U
+    return rel * abs(v) + 9 * _U * H * (1 + 1e-6)
 
 
 def _zz_numpy(n, eps, m):
