@@ -373,6 +373,22 @@ def test_block_oue_privacy_check_fails_when_understated():
         assert not mech.check_privacy()["passed"], (d, m)
 
 
+def test_block_oue_stays_private_at_large_eps():
+    """At ε above about 36.7, e^ε/(e^ε + 1) is 1.0 in float64: randomized response released at that p1 would never
+    flip a bit (not private at any level), and e^ε overflows from ε ≈ 710. The bits are released at min{ε, 36}: every
+    report has positive probability under every record, and the check passes at the claimed ε."""
+    rng = np.random.default_rng(3)
+    for d, m in ((2, 2), (8, 8), (6, 2), (40, 2)):
+        for eps in (40.0, 800.0):
+            mech = _oue(d, m, eps=eps)
+            assert 0 < mech.p0 < mech.p1 < 1, (d, m, eps)
+            v = mech.check_privacy()
+            assert v["passed"] and math.isfinite(v["log_ratio"]) and v["log_ratio"] <= eps, (d, m, eps, v)
+    mech = _oue(2, 2, eps=800.0)  # the released reports are bits (and -1 off the user's block)
+    R = mech.privatize_all(np.ones((2000, 2)), rng, seed=1)
+    assert set(np.unique(R)) <= {-1, 0, 1}
+
+
 def test_block_oue_user_path_and_bad_input():
     mech = _oue(6, 2)
     rng = np.random.default_rng(3)

@@ -62,9 +62,16 @@ WINDOW = 800
 COARSE, FINE = 200, 4000
 
 
+#: the privacy level the bits are released at, at most: above it e^ε/(e^ε + 1) rounds to 1 in float64 (from ε ≈ 36.7),
+#: so randomized response would never flip a bit and would not be private at all (and e^ε overflows from ε ≈ 709.8);
+#: a mechanism that is ε'-LDP for ε' <= ε is ε-LDP, and the risk bound is computed from the same (p0, p1)
+EPS_CAP = 36.0
+
+
 def probabilities(eps: float, d: int, m: int) -> tuple[float, float]:
-    """(p0, p1): OUE on blocks of more than one coordinate; binary randomized response when m = d."""
-    e = math.exp(eps)
+    """(p0, p1): OUE on blocks of more than one coordinate; binary randomized response when m = d; released at
+    min{ε, EPS_CAP}."""
+    e = math.exp(min(eps, EPS_CAP))
     if m >= d:
         return 1.0 / (e + 1.0), e / (e + 1.0)
     return 1.0 / (e + 1.0), 0.5
