@@ -41,14 +41,15 @@ A_i = b_i ⟨M - p, z_i - p⟩ with b_i = 1{z_i ≠ 0}.
 a > 0 and q ∈ (0, 1] are free (q = 1 for k = ∞). With δ = 0 the same bound holds under pure ε-DP.
 
 **Under α-KL privacy** (KL(M(D) ‖ M(D')) <= α for neighbouring samples) steps 1, 2 and 4 are unchanged and step 3
-becomes an information bound (docs/methods/fingerprinting.md, "KL privacy"). For k = ∞ (q = 1), given p:
+becomes an information bound (docs/methods/fingerprinting.md, "KL privacy"; below, α is the privacy level and
+α_M² = E||M - p||² the risk that steps 0-4 call α²). For k = ∞ (q = 1), given p:
 E A_i = E_M ⟨M - p, E[z_i - p | M]⟩. For a unit vector v, ⟨v, z_i - p⟩ has independent centred terms of ranges
 2|v_j|, so E e^{λ⟨v, z_i - p⟩} <= e^{λ²/2} (Hoeffding's lemma), and the Donsker–Varadhan formula gives
 ⟨v, E[z_i - p | M = m]⟩ <= sqrt(2 K(m)), K(m) = KL(law of z_i given M = m ‖ law of z_i); with v along the
-conditional mean, E A_i <= E[‖M - p‖ sqrt(2K(M))] <= sqrt(2 E K(M)) α (Cauchy–Schwarz), and E K(M) = I(z_i; M | p)
+conditional mean, E A_i <= E[‖M - p‖ sqrt(2K(M))] <= sqrt(2 E K(M)) α_M (Cauchy–Schwarz), and E K(M) = I(z_i; M | p)
 <= α: I(z_i; M) <= E KL(P_{M|z_i} ‖ P_{M|z_i'}) (convexity of KL in its second argument, z_i' an independent
-copy) <= α (joint convexity over the other observations, then KL privacy). So E A_i <= sqrt(2α) α in place of
-q sinh(ε) α, with no δ term. For finite k, condition on which observations are non-zero: given H = h of them and
+copy) <= α (joint convexity over the other observations, then KL privacy). So E A_i <= sqrt(2α) α_M in place of
+q sinh(ε) α_M, with no δ term. For finite k, condition on which observations are non-zero: given H = h of them and
 their positions, the estimator is an α-KL-private function of h observations from the k = ∞ family, so its risk
 is at least (ρ²/d) times the k = ∞ bound with n = h; that bound is convex in h, so by Jensen its mean over
 H ~ Bin(n, q) is at least its value at h = nq:
