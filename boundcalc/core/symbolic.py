@@ -578,12 +578,24 @@ def _with_shared_subexpressions(fn):
         ret = func.body[0]
         keys: dict = {}
         counts: dict = {}
+        interned: dict = {}
 
-        def key(node):  # structural key, bottom-up
+        def key(node):  # structural key, bottom-up: equal exactly when ast.dump(node) is (each node costs its fields)
             k = keys.get(id(node))
             if k is None:
-                k = keys[id(node)] = ast.dump(node)
+                parts = [type(node).__name__]
+                for name, value in ast.iter_fields(node):
+                    parts.append(name)
+                    parts.append(field_key(value))
+                k = keys[id(node)] = interned.setdefault(tuple(parts), len(interned))
             return k
+
+        def field_key(value):
+            if isinstance(value, ast.AST):
+                return ("node", key(value))
+            if isinstance(value, list):
+                return ("list",) + tuple(field_key(v) for v in value)
+            return ("value", type(value).__name__, repr(value))  # 1 and 1.0 (and True) stay apart, as in ast.dump
 
         for node in ast.walk(ret.value):
             if isinstance(node, _HOISTED_NODES):
