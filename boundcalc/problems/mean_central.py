@@ -574,14 +574,20 @@ def _coupling_lowers(privacy, k):
     return [two, cap, layers, layers_min]
 
 
-def _fingerprint_lower(k):
-    """(ε,δ)-DP fingerprinting bound on the product prior over the cube (boundcalc.methods.fingerprinting)."""
+def _fingerprint_parameters(k):
+    """(q, free parameters) of the fingerprinting bounds: the Beta(a, a) prior parameter, and for finite k the weight
+    q of the non-zero observations (q = 1 for k = ∞)."""
     finite = not math.isinf(k)
-    q = S.p if finite else sp.Integer(1)
     free = [FreeParameter(fingerprinting.a_beta, lambda v: A_BETA_LOW, lambda v: A_BETA_HIGH,
                           doc="Beta(a, a) prior parameter of the coordinate means")]
     if finite:
         free.append(FreeParameter(S.p, *_p_range(), doc="weight q of the non-zero observations"))
+    return (S.p if finite else sp.Integer(1)), free
+
+
+def _fingerprint_lower(k):
+    """(ε,δ)-DP fingerprinting bound on the product prior over the cube (boundcalc.methods.fingerprinting)."""
+    q, free = _fingerprint_parameters(k)
     return Bound(
         side="lower", name="fingerprinting", label="fingerprinting (score attack), Beta(a, a) product prior on the cube",
         expr=lambda: fingerprinting.risk_lower(S.n, S.d, S.r, S.eps, S.delta, fingerprinting.a_beta, q, _exponent(k)),
@@ -602,12 +608,7 @@ def _fingerprint_lower(k):
 
 def _fingerprint_kl_lower(k):
     """α-KL fingerprinting bound on the product prior over the cube (boundcalc.methods.fingerprinting)."""
-    finite = not math.isinf(k)
-    q = S.p if finite else sp.Integer(1)
-    free = [FreeParameter(fingerprinting.a_beta, lambda v: A_BETA_LOW, lambda v: A_BETA_HIGH,
-                          doc="Beta(a, a) prior parameter of the coordinate means")]
-    if finite:
-        free.append(FreeParameter(S.p, *_p_range(), doc="weight q of the non-zero observations"))
+    q, free = _fingerprint_parameters(k)
     return Bound(
         side="lower", name="fingerprinting-kl", label="fingerprinting (score attack) under KL privacy, Beta(a, a) "
         "product prior on the cube",
