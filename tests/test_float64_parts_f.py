@@ -1,0 +1,138 @@
+"""Part F of the float64-parts audit (docs/engineering/certified-floating-point.md): the projected subset-selection
+bounds beyond d = 2 against the exact risk of the estimator they bound, and the exact-tail branch of
+ClipBiasBound_<model> against 50-digit references (tests/_float64_parts_f_reference.py, written from the
+definitions). The ClipBias cases at large block sizes where the float64 value is below the exact one by more than its
+1e-9 margin are recorded as strict xfails: an open point, not fixed here (they fail, and must be moved, once fixed)."""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from boundcalc.mechanisms import subsample_aggregate as sa
+from boundcalc.mechanisms import subset_tail as ST
+
+from _float64_parts_f_reference import (binom_cdf_ref, binom_sf_ref, clip_hinge_ref, simplex_grid,
+                                        subset_constants_ref, subset_exact_risks, subset_exact_risks_f64)
+
+# ----------------------------------------------------------------------------- projected subset selection, d = 3, 4
+
+SUBSET_CASES = [(3, 20, 1.0), (3, 40, 0.5), (4, 12, 1.0)]
+
+
+@pytest.mark.parametrize("d,n,eps", SUBSET_CASES)
+def test_projected_subset_bounds_above_exact_risk(d, n, eps):
+    ths = simplex_grid(d)
+    for route, loss in (("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")):
+        v, s, _ = ST.best(route, n, eps, d, loss)
+        assert math.isfinite(v)
+        worst = max(r[0 if loss == "l2sq" else 1] for r in subset_exact_risks(n, eps, d, s, ths))
+        assert mpmath.mpf(min(v, 2.0)) >= worst, (route, loss, v, float(worst))
+
+
+@pytest.mark.parametrize("n,eps,d,s", [(15, 0.5, 3, 1), (10, 1.0, 3, 2), (8, 0.5, 4, 3)])
+def test_float64_enumeration_agrees_with_40_digits(n, eps, d, s):
+    ths = simplex_grid(d)
+    a = subset_exact_risks(n, eps, d, s, ths)
+    b = subset_exact_risks_f64(n, eps, d, s, ths)
+    for (x, y), (u, w) in zip(a, b):
+        assert abs(u / float(x) - 1) < 1e-12 and abs(w / float(y) - 1) < 1e-12
+
+
+def test_runnable_estimator_is_the_referenced_one():
+    """u.mechanism().estimate on reports = Π_Δ((N/n - q*)/D) with the exact constants (to float64 accuracy)."""
+    import boundcalc as bc
+    from _float64_parts_f_reference import project_simplex_mp
+
+    res = bc.rate("multinomial", "local", n=30, d=4, eps=1.0, loss="l2sq")
+    u = next(u for u in res.uppers if u.name == "subset-projected-threshold")
+    m = u.mechanism()
+    rng = np.random.default_rng(1)
+    rep = m.privatize_all(rng.integers(0, 4, size=30), rng)
+    _, qs, D = subset_constants_ref(1.0, 4, m.s)
+    N = rep.sum(axis=0)
+    ref = project_simplex_mp([(mpmath.mpf(int(x)) / 30 - qs) / D for x in N])
+    assert np.allclose(m.estimate(rep), [float(x) for x in ref], rtol=0, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- float64 constants and binomial tails
+
+def test_subset_constants_error_measured():
+    """The float64 p*, q*, D against 50-digit values: D cancels at small ε (q* and p* both near s/d), its relative
+    error about u/ε. Recorded (not fixed): within 2e-15 at ε >= 0.1, and below 1e-9 down to ε = 1e-6."""
+    for eps, tol in ((1.0, 2e-15), (0.1, 2e-14), (1e-6, 1e-9)):
+        for d, s in ((3, 1), (100, 27), (10**5, 26894)):
+            ps, qs, D = ST.subset_constants(eps, d, s)
+            rp, rq, rD = subset_constants_ref(eps, d, s, 50)
+            assert abs(mpmath.mpf(D) / rD - 1) < tol, (eps, d, s, float(mpmath.mpf(D) / rD - 1))
+
+
+def _tail_failures(cases, plant=0.0):
+    bad = []
+    for k, n, p in cases:
+        sf = float(ST._sf(np.array([k]), n, np.array([p]))[0]) * (1 - plant)
+        cdf = float(ST._cdf(np.array([k]), n, np.array([p]))[0]) * (1 - plant)
+        for got, ref in ((sf, binom_sf_ref(k, n, p)), (cdf, binom_cdf_ref(k, n, p))):
+            if ref > 0 and abs(mpmath.mpf(got) / ref - 1) > 2e-15:
+                bad.append((k, n, p, float(mpmath.mpf(got) / ref - 1)))
+    return bad
+
+
+TAIL_CASES = [(5, 20, 0.3), (120, 400, 0.31), (1000, 3000, 0.33)]
+
+
+def test_binomial_tails_against_40_digits():
+    assert _tail_failures(TAIL_CASES) == []
+
+
+def test_binomial_tails_planted_error_caught():
+    assert _tail_failures(TAIL_CASES, plant=3e-15)
+
+
+# ----------------------------------------------------------------------------- ClipBiasBound: exact-tail branch
+
+V = {"exponential": lambda th, t: th * th / (t - 2), "normal-var": lambda th, t: 2 * th * th / t,
+     "normal-mean": lambda th, t: 1.0 / t, "poisson": lambda th, t: th / t,
+     "bernoulli": lambda th, t: th * (1 - th) / t}
+
+
+def _clip_failures(model, th, t, z, plant=0.0, slack=sa.BIAS_REL_SLACK):
+    """The exact-tail branch max(A, C)(1 + slack) at a = θ - z sd, b = θ + z sd (planted relative error) below the
+    50-digit max(A, C)."""
+    sd = math.sqrt(V[model](th, t))
+    a, b = th - z * sd, th + z * sd
+    extra = {"sigma": 1.0} if model == "normal-mean" else None
+    _, _, _, A, C = sa.clipped_block_moments(model, th, np.array([float(t)]), a, b, extra)
+    got = max(float(A[0]), float(C[0])) * (1 + slack) * (1 - plant)
+    rA, rC = clip_hinge_ref(model, th, t, a, b)
+    ref = max(rA, rC)
+    return [] if mpmath.mpf(got) >= ref else [(model, th, t, z, float(mpmath.mpf(got) / ref - 1))]
+
+
+CLIP_SAFE = [("exponential", 1.0, 10, 1.0), ("exponential", 1.0, 1000, 1.0), ("normal-var", 1.0, 1000, 4.0),
+             ("normal-mean", 0.0, 10**6, 4.0), ("poisson", 2.0, 100, 4.0), ("bernoulli", 0.3, 100, 1.0)]
+
+
+@pytest.mark.parametrize("case", CLIP_SAFE)
+def test_clip_bias_exact_branch_safe_at_moderate_blocks(case):
+    assert _clip_failures(*case) == []
+
+
+def test_clip_bias_planted_error_caught():
+    # without the 1e-9 margin the float64 value is within a few units of the exact one at these points
+    caught = [bool(_clip_failures(*c, plant=3e-15, slack=0.0)) or bool(_clip_failures(*c, plant=-3e-15, slack=0.0))
+              for c in (("normal-mean", 0.0, 10**6, 1.0), ("exponential", 1.0, 10, 1.0))]
+    assert any(caught)
+
+
+# found in this audit (benchmarks/results/2026-12-04-float64-parts-f-clipbias-*.txt): below the exact value by more
+# than the 1e-9 margin; open
+CLIP_UNSAFE = [("bernoulli", 0.99, 10**4, 4.0), ("bernoulli", 0.99, 10**5, 4.0)]
+
+
+@pytest.mark.xfail(strict=True, reason="part F open point: ClipBias exact-tail branch below exact beyond its margin")
+@pytest.mark.parametrize("case", CLIP_UNSAFE)
+def test_clip_bias_exact_branch_large_blocks_open(case):
+    assert _clip_failures(*case) == []
