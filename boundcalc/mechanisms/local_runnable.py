@@ -266,7 +266,7 @@ class DiscreteRandomizer(LocalRandomizer):
         if self.family == "rr":
             # one output bit per symbol; two inputs differ in two bits, each contributing q/(1-q)
             q = Fraction(self.q)
-            ratio = (q / (1 - q)) ** 2
+            ratio = (q / Fraction(flip_probability(self.eps / 2))) ** 2  # 1 - q taken directly (large ε)
             method = "exact ratio per output bit (two one-hot vectors differ in two bits), rational arithmetic"
         else:
             # every s-subset has probability e^ε/Z (contains x) or 1/Z (does not), Z the same for every x
