@@ -442,9 +442,45 @@ def _build_mechanism(bound_value, reference=True):
     if bound is None:
         raise InputError("mechanism", f"{entry.problem}/{values['privacy']}: no upper bound named {bound_value.name!r}")
     mech = entry.mechanism(v, bound_value, bound)
+    mech = _at_released_level(mech, bound_value)
     if not reference:
         mech = mech.to_opendp()
     return mech
+
+
+def _at_released_level(mech, bound_value):
+    """A local randomizer released below its claimed ε (:func:`boundcalc.mechanisms.large_eps.release_level`: in
+    float64 randomized response cannot run above about 36.7) is the mechanism of the lower level ε', whose risk is
+    at least that at ε. It is rebuilt from ``rate`` at ε' (the same bound, tuned and certified there by the same
+    code), so that what runs is exactly the ε' mechanism and ``certified_risk`` is the certified upper bound at ε';
+    the guarantee stays the claimed ε (an ε'-LDP mechanism is ε-LDP). Repeated while the mechanism tuned at ε' is
+    itself released lower (a composition whose number of releases is tuned with ε): the levels decrease, never
+    below 36."""
+    import dataclasses
+
+    ctx = bound_value.context
+    claimed, level = mech.guarantee.eps, getattr(mech, "eps", None)
+    if ctx["privacy"] != "local" or level is None or claimed is None or not level < claimed:
+        return mech
+    while True:
+        params = {**dict(ctx["params"]), "eps": level}
+        up = next((b for b in rate(ctx["problem"], "local", **params).uppers if b.name == bound_value.name), None)
+        if up is None or not (up.usable and up.certified):
+            raise InputError("mechanism", f"{ctx['problem']}/local: the upper bound '{bound_value.label}' is released "
+                                          f"at ε' = {level:.6g} (float64), where it has no certified value")
+        entry, values = resolve(ctx["problem"], "local", params)
+        v = entry.with_derived(values)
+        bound = next(b for b in entry.bounds(v) if b.side == "upper" and b.name == up.name)
+        rebuilt = entry.mechanism(v, up, bound)
+        if not rebuilt.eps < level:
+            break
+        level = rebuilt.eps
+    rebuilt.guarantee = dataclasses.replace(rebuilt.guarantee, eps=claimed)
+    rebuilt.notes = (f"released at ε' = {level:.6g} < ε = {claimed:.6g}: in float64 randomized response above about "
+                     "36.7 would never flip (docs/methods/local-randomizers.md, \"Very large ε\"); an ε'-LDP mechanism "
+                     f"is ε-LDP. certified_risk is the upper bound at ε' ({up.value:.6g}; at ε: {bound_value.value:.6g})",
+                     ) + rebuilt.notes
+    return rebuilt
 
 
 def _plan_mechanism(plan, row, reference=True):

@@ -50,6 +50,7 @@ import sympy as sp
 from ..core import symbolic as S
 from ..core.solver import ternary_search
 from ..cache.diskcache import persistent
+from .large_eps import release_level
 
 #: the float64 error model of the binomial probabilities is checked against mpmath up to N = 10^5 groups; larger N
 #: is not evaluated (the bound is then unusable at that m)
@@ -62,16 +63,12 @@ WINDOW = 800
 COARSE, FINE = 200, 4000
 
 
-#: the privacy level the bits are released at, at most: above it e^ε/(e^ε + 1) rounds to 1 in float64 (from ε ≈ 36.7),
-#: so randomized response would never flip a bit and would not be private at all (and e^ε overflows from ε ≈ 709.8);
-#: a mechanism that is ε'-LDP for ε' <= ε is ε-LDP, and the risk bound is computed from the same (p0, p1)
-EPS_CAP = 36.0
-
-
 def probabilities(eps: float, d: int, m: int) -> tuple[float, float]:
     """(p0, p1): OUE on blocks of more than one coordinate; binary randomized response when m = d; released at
-    min{ε, EPS_CAP}."""
-    e = math.exp(min(eps, EPS_CAP))
+    min{ε, 36} (:func:`boundcalc.mechanisms.large_eps.release_level`: above it e^ε/(e^ε + 1) rounds to 1 in
+    float64, so randomized response would never flip a bit; a mechanism that is ε'-LDP for ε' <= ε is ε-LDP, and the
+    risk bound is computed from the same (p0, p1))."""
+    e = math.exp(release_level(eps))
     if m >= d:
         return 1.0 / (e + 1.0), e / (e + 1.0)
     return 1.0 / (e + 1.0), 0.5

@@ -33,6 +33,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import symbolic as S
+from .large_eps import flip_probability
 
 ssub = sp.Symbol("s_sub", positive=True, integer=True)  # subset size of subset selection
 
@@ -90,7 +91,7 @@ def _rr_channel(d: int, eps: float, s=None):
     Z = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
     X = np.eye(d)
     agree = (Z[None, :, :] == X[:, None, :])
-    Q = np.prod(np.where(agree, q, 1 - q), axis=2)
+    Q = np.prod(np.where(agree, q, flip_probability(eps / 2)), axis=2)  # 1 - q taken directly (large ε)
     A = (Z - (1 - q)) / (2 * q - 1)
     return Q, A
 

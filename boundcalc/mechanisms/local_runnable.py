@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core.errors import InputError
+from .large_eps import flip_probability, release_level
 from .runnable import LOCAL_NEIGHBOURS, Guarantee, LocalMechanism, as_rng, no_mechanism
 
 #: relative margin on e^ε for likelihood ratios computed from float64 probabilities (rounding only: a real
@@ -70,11 +71,18 @@ class LocalRandomizer(LocalMechanism):
     no_data = False
 
     def __init__(self, *, problem: str, label: str, name: str, eps: float, n: int, certified_risk,
-                 parameters: dict, notes: tuple = (), values: dict | None = None):
+                 parameters: dict, notes: tuple = (), values: dict | None = None, level: float | None = None):
+        """``eps``: the level claimed (the guarantee); ``level``: the level the randomizer is released at, at most
+        ``eps`` (:func:`boundcalc.mechanisms.large_eps.release_level`; default ``eps``)."""
+        level = float(eps) if level is None else float(level)
+        if level < float(eps):
+            notes = tuple(notes) + (f"released at ε' = {level:.6g} < ε = {float(eps):.6g}: in float64 randomized "
+                                    "response at more than about 36.7 would never flip (docs/methods/"
+                                    "local-randomizers.md, \"Very large ε\"); an ε'-LDP mechanism is ε-LDP",)
         super().__init__(problem, "local", label, parameters, Guarantee("local", float(eps), None, LOCAL_NEIGHBOURS),
                          certified_risk, n, reference=True, bound=name, notes=tuple(notes) + self.default_notes(),
                          values=values)
-        self.eps = float(eps)
+        self.eps = level
 
     def default_notes(self) -> tuple:
         """What a user should know about the records this randomizer accepts (domain, clamping)."""
@@ -124,19 +132,22 @@ class DiscreteRandomizer(LocalRandomizer):
     simplex (``project``). A record is a symbol index in {0, …, d-1}; any other value is refused."""
 
     problem = "multinomial"
+    #: randomized responses composed per family (release_level: randomized response on the one-hot vector is two
+    #: bits at ε/2; Laplace noise is calibrated exactly at every ε)
+    RELEASES = {"krr": 1, "subset": 1, "rr": 2, "laplace": math.inf}
 
     def __init__(self, kind: str, d: int, eps: float, s: int | None = None, project: bool = False, **kw):
         from . import discrete as DM
 
         self.family, self.d, self.s, self.project = kind, int(d), (None if s is None else int(s)), bool(project)
-        params = {"d": self.d, "eps": float(eps)}
+        e = release_level(eps, self.RELEASES[kind])
+        params = {"d": self.d, "eps": e}
         if kind == "subset":
             params["s_sub"] = self.s
         if kind == "laplace":
-            params["scale"] = 2.0 / float(eps)
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+            params["scale"] = 2.0 / e
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
         self._DM = DM
-        e = float(eps)
         if kind == "krr":
             D = math.exp(min(e, 700.0)) + self.d - 1
             self.keep = math.exp(min(e, 700.0)) / D if e < 700 else 1.0 - (self.d - 1) * math.exp(-e)
@@ -255,7 +266,7 @@ class DiscreteRandomizer(LocalRandomizer):
         if self.family == "rr":
             # one output bit per symbol; two inputs differ in two bits, each contributing q/(1-q)
             q = Fraction(self.q)
-            ratio = (q / (1 - q)) ** 2
+            ratio = (q / Fraction(flip_probability(self.eps / 2))) ** 2  # 1 - q taken directly (large ε)
             method = "exact ratio per output bit (two one-hot vectors differ in two bits), rational arithmetic"
         else:
             # every s-subset has probability e^ε/Z (contains x) or 1/Z (does not), Z the same for every x
@@ -356,12 +367,13 @@ class ScalarRandomizer(LocalRandomizer):
 
     def __init__(self, kind: str, T: float, eps: float, m: int = 1, shrink: float = 1.0, **kw):
         self.family, self.T, self.m, self.shrink = kind, float(T), int(m), float(shrink)
-        params = {"T": self.T, "eps": float(eps), **({"shrink_factor": self.shrink} if self.shrink != 1.0 else {})}
+        e = release_level(eps, math.inf if kind == "laplace" else 1)
+        params = {"T": self.T, "eps": e, **({"shrink_factor": self.shrink} if self.shrink != 1.0 else {})}
         if kind == "laplace":
-            params["scale"] = 2 * self.T / float(eps)
+            params["scale"] = 2 * self.T / e
         if kind == "levels-rr":
             params["m_levels"] = self.m
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
 
     def default_notes(self):
         return (f"records: real numbers (an array of shape (n,)); values outside [-T, T] = [{-self.T:.6g}, {self.T:.6g}] "
@@ -434,14 +446,16 @@ class ScalarRandomizer(LocalRandomizer):
 
 def _onebit_probs(T: float, level: float):
     """P(Z = +) at x = -T and x = +T of the one-bit mechanism at ``level``, recomputed from its definition
-    P(+|x) = 1/2 + x/(2T coth(level/2)) (not from the sampler)."""
+    P(+|x) = 1/2 + x/(2T coth(level/2)) (not from the sampler): 1/(e^ℓ+1) and e^ℓ/(e^ℓ+1), the first taken
+    directly (1/2 - 1/(2 coth) loses its digits from ℓ ≈ 18)."""
     c = (math.exp(level) + 1) / math.expm1(level) if level < 700 else 1.0
-    return 0.5 - 1 / (2 * c), 0.5 + 1 / (2 * c)
+    return flip_probability(level), 0.5 + 1 / (2 * c)
 
 
 def _onebit_verdict(T: float, eps: float, k: int, what: str) -> dict:
     lo, hi = _onebit_probs(T, eps / k)
-    per = max(math.log(hi) - math.log(lo), math.log1p(-lo) - math.log1p(-hi)) if lo > 0 else math.inf
+    # P(-|x) = P(+|-x): the ratio of the minus probabilities is that of the plus ones
+    per = math.log(hi) - math.log(lo) if lo > 0 else math.inf
     return _ratio_verdict(k * per, eps, f"exact likelihood ratio of {what} at the extreme inputs ±T (probabilities "
                           f"affine in the input), {k} release(s) composed", per_release_log_ratio=per, releases=k)
 
@@ -459,13 +473,16 @@ class VectorRandomizer(LocalRandomizer):
     def __init__(self, kind: str, T: float, ball: str, d: int, eps: float, k: int = 1, shrink: float = 1.0, **kw):
         self.family, self.T, self.ball, self.d, self.k = kind, float(T), ball, int(d), int(k)
         self.shrink = float(shrink)
-        params = {"T": self.T, "eps": float(eps), "d": self.d, "ball": ball,
+        releases = {"coordinate-composition": self.d, "coordinate-subsampling": self.k,
+                    "laplace-composition": math.inf}.get(kind, 1)
+        e = release_level(eps, releases)
+        params = {"T": self.T, "eps": e, "d": self.d, "ball": ball,
                   **({"shrink_factor": self.shrink} if self.shrink != 1.0 else {})}
         if kind == "coordinate-subsampling":
             params["k_sub"] = self.k
         if kind == "laplace-composition":
-            params["scale"] = 2 * self.T * self.d / float(eps)
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+            params["scale"] = 2 * self.T * self.d / e
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
 
     def default_notes(self):
         where = (f"projected onto the ℓ2 ball of radius T = {self.T:.6g}" if self.ball == "l2" else
@@ -553,12 +570,13 @@ class VectorRandomizer(LocalRandomizer):
                                                 - self.d * math.log(2))
             K = (1 - x) / 2  # strict half, as a fraction of 2^d; boundary fraction x
             # near-half points: π'/K each; far closed half: (1-π')/(K + x) each
-            lr = math.log(pi / K) - math.log((1 - pi) / (K + x))
+            t = (1.0 + 2.0 * x / (1.0 - x)) * math.exp(-e)  # 1 - π' = t/(1 + t), taken directly
+            lr = math.log(pi / K) - math.log(t / (1.0 + t) / (K + x))
             return _ratio_verdict(lr, e, "ratio of the two probability levels of ℓ∞ sampling (near strict half, "
                                   "far closed half)")
         if self.family == "l2-sampling":
             pi = SM._pi(e)
-            return _ratio_verdict(math.log(pi) - math.log1p(-pi), e, "ratio of the two density levels on the "
+            return _ratio_verdict(math.log(pi) - math.log(flip_probability(e)), e, "ratio of the two density levels on the "
                                   "sphere (near and far half)", near_half_probability=pi)
         return _privunit_verdict(self.d, e)
 
@@ -573,7 +591,9 @@ def _privunit_verdict(d: int, e: float) -> dict:
     m, g, p, _ = privunit_parameters(int(d), e)
     a = (d - 1) / 2.0
     C = float(special.betainc(a, a, (1.0 - g) / 2.0))
-    lr = (math.log(p) - math.log1p(-p)) + (math.log1p(-C) - math.log(C)) if 0 < C < 1 and 0 < p < 1 else math.inf
+    # 1 - p = (1 - C)/(e^ε C + 1 - C) from the definition, taken directly (1 - p loses its digits near p = 1)
+    q = (1.0 - C) / (math.exp(e) * C + 1.0 - C) if 0 < C < 1 else 0.0
+    lr = (math.log(p) - math.log(q)) + (math.log1p(-C) - math.log(C)) if 0 < C < 1 and 0 < p < 1 and q > 0 else math.inf
     return _ratio_verdict(lr, e, "ratio of the two density levels of PrivUnit (cap and its complement), cap "
                           "area recomputed from the Beta law", cap_threshold=g, cap_probability=p, cap_area=C)
 
@@ -683,7 +703,7 @@ def _split_columns(n: int, k: int, d: int) -> np.ndarray:
 
 def _rr_bit_verdict(level: float, k: int, eps: float, what: str) -> dict:
     q = 1.0 / (1.0 + math.exp(-level))
-    per = math.log(q) - math.log1p(-q)
+    per = math.log(q) - math.log(flip_probability(level))
     return _ratio_verdict(k * per, eps, f"exact likelihood ratio of randomized response of {what} (keep probability "
                           f"e^ε'/(e^ε'+1), ε' = {level:.6g}), {k} bit(s) per user composed",
                           per_release_log_ratio=per, releases=k)
@@ -702,11 +722,12 @@ class GaussThresholdRandomizer(LocalRandomizer):
 
     def __init__(self, d: int, k: int, sigma: float, B: float, eps: float, closed: bool, **kw):
         self.d, self.k, self.sigma, self.B, self.closed = int(d), int(k), float(sigma), float(B), bool(closed)
-        params = {"d": self.d, "eps": float(eps), "sigma": self.sigma, "B": self.B}
+        e = release_level(eps, self.k)  # k bits (stage 1 of the two-stage scheme: k one-bit values) at ε/k
+        params = {"d": self.d, "eps": e, "sigma": self.sigma, "B": self.B}
         if self.d > 1:
             params["k_sub"] = self.k
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
-        self.level = float(eps) / self.k
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        self.level = e / self.k
 
     def default_notes(self):
         return (f"records: vectors of length {self.d} (an array of shape (n, {self.d})); user i (row i) reports "
@@ -792,7 +813,7 @@ class GaussThresholdRandomizer(LocalRandomizer):
         q = 1.0 / (1.0 + math.exp(-self.level))
         pts = np.array(list(itertools.product([0, 1], repeat=self.k)))
         agree = pts[:, None, :] == pts[None, :, :]
-        return np.prod(np.where(agree, q, 1 - q), axis=2)
+        return np.prod(np.where(agree, q, flip_probability(self.level)), axis=2)
 
     def _privacy(self) -> dict:
         if self.k <= 10:
@@ -977,9 +998,14 @@ class SparseBinaryRandomizer(LocalRandomizer):
             Kt = min(self.K, self.d / 2)
             self.kappa, self.radius = Kt / self.d, math.sqrt(Kt - Kt * Kt / self.d)
             params.update(kappa=self.kappa, radius=self.radius)
-        self.q = 1.0 / (1.0 + math.exp(-float(eps) / (2 * self.K)))
+        # randomized response of the truncated vector: two inputs differ in at most 2K bits, each at ε/(2K)
+        e = release_level(eps, self.k if family == "coordinate-subsampling" else
+                          1 if "privunit" in family else 2 * self.K)
+        params["eps"] = e
+        self.q = 1.0 / (1.0 + math.exp(-e / (2 * self.K)))
+        self.flip = flip_probability(e / (2 * self.K))
         self.projected = family.startswith("projected")
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
 
     def default_notes(self):
         out = [f"records: 0/1 vectors of length {self.d} (an array of shape (n, {self.d})); other values are refused"]
@@ -1064,7 +1090,7 @@ class SparseBinaryRandomizer(LocalRandomizer):
         pts = np.array(list(itertools.product([0, 1], repeat=self.d)))
         ins = pts[pts.sum(axis=1) <= self.K]
         agree = pts[:, None, :] == ins[None, :, :]
-        return np.prod(np.where(agree, self.q, 1 - self.q), axis=2)
+        return np.prod(np.where(agree, self.q, self.flip), axis=2)
 
     def _privacy(self) -> dict:
         if self.family == "coordinate-subsampling":
@@ -1090,10 +1116,11 @@ class PatternRRRandomizer(LocalRandomizer):
         from . import pattern_rr as PR
 
         self.d, self.s, self._PR = int(d), float(s), PR
-        self.q_change = PR.change_probability(float(eps), self.d)
+        e = release_level(eps)
+        self.q_change = PR.change_probability(e, self.d)
         self.a, self.c = PR.coefficients(self.q_change, self.d)
-        params = {"d": self.d, "s": self.s, "eps": float(eps), "q_change": self.q_change}
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        params = {"d": self.d, "s": self.s, "eps": e, "q_change": self.q_change}
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
 
     def default_notes(self):
         return (f"records: 0/1 vectors of length {self.d} (an array of shape (n, {self.d})); other values are refused",)
@@ -1345,10 +1372,11 @@ class DensityHistogramRandomizer(LocalRandomizer):
         kind = {"hist-laplace": "laplace", "hist-rr": "rr", "hist-subset": "subset"}[family]
         self.inner = DiscreteRandomizer(kind, self.m, eps, s=s, problem="density", label=kw.get("label", family),
                                         name=family, n=kw.get("n", 1), certified_risk=None, parameters={})
-        params = {"m": self.m, "eps": float(eps), **{k: v for k, v in self.inner.parameters.items() if k not in ("d", "eps")}}
+        e = self.inner.eps  # the bin randomizer's release level
+        params = {"m": self.m, "eps": e, **{k: v for k, v in self.inner.parameters.items() if k not in ("d", "eps")}}
         if lam is not None:
             params["lambda"] = float(lam)
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
 
     def default_notes(self):
         return ("records: points of [0, 1] (an array of shape (n,)); points outside are refused",
@@ -1402,11 +1430,12 @@ class DensitySeriesRandomizer(LocalRandomizer):
         from .series import R_BASIS
 
         self.family, self.K = family, int(K)
-        params = {"K": self.K, "eps": float(eps)}
+        e = release_level(eps, math.inf if family == "series-laplace" else 1)
+        params = {"K": self.K, "eps": e}
         if family == "series-laplace":
-            params["scale"] = 2 * R_BASIS * self.K / float(eps)
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
-        self.inner = (VectorRandomizer("linf-sampling", R_BASIS, "linf", self.K, eps, problem="density",
+            params["scale"] = 2 * R_BASIS * self.K / e
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        self.inner = (VectorRandomizer("linf-sampling", R_BASIS, "linf", self.K, e, problem="density",
                                        label="ℓ∞ sampling", name=family, n=self.n, certified_risk=None, parameters={})
                       if family == "series-linf" else None)
 
@@ -1522,7 +1551,7 @@ class LinearLossRandomizer(LocalRandomizer):
         from .sampling import l2_gamma_ratio_np, linf_C_np
 
         self.family, self.d, self.r, self.M, self.geometry = family, int(d), float(r), float(M), geometry
-        e = float(eps)
+        e = release_level(eps)  # one release (ℓ2, ℓ∞ sampling or PrivUnit)
         coth = 1 + (2 / math.expm1(e) if e < 700 else 0.0)
         if family == "sgd-privunit" or family == "minimiser-privunit":
             self.G, release = self.M * math.sqrt(privunit_factor_value(self.d, e)), "privunit"
@@ -1531,7 +1560,7 @@ class LinearLossRandomizer(LocalRandomizer):
         else:
             self.G, release = self.M * coth * float(linf_C_np(self.d, e)), "linf-sampling"
         params = {"d": self.d, "r": self.r, "M": self.M, "geometry": geometry, "eps": e, "G": self.G}
-        super().__init__(eps=eps, parameters={**params, **kw.pop("parameters", {})}, **kw)
+        super().__init__(eps=eps, level=e, parameters={**params, **kw.pop("parameters", {})}, **kw)
         self.inner = VectorRandomizer(release, self.M, "l2" if geometry == "l2" else "linf", self.d, e,
                                       problem="linear", label=release, name=family, n=self.n, certified_risk=None,
                                       parameters={})

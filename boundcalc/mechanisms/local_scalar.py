@@ -63,7 +63,9 @@ def onebit(x, T, eps, rng: np.random.Generator):
     """Vectorised one-bit privatisation of the truncated values (any array shape)."""
     xt = truncate(np.asarray(x, float), T)
     c = coth_half_np(eps)
-    p_plus = 0.5 + xt / (2.0 * T * c)
+    # 1/2 + x/(2Tc) = 1/(e^ε+1) + (x+T)/(2Tc): a sum of non-negative terms, accurate where P(+) is small
+    t = np.exp(-np.asarray(eps, float))
+    p_plus = t / (1.0 + t) + (xt + T) / (2.0 * T * c)
     return np.where(rng.random(xt.shape) < p_plus, T * c, -T * c)
 
 

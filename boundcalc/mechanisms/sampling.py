@@ -52,7 +52,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import symbolic as S
-from .local_scalar import coth_half, coth_half_np
+from .local_scalar import coth_half, coth_half_np, onebit
 
 
 # --------------------------------------------------------------------------- exact constants
@@ -314,8 +314,7 @@ def coordinate_splitting(v, r, eps, rng: np.random.Generator):
     m, d = v.shape
     J = rng.integers(0, d, size=m)
     vj = v[np.arange(m), J]
-    c = float(coth_half_np(eps))
-    y = np.where(rng.random(m) < 0.5 + vj / (2 * r * c), r * c, -r * c)
+    y = onebit(vj, r, eps, rng)
     Z = np.zeros((m, d))
     Z[np.arange(m), J] = d * y
     return Z
@@ -325,8 +324,7 @@ def coordinate_composition(v, r, eps, rng: np.random.Generator):
     """Every coordinate released by the one-bit mechanism at level ε/d."""
     v = np.atleast_2d(np.asarray(v, float))
     m, d = v.shape
-    c = float(coth_half_np(eps / d))
-    return np.where(rng.random((m, d)) < 0.5 + v / (2 * r * c), r * c, -r * c)
+    return onebit(v, r, eps / d, rng)
 
 
 def coordinate_subsampling(v, r, eps, rng: np.random.Generator, k: int = 1):
@@ -337,8 +335,7 @@ def coordinate_subsampling(v, r, eps, rng: np.random.Generator, k: int = 1):
     from .discrete import smallest_members
 
     inS = smallest_members(rng.random((m, d)), k)  # the k smallest of d i.i.d. keys: a uniform k-subset
-    c = float(coth_half_np(eps / k))
-    y = np.where(rng.random((m, d)) < 0.5 + v / (2 * r * c), r * c, -r * c)
+    y = onebit(v, r, eps / k, rng)
     return np.where(inS, (d / k) * y, 0.0)
 
 

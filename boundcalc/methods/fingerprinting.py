@@ -40,21 +40,32 @@ A_i = b_i ⟨M - p, z_i - p⟩ with b_i = 1{z_i ≠ 0}.
 
 a > 0 and q ∈ (0, 1] are free (q = 1 for k = ∞). With δ = 0 the same bound holds under pure ε-DP.
 
-**Under α-KL privacy** (KL(M(D) ‖ M(D')) <= α for neighbouring samples) steps 1, 2 and 4 are unchanged and step 3
-becomes an information bound (docs/methods/fingerprinting.md, "KL privacy"; below, α is the privacy level and
-α_M² = E||M - p||² the risk that steps 0-4 call α²). For k = ∞ (q = 1), given p:
-E A_i = E_M ⟨M - p, E[z_i - p | M]⟩. For a unit vector v, ⟨v, z_i - p⟩ has independent centred terms of ranges
-2|v_j|, so E e^{λ⟨v, z_i - p⟩} <= e^{λ²/2} (Hoeffding's lemma), and the Donsker–Varadhan formula gives
-⟨v, E[z_i - p | M = m]⟩ <= sqrt(2 K(m)), K(m) = KL(law of z_i given M = m ‖ law of z_i); with v along the
-conditional mean, E A_i <= E[‖M - p‖ sqrt(2K(M))] <= sqrt(2 E K(M)) α_M (Cauchy–Schwarz), and E K(M) = I(z_i; M | p)
-<= α: I(z_i; M) <= E KL(P_{M|z_i} ‖ P_{M|z_i'}) (convexity of KL in its second argument, z_i' an independent
-copy) <= α (joint convexity over the other observations, then KL privacy). So E A_i <= sqrt(2α) α_M in place of
-q sinh(ε) α_M, with no δ term. For finite k, condition on which observations are non-zero: given H = h of them and
-their positions, the estimator is an α-KL-private function of h observations from the k = ∞ family, so its risk
-is at least (ρ²/d) times the k = ∞ bound with n = h; that bound is convex in h, so by Jensen its mean over
-H ~ Bin(n, q) is at least its value at h = nq:
+**Under α-KL privacy** (KL(M(D) ‖ M(D')) <= α for neighbouring samples) steps 1 and 2 are kept, step 2's
+Cauchy–Schwarz is replaced by an identity and step 3 by an information bound (docs/methods/fingerprinting.md,
+"KL privacy"; below, α is the privacy level and α_M² = E||M - p||² the risk that steps 0-4 call α²).
+Step 0': take M = E[p | θ̂], the posterior mean of p given the estimator's output: it is α-KL private (post-
+processing), lies in the box, and its Bayes risk is at most that of the clipped rescaled estimate, so a lower bound
+on its risk is one on every estimator's. Step 2': for the posterior mean E[p_j M_j] = E[M_j²], so
+Σ_i E A_i = 2a Σ_j E[p_j M_j] = 2a Σ_j E M_j² = 2a (d/(2a+1) - α_M²), an identity (Cauchy–Schwarz gave the weaker
+2a(d/(2a+1) - sqrt(d/(2a+1)) α_M)). Step 3' (k = ∞, q = 1), given p: E A_i = E_M ⟨M - p, E[z_i - p | M]⟩. For a unit
+vector v, ⟨v, z_i - p⟩ has independent centred terms of ranges 2|v_j|, so E e^{λ⟨v, z_i - p⟩} <= e^{λ²/2}
+(Hoeffding's lemma), and the Donsker–Varadhan formula gives ⟨v, E[z_i - p | M = m]⟩ <= sqrt(2 K(m)),
+K(m) = KL(law of z_i given M = m ‖ law of z_i); with v along the conditional mean,
+E A_i <= E[‖M - p‖ sqrt(2K(M))] <= sqrt(2 E K(M)) α_M (Cauchy–Schwarz), and E K(M) = I(z_i; M | p) <= α:
+I(z_i; M) <= E KL(P_{M|z_i} ‖ P_{M|z_i'}) (convexity of KL in its second argument, z_i' an independent copy) <= α
+(joint convexity over the other observations, then KL privacy). So E A_i <= sqrt(2α) α_M. Step 4': summing,
+2a(d/(2a+1) - α_M²) <= n sqrt(2α) α_M; the left side minus the right is decreasing in α_M >= 0, so α_M is at least
+the positive root, 4ad/((2a+1)(sqrt(u² + K) + u)) with u = n sqrt(2α), K = 16a²d/(2a+1). For finite k, condition
+on which observations are non-zero: given H = h of them and their positions, the estimator is an α-KL-private
+function of h observations from the k = ∞ family, so its risk is at least (ρ²/d) times the k = ∞ bound with n = h
+(for the posterior mean given the output and the positions, which has the smaller risk); the squared root is convex
+in h ((sqrt(u² + K) - u)² has second derivative 2(t - 1)²(t + 2) >= 0 in u, t = u/sqrt(u² + K)), so by Jensen its
+mean over H ~ Bin(n, q) is at least its value at h = nq:
 
-   M_n >= r² q^{2(k-1)/k} d (2a/(2a+1))² / (nq sqrt(2α) + 2a sqrt(d/(2a+1)))²   (:func:`risk_lower_kl`).
+   M_n >= r² q^{2(k-1)/k} d (4a/(2a+1))² / (sqrt(u² + K) + u)²,  u = nq sqrt(2α)   (:func:`risk_lower_kl`).
+
+At the best q this is 1.54 times the Cauchy–Schwarz form (r² q^{2(k-1)/k} d (2a/(2a+1))² / (u + 2a sqrt(d/(2a+1)))²),
+which it never falls below (sqrt(u² + K) <= u + sqrt(K)).
 
 With no observations (n = 0) the bound is d/(2a+1) in the cube's units: the prior variance of p, which is exactly
 the Bayes risk there, so the constants of steps 1-2 cannot be improved at n = 0.
@@ -85,10 +96,13 @@ def risk_lower(n, d, r, eps, delta, a=a_beta, q=sp.Integer(1), exponent=sp.Integ
 
 
 def risk_lower_kl(n, d, r, alpha, a=a_beta, q=sp.Integer(1), exponent=sp.Integer(1)):
-    """Sympy form of the bound under α-KL privacy (module docstring, "Under α-KL privacy"): step 3's per-record
-    correlation sqrt(2α) α in place of q sinh(ε) α (the q of finite k comes from conditioning on the non-zero
-    observations), no δ term."""
-    return _score_attack(n, d, r, sp.sqrt(2 * alpha), 2 * a / (2 * a + 1), a, q, exponent)
+    """Sympy form of the bound under α-KL privacy (module docstring, "Under α-KL privacy"): step 2 as the identity
+    Σ_i E A_i = 2a(d/(2a+1) - α_M²) of the posterior mean, step 3' E A_i <= sqrt(2α) α_M, and α_M the positive root
+    of 2a α_M² + nq sqrt(2α) α_M - 2ad/(2a+1) = 0, written 4ad/((2a+1)(sqrt(u² + K) + u)) (no cancellation),
+    u = nq sqrt(2α), K = 16a²d/(2a+1); squared and rescaled by r² q^{2(k-1)/k}/d."""
+    u = n * q * sp.sqrt(2 * alpha)
+    big_k = 16 * a ** 2 * d / (2 * a + 1)
+    return r ** 2 * q ** (2 * exponent) * d * (4 * a / (2 * a + 1)) ** 2 / (sp.sqrt(u ** 2 + big_k) + u) ** 2
 
 
 def _score_attack(n, d, r, per_record, bracket, a, q, exponent):
@@ -115,7 +129,16 @@ def alpha_lower_value(n: float, d: float, eps: float, delta: float, a: float, q:
 
 def alpha_lower_value_kl(n: float, d: float, alpha: float, a: float, q: float = 1.0) -> float:
     """The α-KL form of :func:`alpha_lower_value` (cube units; for q < 1, the bound of the k = ∞ family at
-    h = nq non-zero observations, which the mean over H ~ Bin(n, q) of the squared bound exceeds)."""
+    h = nq non-zero observations, which the mean over H ~ Bin(n, q) of the squared bound exceeds): the positive
+    root of 2a α_M² + nq sqrt(2α) α_M - 2ad/(2a+1) = 0."""
+    u = n * q * math.sqrt(2 * alpha)
+    big_k = 16 * a * a * d / (2 * a + 1)
+    return 4 * a * d / ((2 * a + 1) * (math.sqrt(u * u + big_k) + u))
+
+
+def alpha_lower_value_kl_cs(n: float, d: float, alpha: float, a: float, q: float = 1.0) -> float:
+    """The earlier α-KL form, step 2 by Cauchy–Schwarz (Σ_j E p_j(M_j - p_j) >= -sqrt(d/(2a+1)) α_M) instead of the
+    posterior-mean identity: never above :func:`alpha_lower_value_kl` (tests)."""
     return _alpha_lower(n, d, math.sqrt(2 * alpha), 1.0, a, q)
 
 

@@ -616,15 +616,18 @@ def _fingerprint_kl_lower(k):
         source="derived: docs/methods/fingerprinting.md, section \"KL privacy\" (the score attack of Cai, Wang & "
         "Zhang 2021 with the Donsker–Varadhan formula in place of the (ε,δ) tail step)",
         derivation="The family, prior and steps (1)-(2) of the (ε,δ) fingerprinting bound (k = ∞: z ∈ {±1}^d, "
-        "X = (r/√d) z, p_j i.i.d. Beta(a, a) on [-1, 1]; α_M² = E||M - p||² of the clipped rescaled estimate): "
-        "Σ_i E A_i >= 2a d/(2a+1) - 2a sqrt(d/(2a+1)) α_M. (3') Given p, E A_i = E_M <M - p, E[z_i - p | M]>; "
+        "X = (r/√d) z, p_j i.i.d. Beta(a, a) on [-1, 1]), with M = E[p | θ̂] the posterior mean (private by "
+        "post-processing, in the box, of Bayes risk α_M² = E||M - p||² at most the estimator's in the cube's units): "
+        "E[p_j M_j] = E M_j², so step (2) is the identity Σ_i E A_i = 2a Σ_j E M_j² = 2a(d/(2a+1) - α_M²). "
+        "(3') Given p, E A_i = E_M <M - p, E[z_i - p | M]>; "
         "<v, z_i - p> is 1-sub-Gaussian for a unit v (Hoeffding's lemma), so by the Donsker–Varadhan formula "
         "<v, E[z_i - p | M = m]> <= sqrt(2 K(m)), K(m) the KL divergence of z_i's law given M = m from its law, and "
         "E A_i <= sqrt(2 I(z_i; M)) α_M (Cauchy–Schwarz) with I(z_i; M) <= α by convexity of KL and KL privacy. "
-        "(4) Solve: α_M >= (2a d/(2a+1)) / (n sqrt(2α) + 2a sqrt(d/(2a+1))). Finite k: z = 0 with probability "
-        "1-q, X = (r q^{-1/k}/√d) z; given which H observations are non-zero the k = ∞ bound holds with n = H, "
-        "it is convex in H (Jensen at H = nq), and the rescaling is r² q^{2(k-1)/k}/d: risk >= r² q^{2(k-1)/k} d "
-        "(2a/(2a+1))² / (nq sqrt(2α) + 2a sqrt(d/(2a+1)))².",
+        "(4) 2a(d/(2a+1) - α_M²) <= n sqrt(2α) α_M, so α_M is at least the positive root 4ad/((2a+1)(sqrt(u² + K) "
+        "+ u)), u = n sqrt(2α), K = 16a²d/(2a+1). Finite k: z = 0 with probability 1-q, X = (r q^{-1/k}/√d) z; "
+        "given which H observations are non-zero the k = ∞ bound holds with n = H, its square is convex in H "
+        "(Jensen at H = nq), and the rescaling is r² q^{2(k-1)/k}/d: risk >= r² q^{2(k-1)/k} d (4a/(2a+1))² / "
+        "(sqrt(u² + K) + u)², u = nq sqrt(2α).",
         free=tuple(free))
 
 
