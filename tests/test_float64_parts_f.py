@@ -133,3 +133,25 @@ def test_clip_hinges_planted_error_caught():
         mp_.setattr(sa, "HINGE_SLACK", 0.0)
         assert _clip_failures("normal-mean", 0.0, 10**6, 1.0, plant=1e-11)
         assert _clip_failures("bernoulli", 0.99, 10**4, 4.0, plant=1e-11)
+
+
+# at the largest trusted sizes (HINGE_SCALE_MAX) and beyond
+@pytest.mark.parametrize("case", [("bernoulli", 0.3, 10**7, 4.0), ("poisson", 9.0, 3 * 10**5 // 9, 10.0),
+                                  ("exponential", 1.0, 3 * 10**5, 10.0), ("normal-var", 1.0, 6 * 10**5, 10.0)])
+def test_clip_hinges_not_below_exact_at_the_largest_trusted_size(case):
+    assert _clip_failures(*case) == []
+
+
+@pytest.mark.parametrize("model,th,t", [("bernoulli", 0.3, 2e7), ("poisson", 9.0, 1e5), ("exponential", 1.0, 1e6),
+                                        ("normal-var", 1.0, 1e6)])
+def test_clip_bias_beyond_trusted_size_uses_closed_forms(model, th, t):
+    """Past HINGE_SCALE_MAX the hinges are +inf, so the bias bound is min(V/(4m), √V), exactly as computed from V."""
+    sd = math.sqrt(V[model](th, t))
+    a, b = th - 4 * sd, th + 4 * sd
+    A, C = sa.hinge_upper_bounds(model, th, th, np.array([t]), a, b)
+    assert np.isinf(A[0]) and np.isinf(C[0])
+    B = sa.certified_bias_bound(model, th, np.array([t]), a, b)
+    var = V[model](th, t)
+    assert B[0] == pytest.approx(min(var / (4 * 4 * sd), math.sqrt(var)), rel=1e-12)
+    A2, _ = sa.hinge_upper_bounds(model, th, th, np.array([t / 10]), a, b)
+    assert np.isfinite(A2[0])

@@ -267,15 +267,16 @@ def _nvar_tails(th, t, a, b, extra):
 
 #: outward rounding of the clipping hinges: A = T1 - T2 is widened by HINGE_SLACK (T1 + T2), which covers a
 #: relative error of HINGE_SLACK/2 in each of T1, T2 (the special functions and the roundings of the products;
-#: measured below 3e-12 up to HINGE_SCALE_MAX, tests/test_clip_hinges.py)
+#: measured below 3e-12 up to HINGE_SCALE_MAX, tests/test_float64_parts_f.py)
 HINGE_SLACK = 1e-9
 #: absolute floor of that widening (times 1 + |θ|): a hinge term that underflows is below it
 BIAS_ABS_SLACK = 1e-300
-#: the largest size parameter (:func:`_hinge_scale`) at which the hinges' special functions are trusted, per model:
-#: scipy's binomial tails (Boost) stay within 3e-12 of T1 + T2 to n = 1e9 on the test grid; its Poisson and gamma
-#: tails (Cephes) are off by 1e-6 to 1e-3 relative in the far tails from a shape of about 1e6
-#: (e.g. P(Poisson(9e6) > 9.03e6) 1e-3 low): beyond, the exact-tail branch of the bias bound is not used
-HINGE_SCALE_MAX = {"bernoulli": 1e9, "poisson": 3e5, "exponential": 3e5, "normal-var": 3e5, "normal-mean": math.inf}
+#: the largest size parameter (:func:`_hinge_scale`) at which the hinges' special functions are trusted, per model
+#: (measured against 50-digit values, docs/engineering/certified-floating-point.md, part F): scipy's binomial tails
+#: (Boost) keep T1 - T2 within 3e-12 of T1 + T2 to n = 1e7 (3e-11 at 1e8); its Poisson and gamma tails (Cephes) to a
+#: shape of 3e5, and are off by 1e-6 to 1e-3 relatively in the far tails from about 1e6 (P(Poisson(9e6) > 9.03e6)
+#: is 1e-3 low). Beyond, the exact-tail branch of the bias bound is not used.
+HINGE_SCALE_MAX = {"bernoulli": 1e7, "poisson": 3e5, "exponential": 3e5, "normal-var": 3e5, "normal-mean": math.inf}
 
 
 def _count_thresholds(t, a, b):
@@ -517,7 +518,7 @@ def hinge_upper_bounds(model, theta_lo, theta_hi, t, a, b, extra=None):
     Each hinge is T1 - T2 with nonnegative terms (see the hinge functions above); a computed T_i has relative
     error at most the special function's plus a few roundings, so ``T1 - T2 + HINGE_SLACK (T1 + T2)`` bounds the
     hinge from above wherever those relative errors are below HINGE_SLACK (measured in
-    tests/test_clip_hinges.py against 50-digit values of the definitions: below 3e-12 of T1 + T2 up to the scales
+    tests/test_float64_parts_f.py against 50-digit values of the definitions: below 3e-12 of T1 + T2 up to the scales
     of HINGE_SCALE_MAX), and ``BIAS_ABS_SLACK (1 + |θ|)`` covers terms that underflow."""
     est = get_block_estimator(model)
     ex = {**get_point_model(model).extra_defaults, **(extra or {})}
