@@ -93,6 +93,7 @@ class BlockEstimator:
     tails: Callable  # (theta, t, a, b, extra) -> (PL, E[(Y-θ);L], E[(Y-θ)²;L], PU, E[(Y-θ);U], E[(Y-θ)²;U])
     sample: Callable  # (rng, theta, t, size, extra) -> block estimates from the sufficient statistic
     from_data: Callable  # (x[..., t], extra) -> block estimates from raw data (last axis)
+    hinges: Callable = None  # (theta, t, a, b, extra) -> (T1_A, T2_A, T1_C, T2_C): A = T1_A - T2_A, C = T1_C - T2_C
 
 
 def _num(x):
@@ -254,6 +255,120 @@ def _nvar_tails(th, t, a, b, extra):
     return (*_centre(PL, E1L, E2L, th), *_centre(PU, E1U, E2U, th))
 
 
+# ---------------------------------------------------------------------- clipping hinges without cancellation
+# A = E(a - Y)_+ and C = E(Y - b)_+ as T1 - T2 with two nonnegative terms: T2 = (θ - a)P(L) (resp. (b - θ)P(U)) and
+# T1 = -E[(Y - θ); L] (resp. E[(Y - θ); U]), the centred first partial moment, which is one probability (no
+# difference of two tails): for S ~ Bin(t, θ), E[(S - tθ); S >= m] = m(1 - θ)P(S = m) (the two sides agree at
+# m = 0 and their differences in m are both (m - tθ)P(S = m), as P(S = m+1)/P(S = m) = (t-m)θ/((m+1)(1-θ)));
+# for S ~ Poisson(μ), E[(S - μ); S >= m] = m P(S = m); for the Gamma laws Q(s+1, x) - Q(s, x) = x^s e^{-x}/Γ(s+1)
+# (regularised upper incomplete gamma), which gives E[(t-1)/S - λ; S > c] = -λ x^{t-1}e^{-x}/Γ(t), x = λc, for
+# S ~ Gamma(t, rate λ), and E[(W - t); W > c] = t (c/2)^{t/2} e^{-c/2}/Γ(t/2 + 1) for W ~ χ²_t. Each function
+# returns (T1_A, T2_A, T1_C, T2_C); the rounding of A = T1 - T2 is then at most a small multiple of T1 + T2.
+
+#: outward rounding of the clipping hinges: A = T1 - T2 is widened by HINGE_SLACK (T1 + T2), which covers a
+#: relative error of HINGE_SLACK/2 in each of T1, T2 (the special functions and the roundings of the products;
+#: measured below 3e-12 up to HINGE_SCALE_MAX, tests/test_float64_parts_f.py)
+HINGE_SLACK = 1e-9
+#: absolute floor of that widening (times 1 + |θ|): a hinge term that underflows is below it
+BIAS_ABS_SLACK = 1e-300
+#: the largest size parameter (:func:`_hinge_scale`) at which the hinges' special functions are trusted, per model
+#: (measured against 50-digit values, docs/engineering/certified-floating-point.md, part F): scipy's binomial tails
+#: (Boost) keep T1 - T2 within 3e-12 of T1 + T2 to n = 1e7 (3e-11 at 1e8); its Poisson and gamma tails (Cephes) to a
+#: shape of 3e5, and are off by 1e-6 to 1e-3 relatively in the far tails from about 1e6 (P(Poisson(9e6) > 9.03e6)
+#: is 1e-3 low). Beyond, the exact-tail branch of the bias bound is not used.
+HINGE_SCALE_MAX = {"bernoulli": 1e7, "poisson": 3e5, "exponential": 3e5, "normal-var": 3e5, "normal-mean": math.inf}
+
+
+def _count_thresholds(t, a, b):
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.ceil(a * t) - 1.0, np.floor(b * t) + 1.0   # L = {S <= ml}, U = {S >= mu_up}
+
+
+def _bern_hinges(th, t, a, b, extra):
+    from scipy.special._ufuncs import _binom_cdf as _BOOST_CDF, _binom_sf as _BOOST_SF
+
+    from ..core.distributions import binom_pmf
+
+    t = np.asarray(t, float)
+    ml, mu_up = _count_thresholds(t, a, b)
+    with np.errstate(all="ignore"):
+        PL = np.where(ml < 0, 0.0, np.where(ml >= t, 1.0, _BOOST_CDF(np.clip(ml, 0, None), t, th)))
+        PU = np.where(mu_up <= 0, 1.0, np.where(mu_up > t, 0.0, _BOOST_SF(np.clip(mu_up - 1, 0, None), t, th)))
+        kl = np.clip(ml + 1, 0, t)
+        ku = np.clip(mu_up, 0, t)
+        TA1 = np.where((ml >= 0) & (ml + 1 <= t), kl * (1 - th) * binom_pmf(kl, t, th) / t, 0.0)
+        TC1 = np.where(mu_up <= t, ku * (1 - th) * binom_pmf(ku, t, th) / t, 0.0)
+    return TA1, (th - a) * PL, TC1, (b - th) * PU
+
+
+def _pois_hinges(th, t, a, b, extra):
+    from scipy import special
+
+    from ..core.distributions import poisson_pmf
+
+    t = np.asarray(t, float)
+    mu = t * th
+    ml, mu_up = _count_thresholds(t, a, b)
+    with np.errstate(all="ignore"):
+        PL = np.where(ml < 0, 0.0, special.pdtr(np.clip(ml, 0, None), mu))
+        PU = np.where(mu_up <= 0, 1.0, special.pdtrc(np.clip(mu_up - 1, 0, None), mu))
+        kl = np.clip(ml + 1, 0, None)
+        ku = np.clip(mu_up, 0, None)
+        TA1 = np.where(ml >= 0, kl * poisson_pmf(kl, mu) / t, 0.0)
+        TC1 = ku * poisson_pmf(ku, mu) / t
+    return TA1, (th - a) * PL, TC1, (b - th) * PU
+
+
+def _exp_hinges(th, t, a, b, extra):
+    from scipy import special
+
+    from ..core.distributions import poisson_pmf
+
+    t = np.asarray(t, float)
+    lam = th
+    xu = lam * (t - 1.0) / b                    # U = {S < (t-1)/b}
+    PU = special.gammainc(t, xu)
+    TC1 = lam * poisson_pmf(t - 1.0, xu)
+
+    def lower(a):                               # L = {S > (t-1)/a}
+        xl = lam * (t - 1.0) / a
+        return lam * poisson_pmf(t - 1.0, xl), special.gammaincc(t, xl), np.zeros_like(t)
+
+    TA1, PL, _ = _if_positive(a, lower, t)
+    return TA1, (th - a) * PL, TC1, (b - th) * PU
+
+
+def _nmean_hinges(th, t, a, b, extra):
+    from scipy import special
+
+    t = np.asarray(t, float)
+    s = _num(extra["sigma"]) / np.sqrt(t)
+    zu = (b - th) / s
+    zl = (a - th) / s
+    phi_u = np.exp(-0.5 * zu * zu) / math.sqrt(2 * math.pi)
+    phi_l = np.exp(-0.5 * zl * zl) / math.sqrt(2 * math.pi)
+    return s * phi_l, (th - a) * special.ndtr(zl), s * phi_u, (b - th) * special.ndtr(-zu)
+
+
+def _nvar_hinges(th, t, a, b, extra):
+    from scipy import special
+
+    from ..core.distributions import poisson_pmf
+
+    t = np.asarray(t, float)
+    v = th
+    hu = b * t / (2.0 * v)                      # U = {W > b t/v}, W ~ χ²_t; P(χ²_t > c) = Q(t/2, c/2)
+    PU = special.gammaincc(t / 2.0, hu)
+    TC1 = v * poisson_pmf(t / 2.0, hu)
+
+    def lower(a):
+        hl = a * t / (2.0 * v)
+        return v * poisson_pmf(t / 2.0, hl), special.gammainc(t / 2.0, hl), np.zeros_like(t)
+
+    TA1, PL, _ = _if_positive(a, lower, t)
+    return TA1, (th - a) * PL, TC1, (b - th) * PU
+
+
 def _exp_from_data(x, extra):
     t = x.shape[-1]
     return (t - 1.0) / x.sum(axis=-1)
@@ -264,27 +379,27 @@ BLOCK_ESTIMATORS = {
         "bernoulli", "block mean S/t (the MLE; unbiased)", 1,
         lambda th, t, e: th * (1.0 - th) / np.asarray(t, float), _bern_tails,
         lambda rng, th, t, size, e: rng.binomial(t, th, size) / t,
-        lambda x, e: x.mean(axis=-1)),
+        lambda x, e: x.mean(axis=-1), _bern_hinges),
     "poisson": BlockEstimator(
         "poisson", "block mean S/t (the MLE; unbiased)", 1,
         lambda th, t, e: th / np.asarray(t, float), _pois_tails,
         lambda rng, th, t, size, e: rng.poisson(th * t, size) / t,
-        lambda x, e: x.mean(axis=-1)),
+        lambda x, e: x.mean(axis=-1), _pois_hinges),
     "exponential": BlockEstimator(
         "exponential", "bias-corrected MLE (t-1)/Σx (unbiased, = MLE·(1-1/t))", 3,
         lambda th, t, e: th * th / (np.asarray(t, float) - 2.0), _exp_tails,
         lambda rng, th, t, size, e: (t - 1.0) / rng.gamma(t, 1.0 / th, size),
-        _exp_from_data),
+        _exp_from_data, _exp_hinges),
     "normal-mean": BlockEstimator(
         "normal-mean", "block mean (the MLE; unbiased)", 1,
         lambda th, t, e: _pow2(_num(e["sigma"])) / np.asarray(t, float), _nmean_tails,
         lambda rng, th, t, size, e: rng.normal(th, float(e["sigma"]) / math.sqrt(t), size),
-        lambda x, e: x.mean(axis=-1)),
+        lambda x, e: x.mean(axis=-1), _nmean_hinges),
     "normal-var": BlockEstimator(
         "normal-var", "block MLE (1/t)Σ(x-μ0)² (μ0 known; unbiased)", 1,
         lambda th, t, e: 2.0 * th * th / np.asarray(t, float), _nvar_tails,
         lambda rng, th, t, size, e: th * rng.chisquare(t, size) / t,
-        lambda x, e: ((x - float(e["mu0"])) ** 2).mean(axis=-1)),
+        lambda x, e: ((x - float(e["mu0"])) ** 2).mean(axis=-1), _nvar_hinges),
 }
 
 
@@ -315,8 +430,9 @@ def clipped_block_moments(model, theta, t, a, b, extra=None):
     with np.errstate(all="ignore"):
         PL, E1L, E2L, PU, E1U, E2U = est.tails(theta, t, a, b, extra)
         V = est.variance(theta, t, extra) * np.ones_like(t)
-        A = np.maximum((a - theta) * PL - E1L, 0.0)
-        C = np.maximum(E1U - (b - theta) * PU, 0.0)
+        TA1, TA2, TC1, TC2 = est.hinges(theta, t, a, b, extra)
+        A = np.maximum(TA1 - TA2, 0.0)
+        C = np.maximum(TC1 - TC2, 0.0)
         beta = A - C
         mse1 = V - np.maximum(E2L - _pow2(a - theta) * PL, 0.0) - np.maximum(E2U - _pow2(b - theta) * PU, 0.0)
         mse1 = np.clip(mse1, beta * beta, V)
@@ -394,14 +510,49 @@ def mse_exact(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=
     return mse_terms(model, n, k, eps, theta, a, b, extra, noise, delta)["mse"]
 
 
+def hinge_upper_bounds(model, theta_lo, theta_hi, t, a, b, extra=None):
+    """Upper bounds on A = E(a - Y)_+ at θ_lo and C = E(Y - b)_+ at θ_hi (arrays over t), widened for the rounding
+    of the special functions; +inf where the block is beyond :data:`HINGE_SCALE_MAX` (there the tails are not
+    trusted and only the closed-form branches of the bias bound are used).
+
+    Each hinge is T1 - T2 with nonnegative terms (see the hinge functions above); a computed T_i has relative
+    error at most the special function's plus a few roundings, so ``T1 - T2 + HINGE_SLACK (T1 + T2)`` bounds the
+    hinge from above wherever those relative errors are below HINGE_SLACK (measured in
+    tests/test_float64_parts_f.py against 50-digit values of the definitions: below 3e-12 of T1 + T2 up to the scales
+    of HINGE_SCALE_MAX), and ``BIAS_ABS_SLACK (1 + |θ|)`` covers terms that underflow."""
+    est = get_block_estimator(model)
+    ex = {**get_point_model(model).extra_defaults, **(extra or {})}
+    t = np.asarray(t, float)
+    with np.errstate(all="ignore"):
+        TA1, TA2, _, _ = est.hinges(theta_lo, t, a, b, ex)
+        _, _, TC1, TC2 = est.hinges(theta_hi, t, a, b, ex)
+        A = np.maximum(TA1 - TA2, 0.0) + HINGE_SLACK * (TA1 + TA2) + BIAS_ABS_SLACK * (1 + np.abs(theta_lo))
+        C = np.maximum(TC1 - TC2, 0.0) + HINGE_SLACK * (TC1 + TC2) + BIAS_ABS_SLACK * (1 + np.abs(theta_hi))
+        trusted = _hinge_scale(model, theta_lo, theta_hi, t) <= HINGE_SCALE_MAX[est.model]
+        return np.where(trusted, A, np.inf), np.where(trusted, C, np.inf)
+
+
+def _hinge_scale(model, theta_lo, theta_hi, t):
+    """The size parameter the tails' accuracy depends on: the binomial n = t, the Poisson mean tθ, the gamma shape
+    t (exponential) or t/2 (normal-var); 0 for the normal mean (closed forms in Φ and φ)."""
+    name = get_block_estimator(model).model
+    if name == "poisson":
+        return t * np.maximum(np.abs(theta_lo), np.abs(theta_hi))
+    if name == "normal-mean":
+        return np.zeros_like(t)
+    return t if name != "normal-var" else t / 2.0
+
+
 def certified_bias_bound(model, theta, t, a, b, extra=None):
-    """``B(t) ≥ |β(t)|``: min(max(A, C), V/(4m), √V) (steps 1-2 of the module docstring)."""
-    _, _, V, A, C = clipped_block_moments(model, theta, t, a, b, extra)
+    """``B(t) ≥ |β(t)|``: min(max(A, C), V/(4m), √V) (steps 1-2 of the module docstring), A and C from
+    :func:`hinge_upper_bounds`."""
+    est = get_block_estimator(model)
+    ex = {**get_point_model(model).extra_defaults, **(extra or {})}
+    V = est.variance(theta, np.asarray(t, float), ex) * np.ones_like(np.asarray(t, float))
+    A, C = hinge_upper_bounds(model, theta, theta, t, a, b, extra)
     m = min(theta - a, b - theta)
     markov = V / (4.0 * m) if m > 0 else np.full_like(V, np.inf)
-    # the exact tails carry floating-point rounding: inflate by a relative 1e-9 and 1e-300 absolute
-    exact = np.maximum(A, C) * (1 + 1e-9) + 1e-300
-    return np.minimum(np.minimum(exact, markov), np.sqrt(V))
+    return np.minimum(np.minimum(np.maximum(A, C), markov), np.sqrt(V))
 
 
 def mse_certified(model, n, k, eps, theta, a, b, extra=None, noise="laplace", delta=None):
@@ -548,12 +699,6 @@ def _vectorise(fn, n, blocks, *rest):
     return fn(arrs[0].astype(np.int64), arrs[1].astype(np.int64), *[np.array(a, float) for a in arrs[2:]])
 
 
-#: outward rounding of the clipping-bias bound: A = E(a-Y)_+ and C = E(Y-b)_+ are computed in floating point
-#: from the model's tail functions, so the bound B* uses max(A, C)·(1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK, a
-#: relative margin for the rounding error of the tail computation and an absolute floor for values near 0
-BIAS_REL_SLACK = 1e-9
-#: absolute floor of that widening (see BIAS_REL_SLACK)
-BIAS_ABS_SLACK = 1e-300
 
 
 def _local_bias_impl(model_name):
@@ -567,13 +712,12 @@ def _local_bias_impl(model_name):
         t, r = block_sizes(n, k)
 
         def bstar(tt):
-            _, _, _, A_lo, _ = clipped_block_moments(model_name, lo, tt, a, b, extra)
-            _, _, _, _, C_hi = clipped_block_moments(model_name, hi, tt, a, b, extra)
+            A_lo, C_hi = hinge_upper_bounds(model_name, lo, hi, tt, a, b, extra)
             vmax = np.maximum(est_v(lo, tt, ex), est_v(hi, tt, ex))
             if model_name == "bernoulli":
                 p = min(max(0.5, lo), hi) if np.ndim(lo) == 0 else np.minimum(np.maximum(0.5, lo), hi)
                 vmax = p * (1 - p) / np.asarray(tt, float)
-            exact = np.maximum(A_lo, C_hi) * (1 + BIAS_REL_SLACK) + BIAS_ABS_SLACK
+            exact = np.maximum(A_lo, C_hi)
             if np.ndim(lo) == 0:
                 m = min(lo - a, b - hi)
                 markov = vmax / (4 * m) if m > 0 else np.full_like(vmax, np.inf)
@@ -624,7 +768,7 @@ def _bias_mp(fn):
     to float64 on the safe side (θ_lo and b down, θ_hi, a and σ up: a wider N, a narrower clipping interval and a
     larger σ each give a larger bound, B* being a minimum of three functions that are non-decreasing in each of
     these), or at the nearest floats if that is larger, widened by :data:`BIAS_MP_WIDEN`; its exact-tail branch
-    carries its own margin (BIAS_REL_SLACK)."""
+    carries its own margin (HINGE_SLACK)."""
     flt = _to_float(fn)
 
     def wrapped(*args):
@@ -638,7 +782,7 @@ def _bias_mp(fn):
         safe = float(np.asarray(flt(float(n), float(k), round_down(lo), round_up(hi), round_up(a), round_down(b),
                                     round_up(sigma))).reshape(-1)[0])
         # and at the nearest floats: the exact-tail branch is a difference that cancels, so its float64 value moves
-        # by more than the argument's last unit (within its BIAS_REL_SLACK); the larger of the two is kept
+        # by more than the argument's last unit (within its HINGE_SLACK); the larger of the two is kept
         near = float(np.asarray(flt(*[float(x) for x in (n, k, lo, hi, a, b, sigma)])).reshape(-1)[0])
         v = max(safe, near) if math.isfinite(safe) and math.isfinite(near) else safe
         return mpmath.mpf(v) * (1 + mpmath.mpf(BIAS_MP_WIDEN)) if math.isfinite(v) else mpmath.mpf(v)
