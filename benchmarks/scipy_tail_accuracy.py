@@ -13,8 +13,8 @@ Reference (all >= 40 significant digits):
   * pmf: exp(log-gamma form) at 55 + log10(n) digits.
   * The quadrature reference is validated (section VALIDATION of the output) against mpmath.betainc/gammainc
     (small n), against the pmf-sum reference (ratio recurrence from a log-gamma start, as in
-    /work/wt/f64audit/tests/_float64_parts_f_reference.py) at n = 1e4..1e6, and against itself with 96 nodes.
-Usage: python3 tail_accuracy.py [out.txt] [maxdec]
+    tests/_float64_parts_f_reference.py) at n = 1e4..1e6, and against itself with 96 nodes.
+Usage: python benchmarks/scipy_tail_accuracy.py [out.txt] [maxdec]
 """
 from __future__ import annotations
 
