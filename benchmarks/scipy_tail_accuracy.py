@@ -375,7 +375,7 @@ def report(out, res, maxdec):
 
 
 if __name__ == "__main__":
-    path = sys.argv[1] if len(sys.argv) > 1 else "/tmp/tailacc/tail_accuracy_2026-12-04.txt"
+    path = sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/scipy_tail_accuracy_2026-12-04.txt"
     maxdec = int(sys.argv[2]) if len(sys.argv) > 2 else 12
     fh = open(path, "w")
 
