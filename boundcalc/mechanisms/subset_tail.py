@@ -140,12 +140,23 @@ PMF_TAILS = False
 TAIL_SLACK = 3e-12
 
 
+def _pair(a, b):
+    """``np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))``: the same values, without the conversion
+    and the views where both are already float arrays of one shape (the common case here; nothing writes to them)."""
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == np.float64 and b.dtype == np.float64
+            and a.shape == b.shape):
+        return a, b
+    return np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
+
+
 def _sf(k, n, p):
     """P(Bin(n, p) > k) for arrays k (integer valued), p; exactly scipy.stats.binom.sf (1 for k < 0, 0 for k >= n)."""
     if _BSF is None:  # pragma: no cover
         from scipy.stats import binom
         return binom.sf(k, n, p)
-    k, p = np.broadcast_arrays(np.asarray(k, float), np.asarray(p, float))
+    k, p = _pair(k, p)
+    if k.ndim and k.size and k.min() >= 0 and k.max() < n:  # every count inside: the ufunc's values as they are
+        return _BSF(k, float(max(n, 1)), p)
     inside = (k >= 0) & (k < n)
     out = _BSF(np.where(inside, k, 0.0), float(max(n, 1)), p)
     return np.where(inside, out, np.where(k < 0, 1.0, 0.0))
@@ -156,7 +167,9 @@ def _cdf(k, n, p):
     if _BCDF is None:  # pragma: no cover
         from scipy.stats import binom
         return binom.cdf(k, n, p)
-    k, p = np.broadcast_arrays(np.asarray(k, float), np.asarray(p, float))
+    k, p = _pair(k, p)
+    if k.ndim and k.size and k.min() >= 0 and k.max() < n:  # every count inside: the ufunc's values as they are
+        return _BCDF(k, float(max(n, 1)), p)
     inside = (k >= 0) & (k < n)
     out = _BCDF(np.where(inside, k, 0.0), float(max(n, 1)), p)
     return np.where(inside, out, np.where(k < 0, 0.0, 1.0))
@@ -221,7 +234,7 @@ def _slack() -> float:
 
 def _upper_parts(n: int, pi, c):
     """E(N - c)₊ and E(N - c)₊² for N ~ Bin(n, π), each with its rounding slack: (e1, s1, e2, s2)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.floor(c)  # N > c  iff  N > k (the terms with N = c vanish)
     p0, q1, q2 = _upper_tails(n, pi, k, 2)
     m1 = n * pi * q1
@@ -235,7 +248,7 @@ def _upper_parts(n: int, pi, c):
 
 def _lower_parts(n: int, pi, c):
     """E(c - N)₊ and E(c - N)₊² for N ~ Bin(n, π), each with its rounding slack: (e1, s1, e2, s2)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.ceil(c) - 1  # N < c  iff  N <= k
     p0, q1, q2 = _lower_tails(n, pi, k, 2)
     m1 = n * pi * q1
@@ -250,7 +263,7 @@ def _lower_parts(n: int, pi, c):
 def _upper_first(n: int, pi, c):
     """(E(N - c)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_upper_parts` (the same
     floats) without the tail the second moment needs."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.floor(c)
     p0, q1 = _upper_tails(n, pi, k, 1)
     m1 = n * pi * q1
@@ -260,7 +273,7 @@ def _upper_first(n: int, pi, c):
 def _lower_first(n: int, pi, c):
     """(E(c - N)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_lower_parts` (the same
     floats) without the tail the second moment needs (with :data:`PMF_TAILS`, the same tails as well)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.ceil(c) - 1
     p0, q1 = _lower_tails(n, pi, k, 1)
     m1 = n * pi * q1
@@ -288,7 +301,7 @@ def lower_first_moment_low(n: int, pi, c):
 def log_mgf_hinge(n: int, pi, c, a, lo=None):
     """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0. ``lo`` = log P(N <= ⌊c⌋) if already
     known (it does not depend on a)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.floor(c)
     if lo is None:
         lo = _logcdf(k, n, pi)
