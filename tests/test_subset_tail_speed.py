@@ -48,6 +48,49 @@ def test_argmin_kappa_same_float_as_numpy(monkeypatch):
         assert _same_float(ST._argmin_kappa(u, v), ST._argmin_kappa_numpy(u, v))
 
 
+def test_pruned_bisection_same_float_as_numpy(monkeypatch):
+    """The bisection that leaves out lines which cannot be the largest in its bracket, and stops at a fixed point,
+    returns the float of the plain numpy bisection: nearly concurrent lines (the flat region of a supremum), exact
+    ties, v = 0 lines (a zero slope), one and two lines, tiny and huge minimisers; and it did leave lines out."""
+    sizes = []
+    orig = ST._prune_pairs
+
+    def spy(pairs, lo, hi):
+        out = orig(pairs, lo, hi)
+        sizes.append((len(pairs), len(out)))
+        return out
+
+    monkeypatch.setattr(ST, "_prune_pairs", spy)
+    rng = np.random.default_rng(4)
+    cases = []
+    for _ in range(400):
+        m = int(rng.integers(1, 70))
+        v = np.sort(rng.uniform(-0.2, 1.0, size=m))
+        kind = rng.integers(0, 5)
+        k0 = 10.0 ** rng.uniform(-9, 2) * rng.choice([-1.0, 1.0])
+        if kind == 0:  # nearly concurrent: u - k0 v equal to within a relative 1e-4 .. 1e-15
+            u = 0.01 + k0 * v - np.abs(rng.normal(size=m)) * 10.0 ** rng.uniform(-17, -6)
+        elif kind == 1:  # exactly concurrent in floats where they can be
+            u = np.full(m, 0.3) + k0 * v
+        elif kind == 2:  # a concave function sampled (a supremum's points)
+            u = np.sqrt(np.abs(v) + 0.01) - k0 * v
+        elif kind == 3:  # ties and repeated slopes
+            u = rng.normal(size=m)
+            u[: m // 2] = u[0]
+            v[: m // 3] = v[0]
+        else:
+            u = rng.normal(size=m) * 10.0 ** rng.uniform(-12, 3)
+        if rng.random() < 0.3:  # a v = 0 line (x = 1/d exactly)
+            v[int(rng.integers(0, m))] = 0.0
+        cases.append((u, v))
+    cases += [(np.array([1.0]), np.array([0.5])), (np.array([1.0, 2.0]), np.array([-0.5, 0.5])),
+              (np.array([0.0, 0.0]), np.array([0.0, 0.0])), (np.array([1e-300, 2e-300]), np.array([-1e-3, 1e-3])),
+              (np.array([3.0, 1.0, 3.0]), np.array([-1e-9, 0.0, 1e-9]))]
+    for u, v in cases:
+        assert _same_float(ST._argmin_kappa(u, v), ST._argmin_kappa_numpy(u, v)), (u, v)
+    assert sum(a - b for a, b in sizes) > 1000  # lines were left out
+
+
 @pytest.mark.parametrize("route,loss", [("max", "l2sq"), ("threshold", "l2sq"), ("threshold", "l1")])
 def test_prefetched_best_is_the_plain_search(monkeypatch, route, loss):
     monkeypatch.setattr(ST, "_cores", lambda: 2)

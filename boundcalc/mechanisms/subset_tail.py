@@ -140,12 +140,23 @@ PMF_TAILS = False
 TAIL_SLACK = 3e-12
 
 
+def _pair(a, b):
+    """``np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))``: the same values, without the conversion
+    and the views where both are already float arrays of one shape (the common case here; nothing writes to them)."""
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == np.float64 and b.dtype == np.float64
+            and a.shape == b.shape):
+        return a, b
+    return np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
+
+
 def _sf(k, n, p):
     """P(Bin(n, p) > k) for arrays k (integer valued), p; exactly scipy.stats.binom.sf (1 for k < 0, 0 for k >= n)."""
     if _BSF is None:  # pragma: no cover
         from scipy.stats import binom
         return binom.sf(k, n, p)
-    k, p = np.broadcast_arrays(np.asarray(k, float), np.asarray(p, float))
+    k, p = _pair(k, p)
+    if k.ndim and k.size and k.min() >= 0 and k.max() < n:  # every count inside: the ufunc's values as they are
+        return _BSF(k, float(max(n, 1)), p)
     inside = (k >= 0) & (k < n)
     out = _BSF(np.where(inside, k, 0.0), float(max(n, 1)), p)
     return np.where(inside, out, np.where(k < 0, 1.0, 0.0))
@@ -156,7 +167,9 @@ def _cdf(k, n, p):
     if _BCDF is None:  # pragma: no cover
         from scipy.stats import binom
         return binom.cdf(k, n, p)
-    k, p = np.broadcast_arrays(np.asarray(k, float), np.asarray(p, float))
+    k, p = _pair(k, p)
+    if k.ndim and k.size and k.min() >= 0 and k.max() < n:  # every count inside: the ufunc's values as they are
+        return _BCDF(k, float(max(n, 1)), p)
     inside = (k >= 0) & (k < n)
     out = _BCDF(np.where(inside, k, 0.0), float(max(n, 1)), p)
     return np.where(inside, out, np.where(k < 0, 0.0, 1.0))
@@ -221,7 +234,7 @@ def _slack() -> float:
 
 def _upper_parts(n: int, pi, c):
     """E(N - c)₊ and E(N - c)₊² for N ~ Bin(n, π), each with its rounding slack: (e1, s1, e2, s2)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.floor(c)  # N > c  iff  N > k (the terms with N = c vanish)
     p0, q1, q2 = _upper_tails(n, pi, k, 2)
     m1 = n * pi * q1
@@ -235,7 +248,7 @@ def _upper_parts(n: int, pi, c):
 
 def _lower_parts(n: int, pi, c):
     """E(c - N)₊ and E(c - N)₊² for N ~ Bin(n, π), each with its rounding slack: (e1, s1, e2, s2)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.ceil(c) - 1  # N < c  iff  N <= k
     p0, q1, q2 = _lower_tails(n, pi, k, 2)
     m1 = n * pi * q1
@@ -250,7 +263,7 @@ def _lower_parts(n: int, pi, c):
 def _upper_first(n: int, pi, c):
     """(E(N - c)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_upper_parts` (the same
     floats) without the tail the second moment needs."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.floor(c)
     p0, q1 = _upper_tails(n, pi, k, 1)
     m1 = n * pi * q1
@@ -260,7 +273,7 @@ def _upper_first(n: int, pi, c):
 def _lower_first(n: int, pi, c):
     """(E(c - N)₊, its rounding slack) for N ~ Bin(n, π): the first moment of :func:`_lower_parts` (the same
     floats) without the tail the second moment needs (with :data:`PMF_TAILS`, the same tails as well)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.ceil(c) - 1
     p0, q1 = _lower_tails(n, pi, k, 1)
     m1 = n * pi * q1
@@ -288,7 +301,7 @@ def lower_first_moment_low(n: int, pi, c):
 def log_mgf_hinge(n: int, pi, c, a, lo=None):
     """An upper bound on log E exp(-a (N - c)₊), N ~ Bin(n, π), a >= 0. ``lo`` = log P(N <= ⌊c⌋) if already
     known (it does not depend on a)."""
-    pi, c = np.broadcast_arrays(np.asarray(pi, float), np.asarray(c, float))
+    pi, c = _pair(pi, c)
     k = np.floor(c)
     if lo is None:
         lo = _logcdf(k, n, pi)
@@ -582,22 +595,97 @@ def _argmin_kappa(u, v):
     With finite u and v the slope is found on Python floats: ``u_i - k*v_i`` is the same two IEEE operations as
     numpy's ``u - k * v`` (no fused multiply-add), and the first index of the largest value is ``np.argmax``'s, so
     the bisection takes the same steps and returns the same float as :func:`_argmin_kappa_numpy` at a few times
-    less cost (it is called about a hundred times per certified supremum)."""
+    less cost (it is called about a hundred times per certified supremum); :func:`_bisect_pairs` also leaves out
+    the lines that cannot be the largest in the bracket (the same steps again)."""
     u, v = np.ravel(u), np.ravel(v)
     if u.size != v.size or not (np.isfinite(u).all() and np.isfinite(v).all()):
         return _argmin_kappa_numpy(u, v)
-    pairs = list(zip(u.tolist(), v.tolist()))
+    return _bisect_pairs(list(zip(u.tolist(), v.tolist())))
 
-    def slope(k):
-        bu, bv = pairs[0]
-        best, at = bu - k * bv, bv
-        for a, b in pairs:
-            x = a - k * b
-            if x > best:
-                best, at = x, b
-        return -at
 
-    return _bisect_kappa(slope)
+def _slope_pairs(k, pairs):
+    """Minus the v of the first largest ``u - k*v`` over ``pairs`` (in their order), on Python floats."""
+    bu, bv = pairs[0]
+    best, at = bu - k * bv, bv
+    for a, b in pairs:
+        x = a - k * b
+        if x > best:
+            best, at = x, b
+    return -at
+
+
+def _prune_pairs(pairs, lo: float, hi: float):
+    """The lines of ``pairs`` (their order kept) that can be a largest ``u - k*v`` for some float k in [lo, hi].
+
+    The float value ``fl(u - fl(k*v))`` of a line is monotone in k (rounding to nearest is monotone: ``fl(k*v)`` is
+    nondecreasing in k for v > 0, nonincreasing for v < 0, and ``fl(u - w)`` is nonincreasing in w), so on
+    [lo, hi] it lies between its values at the two ends. Every k in the bracket has a largest value at least
+    ``lb``, the largest of the lines' smaller end values; a line whose larger end value is below ``lb`` is below
+    the largest at every k of the bracket (strictly: it is never a first largest, nor tied with one), so the first
+    largest over the lines kept is the first largest over all, at every k in the bracket."""
+    lows, ups = [], []
+    for a, b in pairs:
+        x, y = a - lo * b, a - hi * b
+        if x < y:
+            lows.append(x)
+            ups.append(y)
+        else:
+            lows.append(y)
+            ups.append(x)
+    lb = max(lows)
+    return [p for p, up in zip(pairs, ups) if up >= lb]
+
+
+#: the steps of :func:`_bisect_pairs` before which the lines that cannot be the largest are left out
+_PRUNE_STEPS = frozenset(range(8, 60, 8))
+
+
+def _bisect_pairs(pairs):
+    """:func:`_bisect_kappa` on :func:`_slope_pairs`: the same steps and the same float, with less work.
+
+    - Every eighth step, the lines that cannot be a first largest anywhere in the current bracket are left out
+      (:func:`_prune_pairs`); every later midpoint lies in that bracket, so each slope is the same float. Two lines
+      left (the common end: one on each side of the minimiser) are compared directly, as ``_slope_pairs`` would.
+    - Once the midpoint equals an end of the bracket, every later step computes that midpoint again and keeps it
+      (its slope has the sign it had when that end was set, or is 0 and the midpoint is returned), so the loop's
+      result is that midpoint (``0.5 * (x + x) == x``): it is returned at once."""
+    lo, hi = -1.0, 1.0
+    for _ in range(200):
+        if _slope_pairs(lo, pairs) <= 0:
+            break
+        lo *= 4
+    for _ in range(200):
+        if _slope_pairs(hi, pairs) >= 0:
+            break
+        hi *= 4
+    for step in range(60):
+        if step in _PRUNE_STEPS and len(pairs) > 2:
+            pairs = _prune_pairs(pairs, lo, hi)
+            if len(pairs) == 2:
+                (a1, b1), (a2, b2) = pairs
+                for _ in range(step, 60):
+                    mid = 0.5 * (lo + hi)
+                    if mid == lo or mid == hi:
+                        return mid
+                    sl = -b2 if a2 - mid * b2 > a1 - mid * b1 else -b1  # _slope_pairs on the two lines
+                    if sl > 0:
+                        hi = mid
+                    elif sl < 0:
+                        lo = mid
+                    else:
+                        return mid
+                return 0.5 * (lo + hi)
+        mid = 0.5 * (lo + hi)
+        if mid == lo or mid == hi:
+            return mid
+        sl = _slope_pairs(mid, pairs)
+        if sl > 0:
+            hi = mid
+        elif sl < 0:
+            lo = mid
+        else:
+            return mid
+    return 0.5 * (lo + hi)
 
 
 def _argmin_kappa_numpy(u, v):
