@@ -212,7 +212,8 @@ def _exp_tails(th, t, a, b, extra):
     return (*_centre(PL, E1L, E2L, th), *_centre(PU, E1U, E2U, th))
 
 
-def _nmean_tails(th, t, a, b, extra):
+def _nmean_standardised(th, t, a, b, extra):
+    """(s, z_l, z_u, φ(z_l), φ(z_u), Φ(z_l), 1 - Φ(z_u)) for the block mean ~ N(θ, σ²/t), s = σ/√t."""
     from scipy import special
 
     t = np.asarray(t, float)
@@ -221,8 +222,11 @@ def _nmean_tails(th, t, a, b, extra):
     zl = (a - th) / s
     phi_u = np.exp(-0.5 * zu * zu) / math.sqrt(2 * math.pi)
     phi_l = np.exp(-0.5 * zl * zl) / math.sqrt(2 * math.pi)
-    QU = special.ndtr(-zu)
-    PL = special.ndtr(zl)
+    return s, zl, zu, phi_l, phi_u, special.ndtr(zl), special.ndtr(-zu)
+
+
+def _nmean_tails(th, t, a, b, extra):
+    s, zl, zu, phi_l, phi_u, PL, QU = _nmean_standardised(th, t, a, b, extra)
     upper = (QU, s * phi_u, s * s * (zu * phi_u + QU))
     lower = (PL, -s * phi_l, s * s * (PL - zl * phi_l))
     return (*lower, *upper)
@@ -339,15 +343,8 @@ def _exp_hinges(th, t, a, b, extra):
 
 
 def _nmean_hinges(th, t, a, b, extra):
-    from scipy import special
-
-    t = np.asarray(t, float)
-    s = _num(extra["sigma"]) / np.sqrt(t)
-    zu = (b - th) / s
-    zl = (a - th) / s
-    phi_u = np.exp(-0.5 * zu * zu) / math.sqrt(2 * math.pi)
-    phi_l = np.exp(-0.5 * zl * zl) / math.sqrt(2 * math.pi)
-    return s * phi_l, (th - a) * special.ndtr(zl), s * phi_u, (b - th) * special.ndtr(-zu)
+    s, _, _, phi_l, phi_u, PL, QU = _nmean_standardised(th, t, a, b, extra)
+    return s * phi_l, (th - a) * PL, s * phi_u, (b - th) * QU
 
 
 def _nvar_hinges(th, t, a, b, extra):
