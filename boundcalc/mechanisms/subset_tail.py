@@ -658,27 +658,20 @@ def _bisect_pairs(pairs):
         if _slope_pairs(hi, pairs) >= 0:
             break
         hi *= 4
+    two = None  # the two lines left by pruning, compared directly
     for step in range(60):
-        if step in _PRUNE_STEPS and len(pairs) > 2:
+        if two is None and step in _PRUNE_STEPS and len(pairs) > 2:
             pairs = _prune_pairs(pairs, lo, hi)
             if len(pairs) == 2:
-                (a1, b1), (a2, b2) = pairs
-                for _ in range(step, 60):
-                    mid = 0.5 * (lo + hi)
-                    if mid == lo or mid == hi:
-                        return mid
-                    sl = -b2 if a2 - mid * b2 > a1 - mid * b1 else -b1  # _slope_pairs on the two lines
-                    if sl > 0:
-                        hi = mid
-                    elif sl < 0:
-                        lo = mid
-                    else:
-                        return mid
-                return 0.5 * (lo + hi)
+                two = pairs
         mid = 0.5 * (lo + hi)
         if mid == lo or mid == hi:
             return mid
-        sl = _slope_pairs(mid, pairs)
+        if two is not None:
+            (a1, b1), (a2, b2) = two
+            sl = -b2 if a2 - mid * b2 > a1 - mid * b1 else -b1  # _slope_pairs on the two lines
+        else:
+            sl = _slope_pairs(mid, pairs)
         if sl > 0:
             hi = mid
         elif sl < 0:
