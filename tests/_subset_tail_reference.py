@@ -15,6 +15,13 @@ ROUND_SLACK = 1e-9
 #: relative widening of the closed-form standard deviation (Jensen cells)
 #: absolute widening of every log moment generating function value
 LOG_SLACK = 1e-9
+#: from about n = 4.5e6 on, the binomial tails' own relative error (n times the rounding of 1 - π, with a margin
+#: of 4) replaces ROUND_SLACK; the log mgf adds a few units of its largest terms
+U = 2.0 ** -53
+
+
+def _slack(n):
+    return max(ROUND_SLACK, 2.0 * (n + 2) * U)
 #: initial grid in x: N_UNIFORM equal cells on [0, X_SPLIT/d], then cells of ratio GEOM_RATIO up to 1
 X_SPLIT, N_UNIFORM, GEOM_RATIO = 4.0, 24, 1.25
 #: refinement: split every cell whose bound exceeds the best point value by more than REFINE_TOL (relative to
@@ -90,8 +97,8 @@ def _upper_parts(n: int, pi, c):
     m2 = n * (n - 1) * pi ** 2 * _sf(k - 2, n - 2, pi)
     e1 = m1 - c * p0
     e2 = m2 + (1 - 2 * c) * m1 + c * c * p0
-    return (e1, ROUND_SLACK * (m1 + np.abs(c) * p0), e2,
-            ROUND_SLACK * (m2 + np.abs(1 - 2 * c) * m1 + c * c * p0))
+    r = _slack(n)
+    return (e1, r * (m1 + np.abs(c) * p0), e2, r * (m2 + np.abs(1 - 2 * c) * m1 + c * c * p0))
 
 
 def _lower_parts(n: int, pi, c):
@@ -103,8 +110,8 @@ def _lower_parts(n: int, pi, c):
     m2 = n * (n - 1) * pi ** 2 * _cdf(k - 2, n - 2, pi)
     e1 = c * p0 - m1
     e2 = c * c * p0 - (2 * c - 1) * m1 + m2
-    return (e1, ROUND_SLACK * (np.abs(c) * p0 + m1), e2,
-            ROUND_SLACK * (c * c * p0 + np.abs(2 * c - 1) * m1 + m2))
+    r = _slack(n)
+    return (e1, r * (np.abs(c) * p0 + m1), e2, r * (c * c * p0 + np.abs(2 * c - 1) * m1 + m2))
 
 
 def upper_moments(n: int, pi, c):
@@ -134,7 +141,8 @@ def log_mgf_hinge(n: int, pi, c, a):
     base = np.log1p(-pi * (-math.expm1(-a)))  # log(1 - π + π e^{-a})
     tilt = pi * em / (1 - pi + pi * em)
     hi = a * c + n * base + _logsf(k, n, tilt)
-    return np.logaddexp(lo, hi) + LOG_SLACK
+    slack = np.maximum(LOG_SLACK, 1.01 * 2.0 * (n + 2) * U + 4 * U * (np.abs(a * c) + np.abs(n * base)))
+    return np.logaddexp(lo, hi) + slack
 
 
 def _min_over_points(u, v):

@@ -56,8 +56,9 @@ and L_λ is nonincreasing in x (cells use its value at x_a). The exponential mom
 ``E[(N - c)₊²] = n(n-1)π² P(Bin(n-2, π) >= k-1) + (1 - 2c) nπ P(Bin(n-1, π) >= k) + c² P(N > k)``
 (``E[N 1{N >= m}] = nπ P(Bin(n-1, π) >= m-1)``, ``E[N(N-1) 1{N >= m}] = n(n-1)π² P(Bin(n-2, π) >= m-2)``); the
 lower tail ``E[(c - N)₊] = c P(N <= k') - nπ P(Bin(n-1, π) <= k'-1)``, k' the largest integer below c.
-Rounding: each difference is widened by :data:`ROUND_SLACK` times the sum of the magnitudes of its terms
-(scipy's binomial tails are accurate to a few units in the last place), outward for the bound.
+Rounding: each difference is widened by :data:`ROUND_SLACK` times the sum of the magnitudes of its terms, or
+from n of about 4.5·10⁶ on by the tails' own measured error, ``2 (n + 2) u`` (:func:`tail_error`: boost raises
+the rounded 1 - π to a power of about n), outward for the bound.
 
 The free parameters (s, t or μ, κ, λ) are chosen here by a coarse search; every choice gives a valid bound.
 The search skips a parameter value whose cheap lower value (:func:`point_lower`, :func:`bad_event_lower`,
@@ -226,10 +227,28 @@ def _lower_tails(n: int, pi, k, order: int):
     return (t0, t1) if order == 1 else (t0, t1, t2)
 
 
-def _slack() -> float:
-    """The relative widening of a partial moment: :data:`ROUND_SLACK`, plus :data:`TAIL_SLACK` where the tails
-    are derived (:data:`PMF_TAILS`)."""
-    return ROUND_SLACK + TAIL_SLACK if PMF_TAILS else ROUND_SLACK
+#: unit roundoff of float64
+UNIT_ROUNDOFF = 2.0 ** -53
+
+
+def tail_error(n: int) -> float:
+    """The relative error allowed for boost's binomial tails and probabilities at n trials: ``2 (n + 2) u``.
+
+    Boost raises the rounded 1 - π to a power of about n, so a tail carries a relative error up to n times the
+    rounding of 1 - π, ``n u / 2``; measured (``benchmarks/boost_binomial_large_n.py``, results
+    ``benchmarks/results/boost_binomial_large_n_2026-12-05.txt``, against exact pmf sums and 40-digit quadrature):
+    0.499 n u at n = 10⁵ .. 10⁹ in lower tails of small means (5.4e-8 at n = 10⁹), and below 1.3e-6 n u at
+    n = 10¹⁰ .. 10¹⁵ over tails up to 30 standard deviations. The allowance is four times the worst case of that
+    mechanism; it is a measured error model, not a proof (docs/engineering/certified-floating-point.md)."""
+    return 2.0 * (n + 2) * UNIT_ROUNDOFF
+
+
+def _slack(n: int) -> float:
+    """The relative widening of a partial moment at n trials: :data:`ROUND_SLACK` or, from n of about 4.5·10⁶
+    on, the tails' own error :func:`tail_error`, plus :data:`TAIL_SLACK` where the tails are derived
+    (:data:`PMF_TAILS`)."""
+    r = max(ROUND_SLACK, tail_error(n))
+    return r + TAIL_SLACK if PMF_TAILS else r
 
 
 def _upper_parts(n: int, pi, c):
@@ -241,7 +260,7 @@ def _upper_parts(n: int, pi, c):
     m2 = n * (n - 1) * pi ** 2 * q2
     e1 = m1 - c * p0
     e2 = m2 + (1 - 2 * c) * m1 + c * c * p0
-    r = _slack()
+    r = _slack(n)
     return (e1, r * (m1 + np.abs(c) * p0), e2,
             r * (m2 + np.abs(1 - 2 * c) * m1 + c * c * p0))
 
@@ -255,7 +274,7 @@ def _lower_parts(n: int, pi, c):
     m2 = n * (n - 1) * pi ** 2 * q2
     e1 = c * p0 - m1
     e2 = c * c * p0 - (2 * c - 1) * m1 + m2
-    r = _slack()
+    r = _slack(n)
     return (e1, r * (np.abs(c) * p0 + m1), e2,
             r * (c * c * p0 + np.abs(2 * c - 1) * m1 + m2))
 
@@ -267,7 +286,7 @@ def _upper_first(n: int, pi, c):
     k = np.floor(c)
     p0, q1 = _upper_tails(n, pi, k, 1)
     m1 = n * pi * q1
-    return m1 - c * p0, _slack() * (m1 + np.abs(c) * p0)
+    return m1 - c * p0, _slack(n) * (m1 + np.abs(c) * p0)
 
 
 def _lower_first(n: int, pi, c):
@@ -277,7 +296,7 @@ def _lower_first(n: int, pi, c):
     k = np.ceil(c) - 1
     p0, q1 = _lower_tails(n, pi, k, 1)
     m1 = n * pi * q1
-    return c * p0 - m1, _slack() * (np.abs(c) * p0 + m1)
+    return c * p0 - m1, _slack(n) * (np.abs(c) * p0 + m1)
 
 
 def upper_moments(n: int, pi, c):
@@ -308,8 +327,11 @@ def log_mgf_hinge(n: int, pi, c, a, lo=None):
     em = math.exp(-a)
     base = np.log1p(-pi * (-math.expm1(-a)))  # log(1 - π + π e^{-a})
     tilt = pi * em / (1 - pi + pi * em)
-    hi = a * c + n * base + _logsf(k, n, tilt)
-    return np.logaddexp(lo, hi) + LOG_SLACK
+    ac, nb = a * c, n * base
+    hi = ac + nb + _logsf(k, n, tilt)
+    # the logs of the tails are off by their relative error; a·c + n·log(...) by a few units of its terms
+    slack = np.maximum(LOG_SLACK, 1.01 * tail_error(n) + 4 * UNIT_ROUNDOFF * (np.abs(ac) + np.abs(nb)))
+    return np.logaddexp(lo, hi) + slack
 
 
 def _min_over_points(u, v):
@@ -775,11 +797,11 @@ def _max_cell_bounds(st: _Setup, t: float, ba, bb, a_cell, a_left, a_right, b_ce
     most the chord in π between the values at π(x_a) (the left end's A) and π(x_b) (the split cell's A); and
     ``F(π(v), c(u)) <= F(π(x_b), c(u))``, at most the chord in c between c(x_a) (the split cell's A) and c(x_b)
     (the right end's A). B decreases in π, so each child's B is at least the split cell's. The computed values
-    exceed the exact ones by at most their slack (``_slack()`` times the sum of the terms, plus the tails' own
+    exceed the exact ones by at most their slack (``_slack(n)`` times the sum of the terms, plus the tails' own
     error, taken as a thousandth of it) and a few units of rounding, added here; g_a = A - u B and g_b = A - v B
     are then bounded by the same float operations on the bounds (rounding is monotone)."""
     n, D = st.n, st.D
-    r = 1.1 * _slack()
+    r = 1.1 * _slack(n)
     P = st.pi(sub)  # the floats the cells compute at these points
     C = n * (P + D * t)
     pa, pb, c0, c1 = P[:, :1], P[:, -1:], C[:, :1], C[:, -1:]
