@@ -155,3 +155,17 @@ def test_clip_bias_beyond_trusted_size_uses_closed_forms(model, th, t):
     assert B[0] == pytest.approx(min(var / (4 * 4 * sd), math.sqrt(var)), rel=1e-12)
     A2, _ = sa.hinge_upper_bounds(model, th, th, np.array([t / 10]), a, b)
     assert np.isfinite(A2[0])
+
+
+def test_projected_subset_bounds_above_simulated_risk_at_d_10_and_100():
+    """Seeded simulations of the estimator the routes bound (benchmarks/float64_parts_f_subset_simulation.py, which
+    also runs d = 1000): every simulated risk (mean - 3 standard errors) below the certified bound."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    from float64_parts_f_subset_simulation import QUICK, run
+
+    rows = run(QUICK, lambda d: 120, lambda s: None, seed=7)
+    assert len(rows) == 6
+    for d, n, eps, route, loss, v, s, m, se, name in rows:
+        assert m - 3 * se <= v, (d, n, eps, route, loss, v, m, se, name)
