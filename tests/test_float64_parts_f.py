@@ -59,14 +59,31 @@ def test_runnable_estimator_is_the_referenced_one():
 
 # ----------------------------------------------------------------------------- float64 constants and binomial tails
 
-def test_subset_constants_error_measured():
-    """The float64 p*, q*, D against 50-digit values: D cancels at small ε (q* and p* both near s/d), its relative
-    error about u/ε. Recorded (not fixed): within 2e-15 at ε >= 0.1, and below 1e-9 down to ε = 1e-6."""
-    for eps, tol in ((1.0, 2e-15), (0.1, 2e-14), (1e-6, 1e-9)):
-        for d, s in ((3, 1), (100, 27), (10**5, 26894)):
-            ps, qs, D = ST.subset_constants(eps, d, s)
-            rp, rq, rD = subset_constants_ref(eps, d, s, 50)
-            assert abs(mpmath.mpf(D) / rD - 1) < tol, (eps, d, s, float(mpmath.mpf(D) / rD - 1))
+def _constants_error(eps, d, s, got):
+    ref = subset_constants_ref(eps, d, s, 50)
+    return max(abs(float((mpmath.mpf(g) - r) / (abs(r) + mpmath.mpf("1e-290")))) for g, r in zip(got, ref))
+
+
+EPS_SWEEP = (1e-12, 1e-9, 2e-8, 1e-7, 1e-6, 9.99e-4, 1e-3, 0.1, 1.0, 4.6, 10.0, 30.0, 100.0, 699.9, 700.1, 740.0, 800.0)
+
+
+def test_subset_constants_accurate_at_every_eps():
+    """The float64 p*, q*, D against 50-digit values, ε from 1e-12 to 800 (subnormal q* to an absolute 1e-290).
+    D = p* - q* cancels at small ε (both near s/d, relative error about u/ε) and q* = (s - p*)/(d - 1) at large ε
+    with s = 1 (p* near 1); where they would, the closed forms are used instead."""
+    worst = max(_constants_error(eps, d, s, ST.subset_constants(eps, d, s))
+                for eps in EPS_SWEEP for d, s in ((2, 1), (3, 1), (100, 1), (100, 27), (10**5, 26894)))
+    assert worst < 1e-12, worst
+
+
+def test_subset_constants_difference_forms_fail_where_replaced():
+    """The plain differences are what the closed forms replace: p* - q* at ε = 1e-9 and s - p* at ε = 30 (d = 2,
+    s = 1) err by more than 1e-9 relatively (so the test above can fail); the closed forms stay within 1e-15."""
+    for eps in (1e-9, 30.0):
+        ps, qs, D = ST.subset_constants(eps, 2, 1)
+        qs_plain = (1 - ps) / (2 - 1)
+        assert _constants_error(eps, 2, 1, (ps, qs_plain, ps - qs_plain)) > 1e-9
+        assert _constants_error(eps, 2, 1, (ps, qs, D)) < 1e-15
 
 
 def _tail_failures(cases, plant=0.0):

@@ -105,9 +105,10 @@ def _subset_channel(d: int, eps: float, s: int):
         Zs[i, list(c)] = 1.0
     W = np.where(Zs.T > 0, math.exp(eps), 1.0)  # (d, #subsets)
     Q = W / W.sum(axis=1, keepdims=True)
-    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s) if eps < 700 else s / (s + (d - s) * math.exp(-eps))
-    qs = (s - ps) / (d - 1)
-    A = (Zs - qs) / (ps - qs)
+    from .subset_tail import subset_constants
+
+    _, qs, D = subset_constants(eps, d, s)
+    A = (Zs - qs) / D
     return Q, A
 
 
@@ -171,10 +172,11 @@ def _krr_estimate(theta, n, eps, reps, rng, s=None):
 
 def _subset_estimate(theta, n, eps, reps, rng, s):
     d = theta.size
-    ps = s * math.exp(eps) / (s * math.exp(eps) + d - s) if eps < 700 else s / (s + (d - s) * math.exp(-eps))
-    qs = (s - ps) / (d - 1)
+    from .subset_tail import subset_constants
+
+    _, qs, D = subset_constants(eps, theta.size, s)
     T = subset_counts(theta, n, eps, s, reps, rng)
-    return (T / n - qs) / (ps - qs)
+    return (T / n - qs) / D
 
 
 def estimate(mech: str, theta, n: int, eps: float, reps: int, rng: np.random.Generator, s: int | None = None):

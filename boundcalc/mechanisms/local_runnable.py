@@ -155,9 +155,9 @@ class DiscreteRandomizer(LocalRandomizer):
         elif kind == "rr":
             self.q = 1.0 / (1.0 + math.exp(-e / 2))
         elif kind == "subset":
-            s_ = self.s
-            self.ps = s_ * math.exp(e) / (s_ * math.exp(e) + self.d - s_) if e < 700 else s_ / (s_ + (self.d - s_) * math.exp(-e))
-            self.qs = (s_ - self.ps) / (self.d - 1)
+            from .subset_tail import subset_constants
+
+            self.ps, self.qs, self.D = subset_constants(e, self.d, self.s)
 
     # ---------------------------------------------------------------- client
     def default_notes(self):
@@ -220,7 +220,7 @@ class DiscreteRandomizer(LocalRandomizer):
             return (mean - (1 - self.q)) / (2 * self.q - 1)
         if self.family == "laplace":
             return mean
-        return (mean - self.qs) / (self.ps - self.qs)
+        return (mean - self.qs) / self.D
 
     def estimate(self, reports):
         """θ̂ (d,): the unbiased linear estimate (projected onto the simplex for the projected bounds)."""

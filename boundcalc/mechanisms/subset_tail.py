@@ -94,19 +94,38 @@ REFINE_TOL, REFINE_SPLIT, REFINE_ROUNDS = 0.01, 4, 12
 USEFUL_BELOW = 0.05
 #: above this ε, e^ε overflows a float (exp(709.78...) is the largest finite value)
 EXP_OVERFLOW_EPS = 700.0
+SMALL_EPS = 1e-3  # below it subset_constants takes D from its closed form (no cancellation)
+QSTAR_CLOSED = 100.0  # with s = 1, where e^ε exceeds this times d - 1, q* from its closed form (1 - p* cancels)
 #: refinement stops (the bound stays certified, only looser) once this many cells are in use
 MAX_CELLS = 800
 
 
 def subset_constants(eps: float, d: int, s: int):
-    """(p*, q*, D) of subset selection with subset size s (floats)."""
+    """(p*, q*, D) of subset selection with subset size s (floats): p* = s e^ε/(s e^ε + d - s), the probability that
+    a user's subset holds its symbol, q* = (s - p*)/(d - 1), that it holds another given symbol, and D = p* - q*.
+
+    Two differences cancel. At small ε, p* - q* (both near s/d) has a relative error of about u/ε (u = 2⁻⁵³), so
+    below :data:`SMALL_EPS` D comes from its closed form D = (p* d - s)/(d - 1) =
+    s (d - s)(e^ε - 1)/((d - 1)(s e^ε + d - s)), with ``expm1``. At large ε with s = 1, s - p* (p* near 1) has a
+    relative error of about u p*/(1 - p*) (for s >= 2, s - p* >= 1 does not cancel), so where
+    e^ε > :data:`QSTAR_CLOSED` (d - 1) q* comes from
+    q* = 1/(e^ε + d - 1) (and above :data:`EXP_OVERFLOW_EPS`, for every s, from
+    q* = s ((s - 1) + (d - s) e^{-ε})/((d - 1)(s + (d - s) e^{-ε}))). Both closed forms are accurate to a few units at every ε; elsewhere the
+    differences are kept (their error there is below 1e-12), so the floats there are those of the plain formulas."""
     if eps > EXP_OVERFLOW_EPS:
-        # e^ε overflows a float: the same p* = s/(s + (d - s) e^{-ε}), divided through by e^ε
-        ps = s / (s + (d - s) * math.exp(-eps))
+        # e^ε overflows a float: the same p* and q*, divided through by e^ε
+        t = math.exp(-eps)
+        ps = s / (s + (d - s) * t)
+        qs = s * ((s - 1) + (d - s) * t) / ((d - 1) * (s + (d - s) * t))
+        return ps, qs, ps - qs
+    e = math.exp(eps)
+    ps = s * e / (s * e + d - s)
+    if s == 1 and e > QSTAR_CLOSED * (d - 1):
+        qs = 1.0 / (e + d - 1)  # (1 - p*)/(d - 1) with 1 - p* = (d - 1)/(e^ε + d - 1)
     else:
-        e = math.exp(eps)
-        ps = s * e / (s * e + d - s)
-    qs = (s - ps) / (d - 1)
+        qs = (s - ps) / (d - 1)
+    if eps < SMALL_EPS:
+        return ps, qs, s * (d - s) * math.expm1(eps) / ((d - 1) * (s * e + d - s))
     return ps, qs, ps - qs
 
 
