@@ -125,3 +125,65 @@ def test_exact_binomial_average_against_quadrature(n, eps, z):
     # the exact average is never below the Jensen form
     y = eps * n * z
     assert T.binom_g_numeric(z, n, eps, 0) >= 2 / (eps * n) ** 2 * T.j_abs(y) * (1 - 1e-12)
+
+
+def _binom_g_every_term(z, n, eps, power):
+    """binom_g_numeric without its shortcut: every incomplete beta computed (the reference for the test below)."""
+    from scipy.special import betainc
+
+    from boundcalc.methods.threshold_bayes import K_MAX
+
+    kmax = int(min(n, math.ceil(40.0 / eps) + 20, K_MAX))
+    k = np.arange(kmax + 1, dtype=float)
+    f = 2.0 / (1.0 + np.exp(np.minimum(eps * k, 700.0)))
+    with np.errstate(all="ignore"):
+        if power == 0:
+            term = z * betainc(k + 1, n - k + 1, z) - (k + 1) / (n + 2) * betainc(k + 2, n - k + 1, z)
+            val = np.sum(f * np.maximum(term, 0.0)) / (n + 1)
+        else:
+            term = z * betainc(k + 2, n - k + 1, z) - (k + 2) / (n + 3) * betainc(k + 3, n - k + 1, z)
+            val = np.sum(f * (k + 1) * np.maximum(term, 0.0)) / ((n + 1) * (n + 2))
+    return val if math.isfinite(val) else 0.0
+
+
+def test_binom_g_shortcut_gives_the_same_floats():
+    """Where every tail rounds to 1 the sum is formed without the incomplete betas: bit for bit the value of
+    computing each, at 600 random points (n from 10 to 1e9, ε from 1e-6 to 5, z on both sides of kmax/n), and the
+    shortcut is taken at some of them."""
+    from boundcalc.methods.threshold_bayes import binom_g_numeric
+
+    rng = np.random.default_rng(7)
+    taken = 0
+    for _ in range(300):
+        n = float(np.floor(10 ** rng.uniform(1, 9)))
+        eps = float(10 ** rng.uniform(-6, 0.7))
+        kmax = min(n, math.ceil(40 / eps) + 20, 4000)
+        z = float(min(1.0, kmax / n * 10 ** rng.uniform(-1, 1.5)))
+        for power in (0, 1):
+            got = float(binom_g_numeric(z, n, eps, power))
+            assert got == _binom_g_every_term(z, n, eps, power), (z, n, eps, power)
+            from scipy.special import betainc
+            taken += betainc(kmax + 2 + power, n - kmax + 1, z) == 1.0
+    assert 50 < taken < 550
+
+
+def test_binom_g_mp_shortcut_within_working_precision(monkeypatch):
+    """Where Chernoff shows every binomial tail to be 1 to the working precision, the high-precision sum is formed
+    from ones: within 1e-45 (relative) of the sum of the exact tails at 50 digits, at points where it is taken; and it
+    is not taken where the lower tail matters (z just above kmax/n)."""
+    import mpmath
+
+    from boundcalc.methods import threshold_bayes as TB
+
+    cases = [(0.2095, 10**6, 4.03e-5, 1), (0.8240571, 10**6, 4.45e-6, 0), (0.1, 10**5, 0.01, 1), (0.3, 20000, 1.0, 0)]
+    with mpmath.workdps(50):
+        for z, n, eps, power in cases:
+            kmax = int(min(n, math.ceil(40.0 / eps) + 20, TB.K_MAX))
+            assert TB._lower_tail_negligible(n + 1 + power, z, kmax + 2 + power, mpmath.mp.prec + 34)
+            fast = TB.binom_g_mp(mpmath.mpf(z), mpmath.mpf(n), mpmath.mpf(eps), power)
+            monkeypatch.setattr(TB, "_lower_tail_negligible", lambda *a: False)
+            slow = TB.binom_g_mp(mpmath.mpf(z), mpmath.mpf(n), mpmath.mpf(eps), power)
+            monkeypatch.undo()
+            assert abs(fast / slow - 1) < mpmath.mpf("1e-45"), (z, n, eps, power, fast, slow)
+        # just above the mode: not negligible
+        assert not TB._lower_tail_negligible(10**6 + 1, 4100 / 10**6, 4002, 200)

@@ -235,7 +235,15 @@ def binom_g_numeric(z, n, eps, power):
         k = np.arange(kmax + 1, dtype=float)
         f = 2.0 / (1.0 + np.exp(np.minimum(ee * k, 700.0)))
         with np.errstate(all="ignore"):
-            if power == 0:
+            # The incomplete betas are upper binomial tails, P(Bin(n+1+j, z) >= k+1+j) (j = 0, 1, 2 by term), which
+            # decrease in k and in j. Where the smallest one used rounds to 1, they all do (the far side of the
+            # mode, nz >> kmax): the same floats as computing each, without the 2(kmax + 1) evaluations.
+            if betainc(kmax + 2 + power, nn - kmax + 1, zz) == 1.0:
+                ones = np.ones_like(k)
+                term = zz * ones - (k + 1 + power) / (nn + 2 + power) * ones
+                val = np.sum(f * np.maximum(term, 0.0)) / (nn + 1) if power == 0 else \
+                    np.sum(f * (k + 1) * np.maximum(term, 0.0)) / ((nn + 1) * (nn + 2))
+            elif power == 0:
                 term = zz * betainc(k + 1, nn - k + 1, zz) - (k + 1) / (nn + 2) * betainc(k + 2, nn - k + 1, zz)
                 val = np.sum(f * np.maximum(term, 0.0)) / (nn + 1)
             else:
@@ -286,6 +294,19 @@ def _binom_upper_tails(N, z, jmax):
     return out
 
 
+def _lower_tail_negligible(N: int, z: float, j: int, prec: int) -> bool:
+    """Whether P(Bin(N, z) < j) <= 2^-(prec + 60), so that every upper tail P(Bin(N', z) >= j') with N' >= N,
+    j' <= j + (N' - N) is 1 to ``prec`` bits with room to spare (P(Bin(N', z) < j') <= P(Bin(N, z) < j) for
+    N' >= N and j' - j <= N' - N). Chernoff: P(Bin(N, z) <= a) <= exp(-N KL(a/N || z)) for a/N <= z; the float
+    exponent is taken with a 10 % margin and 20 nats to spare, far more than its rounding."""
+    a = j - 1
+    if not (0 < z < 1) or N <= 0 or a < 0 or a >= N * z:
+        return False
+    q = a / N
+    kl = (q * math.log(q / z) if q > 0 else 0.0) + (1 - q) * (math.log1p(-q) - math.log1p(-z))
+    return 0.9 * N * kl > (prec + 60) * math.log(2) + 20
+
+
 def binom_g_mp(z, n, eps, power):
     """G_p(z; n, ε) of :func:`binom_g_numeric` at mpmath's working precision (the high-precision path of
     CoupledTestG0/G1): the same sum over k <= min(n, 40/ε + 20, K_MAX) (the same truncation, computed from the float
@@ -301,8 +322,11 @@ def binom_g_mp(z, n, eps, power):
     kmax = int(min(nf, math.ceil(40.0 / ef) + 20, K_MAX))
     z, nn, e = mpmath.mpf(zf), int(nf), mpmath.mpf(ef)
     with mpmath.extradps(10):
-        s1 = _binom_upper_tails(nn + 1 + power, z, kmax + 1 + power)
-        s2 = _binom_upper_tails(nn + 2 + power, z, kmax + 2 + power)
+        if _lower_tail_negligible(nn + 1 + power, zf, kmax + 2 + power, mpmath.mp.prec):
+            s1 = s2 = [mpmath.mpf(1)] * (kmax + 3 + power)  # every tail is 1 to the working precision
+        else:
+            s1 = _binom_upper_tails(nn + 1 + power, z, kmax + 1 + power)
+            s2 = _binom_upper_tails(nn + 2 + power, z, kmax + 2 + power)
         tot = mpmath.mpf(0)
         for k in range(kmax + 1):
             f = 2 / (1 + mpmath.exp(e * k))
