@@ -234,13 +234,17 @@ def upper_expr(k: float, c, n=S.n, second=None):
     V = S.Min(S.r ** 2, S.T ** 2)
     if math.isinf(k):  # ||X|| <= r: the joint bound below gives V(a) = T² = V on all of [0, B]
         return S.Min(*_shrunk_forms(B, V / n + c * S.T ** 2, n))
-    # the bias a = E(||X|| - T)_+ and the second moment of π_T X limit each other: the end points of [a_T, B]
-    a_joint = S.Min(B, S.Max(0, S.r - S.T))
-    first_j, ii_j = _shrunk_forms(a_joint, V / n + c * S.T ** 2, n)  # V(a_T) = min{r², T²}
-    first_b, ii_b = _shrunk_forms(B, S.Min(S.T ** 2, S.r ** 2 - 2 * S.T * B - B ** 2) / n + c * S.T ** 2, n)
-    joint = S.Min(S.Max(first_j, first_b), S.Max(ii_j, ii_b))
-    # n >= 2 makes both forms convex in a (derivation above); for n < 2 the bound at a = B, v <= min{r², T²}
-    return sp.Piecewise((joint, n >= 2), (S.Min(*_shrunk_forms(B, V / n + c * S.T ** 2, n)), True))
+    # the bias a = E(||X|| - T)_+ and the second moment of π_T X limit each other: the end points of [a_T, B].
+    # n >= 2 makes both forms convex in a (derivation above); for n < 2 the two end points are both (B, V), the
+    # forms at the worst bias and second moment at once. evaluate=False: sympy's own Min/Max simplification of
+    # these large arguments (a search for comparable pairs) costs seconds per bound and cannot drop an argument
+    # here (each can be the smallest or largest).
+    joint_ok = n >= 2
+    a_low = sp.Piecewise((S.Min(B, S.Max(0, S.r - S.T), evaluate=False), joint_ok), (B, True))
+    v_high = sp.Piecewise((S.Min(S.T ** 2, S.r ** 2 - 2 * S.T * B - B ** 2, evaluate=False), joint_ok), (V, True))
+    first_j, ii_j = _shrunk_forms(a_low, V / n + c * S.T ** 2, n)  # V(a_T) = min{r², T²}
+    first_b, ii_b = _shrunk_forms(B, v_high / n + c * S.T ** 2, n)
+    return S.Min(S.Max(first_j, first_b, evaluate=False), S.Max(ii_j, ii_b, evaluate=False), evaluate=False)
 
 
 def _shrunk_forms(a, total, n):
