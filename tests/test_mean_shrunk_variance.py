@@ -19,13 +19,19 @@ C = sp.Symbol("c_noise", positive=True)
 
 
 def _brute(k, n, T, sig, c, r=1.0):
-    """min{(i), max over ||θ|| = t' on a fine grid of g(t')} written directly from the derivation."""
+    """max over a bias a ∈ [0, B] (a grid with its end points and r - T) of min{(i), max over ||θ|| = t' on a fine
+    grid of g(t')}, with the second-moment bound V(a) = min{T², r² - 2Ta - a²} of the joint derivation (finite k,
+    n >= 2; else V(a) = min{r², T²}), written directly from the derivation (no convexity used)."""
     B = float(sp.N(MC.bias_bound_min(k).subs({S.r: r, S.T: T})))
-    V, N = min(r * r, T * T), c * T * T
-    first = ((1 - sig) * B + sig * r) ** 2 + (1 - sig) ** 2 * (V / n + N)
-    tp = np.concatenate([np.linspace(0, r, 200001), [min(B, r)]])
-    g = (sig * tp + (1 - sig) * B) ** 2 + (1 - sig) ** 2 * ((V - np.maximum(tp - B, 0) ** 2) / n + N)
-    return min(first, float(g.max()))
+    N = c * T * T
+    joint = math.isfinite(k) and n >= 2
+    a = np.unique(np.concatenate([np.linspace(0, B, 401), [B, min(B, max(0.0, r - T))]]))[:, None] if joint \
+        else np.array([[B]])
+    V = np.minimum(T * T, r * r - 2 * T * a - a * a) if joint else np.full_like(a, min(r * r, T * T))
+    first = ((1 - sig) * a + sig * r) ** 2 + (1 - sig) ** 2 * (V / n + N)
+    tp = np.unique(np.concatenate([np.linspace(0, r, 4001), a.ravel()[a.ravel() <= r]]))[None, :]
+    g = (sig * tp + (1 - sig) * a) ** 2 + (1 - sig) ** 2 * ((V - np.maximum(tp - a, 0) ** 2) / n + N)
+    return float(np.minimum(first[:, 0], g.max(axis=1)).max())
 
 
 @pytest.mark.parametrize("k", [2.0, 4.0, math.inf])
@@ -33,7 +39,7 @@ def test_closed_form_is_the_worst_case(k):
     fn = S.numpy_lambdify([S.n, S.T, MC.shrink, C, S.r], MC.upper_expr(k, C))
     rng = np.random.default_rng(int(k) if math.isfinite(k) else 99)
     for _ in range(60):
-        n = int(rng.choice([2, 10, 100, 10000]))
+        n = int(rng.choice([1, 2, 3, 10, 100, 10000]))
         T = float(np.exp(rng.uniform(np.log(0.05), np.log(50))))
         sig = float(rng.choice([0.0, 1 / (1 + math.sqrt(n)), rng.uniform(0, 1), 1.0]))
         c = float(np.exp(rng.uniform(np.log(1e-8), np.log(1.0))))
@@ -85,4 +91,4 @@ def test_above_the_simulated_risk_of_the_mechanism(privacy, n, level):
         assert lo <= b.value, (privacy, n, level, atoms, probs, err.mean(), b.value)
         closest = max(closest, err.mean() / b.value)
     print(privacy, n, level, b.name, "closest", round(closest, 3))
-    assert closest > 0.7, closest  # the two-point laws nearly attain the bound (measured 0.78-0.99)
+    assert closest > 0.7, closest  # the two-point laws nearly attain the bound (measured 1.00-1.02 at 4e4 draws: attained)

@@ -212,16 +212,48 @@ def upper_expr(k: float, c, n=S.n, second=None):
     minimax risk, where (i) stays at r²/(n+1). σ = 0 is the unshrunk estimator, σ = 1 the zero estimator
     (risk <= r²), so this is never worse than either.
 
+    Joint bias and variance (finite k, n >= 2; derived here). The two forms above take the worst bias B and the
+    worst second moment V at once, but one law cannot have both: with a = E(||X|| - T)_+ (so ||b|| <= a <= B) and
+    Y = ||X||, the pointwise inequality min{y², T²} + (2T + 2a)(y - T)_+ <= y² + a² (for y > T the difference is
+    -(y - T - a)²) gives, in expectation, E||π_T X||² <= V(a) = min{T², r² - 2Ta - a²}. So the risk is at most
+    (i) and (ii) with B replaced by a and V by V(a), for some a ∈ [0, B]. Both forms are non-decreasing in a where
+    V(a) = min{r², T²} (a <= a_T = min{B, (r - T)_+}), and on [a_T, B] (where V(a) = r² - 2Ta - a²) both are convex
+    in a: the t'-wise expressions have a² coefficient (1-σ)²(1 - (1 + 1{a < t'})/n) >= 0 for n >= 2 and are C¹ at
+    a = t', and a maximum over t' of convex functions is convex. Hence the risk is at most
+        min{ max(i at a_T, i at B), max(ii at a_T, ii at B) },   V(a_T) = min{r², T²},  V(B) = min{T², r² - 2TB - B²},
+    never above the forms at (B, V) (each form increases in a and in V). k = ∞ (V(a) = T² on [0, B]) and n < 2 keep
+    the forms at (B, V).
+
     ``second``: for an average of n independent unbiased views Z_i of π_T X_i (the local model), a bound M on
     E||Z||²; then Var(Z̄) = (E||Z||² - ||E π_T X||²)/n <= (M - ||E π_T X||²)/n, and V/n + c T² is replaced by M/n
-    (``c`` is then unused) with the same two cases.
+    (``c`` is then unused) with the same two cases (not the joint form).
     """
     B = bias_bound_min(k)
-    total = second / n if second is not None else S.Min(S.r ** 2, S.T ** 2) / n + c * S.T ** 2
-    first = ((1 - shrink) * B + shrink * S.r) ** 2 + (1 - shrink) ** 2 * total
+    if second is not None:
+        return S.Min(*_shrunk_forms(B, second / n, n))
+    V = S.Min(S.r ** 2, S.T ** 2)
+    if math.isinf(k):  # ||X|| <= r: the joint bound below gives V(a) = T² = V on all of [0, B]
+        return S.Min(*_shrunk_forms(B, V / n + c * S.T ** 2, n))
+    # the bias a = E(||X|| - T)_+ and the second moment of π_T X limit each other: the end points of [a_T, B].
+    # n >= 2 makes both forms convex in a (derivation above); for n < 2 the two end points are both (B, V), the
+    # forms at the worst bias and second moment at once. evaluate=False: sympy's own Min/Max simplification of
+    # these large arguments (a search for comparable pairs) costs seconds per bound and cannot drop an argument
+    # here (each can be the smallest or largest).
+    joint_ok = n >= 2
+    a_low = sp.Piecewise((S.Min(B, S.Max(0, S.r - S.T), evaluate=False), joint_ok), (B, True))
+    v_high = sp.Piecewise((S.Min(S.T ** 2, S.r ** 2 - 2 * S.T * B - B ** 2, evaluate=False), joint_ok), (V, True))
+    first_j, ii_j = _shrunk_forms(a_low, V / n + c * S.T ** 2, n)  # V(a_T) = min{r², T²}
+    first_b, ii_b = _shrunk_forms(B, v_high / n + c * S.T ** 2, n)
+    return S.Min(S.Max(first_j, first_b, evaluate=False), S.Max(ii_j, ii_b, evaluate=False), evaluate=False)
+
+
+def _shrunk_forms(a, total, n):
+    """The two forms (i), (ii) of :func:`upper_expr` for a bias bound ``a`` and a variance term ``total``
+    (V/n + c T², or M/n)."""
+    first = ((1 - shrink) * a + shrink * S.r) ** 2 + (1 - shrink) ** 2 * total
     lead = shrink ** 2 - (1 - shrink) ** 2 / n  # the t² coefficient of (ii)
-    ii = _max_quadratic(lead, 2 * shrink * B, B ** 2 + (1 - shrink) ** 2 * total, S.Max(0, S.r - B))
-    return S.Min(first, ii)
+    ii = _max_quadratic(lead, 2 * shrink * a, a ** 2 + (1 - shrink) ** 2 * total, S.Max(0, S.r - a))
+    return first, ii
 
 
 def _max_quadratic(a2, a1, a0, top):
