@@ -165,3 +165,22 @@ def test_coupling_min_not_below_exact_sum_at_large_eps(n, p, eps, loga, delta):
     got = float(gc._coupling_min_numpy(n, p, eps, loga, delta))
     assert got >= exact - 1e-15 * max(exact, 1e-300) - 1e-300
     assert got <= exact + 1e-6  # and not a trivial value (where a tilted tail underflows, the cap used is >= f)
+
+
+@pytest.mark.parametrize("n", [1e16, 1e18])
+def test_coupling_min_with_an_empty_window_at_huge_n(n):
+    """p = 1: H = n surely and e^{εn} a > 1, so f(a) = 1. From n ~ 2^53 the float counts lo - 1 and lo coincide;
+    the float path once returned 0 there (an upper bound below the truth, which made the sphere-cap lowers of
+    `rate --problem mean --privacy pure --n 1e18 --d 2 --r 1e-6` disagree with their 40-digit values)."""
+    from boundcalc.methods.group_coupling import _coupling_min_numpy
+
+    for loga in (math.log(0.3), math.log(1e-9)):
+        assert float(_coupling_min_numpy(np.array(n), np.array(1.0), np.array(1.0), np.array(loga), np.array(0.0))) >= 1.0
+
+
+def test_no_demoted_bound_at_n_1e18():
+    import boundcalc as bc
+
+    res = bc.rate("mean", "pure", n=1e18, d=2, r=1e-6)
+    demoted = [b.name for b in res.lowers + res.uppers if not b.certified and "disagree" in (b.note or "")]
+    assert demoted == [], demoted

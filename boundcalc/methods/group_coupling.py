@@ -433,6 +433,10 @@ def _coupling_rows(n, p, eps, loga, delta):
             if b.any():
                 above[b] = _binom_sf(np.maximum(hid[b], lod[b] - 1), nd[b], pd[b])
             out[d] = np.minimum(np.nextafter(1.0 - g, 2.0), (hit + (below + above) * (1 + TAIL_REL_ERR)) * (1 + 1e-15))
+            # An empty window (no count h <= j near np): nothing is gained, f <= 1, and below + above is the whole
+            # mass. Said directly, as the value the sum gives (1 rounded up), because from n ~ 2^53 on the float
+            # counts lo - 1 and lo coincide and the sum would lose the mass at H = lo (f = 0 at n = 1e18, p = 1).
+            out[d] = np.where(hid < lod, np.nextafter(1.0, 2.0), out[d])
         # P(H > j) and P(H <= j), needed by the series and tilted forms only (computed only there)
         sf = np.where(j < 0, 1.0, 0.0)
         cdf = np.where(j < 0, 0.0, 1.0)
