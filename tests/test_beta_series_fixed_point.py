@@ -94,3 +94,19 @@ def test_binomial_tail_memo_is_per_precision():
         v60 = S._mp_binom_sf(mpmath.mpf(30), mpmath.mpf(1e6), mpmath.mpf(2e-5))
         fresh = S._mp_binom_sf_uncached(mpmath.mpf(30), mpmath.mpf(1e6), mpmath.mpf(2e-5))
     assert v60 == fresh and v40 != v60 and abs(v40 - v60) <= 1e-38 * v60
+
+
+@pytest.mark.parametrize("m,n,p", [(0, 10**18, 1e-10), (1, 10**18, 5e-18), (10, 10**18, 2e-17), (40, 10**17, 5e-16)])
+def test_short_lower_tail_at_huge_n(m, n, p):
+    """P(Bin(n, p) > m) where the complement's beta series would need too many terms (mean far above m): from the
+    direct lower sum, against 1 - Σ_{i<=m} C(n, i) p^i (1-p)^(n-i) in exact rational arithmetic at 60 digits."""
+    from fractions import Fraction
+    import math as _m
+
+    with mpmath.workdps(40):
+        got = S._mp_binom_sf_uncached(mpmath.mpf(m), mpmath.mpf(n), mpmath.mpf(p))
+    with mpmath.workdps(80):
+        P = mpmath.mpf(Fraction(p).numerator) / Fraction(p).denominator  # the float p exactly
+        low = sum(mpmath.mpf(_m.comb(n, i)) * P ** i * mpmath.exp((n - i) * mpmath.log1p(-P)) for i in range(m + 1))
+        ref = 1 - low
+        assert abs(got - ref) <= mpmath.mpf(10) ** -38 * ref, (got, ref)

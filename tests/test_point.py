@@ -558,3 +558,20 @@ def test_kl_taylor_bound_is_an_upper_bound_and_g_quasi_convex(model):
                 grid = np.linspace(min(a, b), max(a, b), 201)
                 gv = np.asarray(g(a, grid), float) * np.ones_like(grid)
                 assert gv.max() <= max(gv[0], gv[-1]) * (1 + 1e-12), (model, a, b)
+
+
+def test_block_remainder_exact_at_huge_n():
+    """The remainder n mod k of subsample-and-aggregate's blocks, evaluated in float64, is exact at n = 1e18 (the
+    difference n - k⌊n/k⌋ was off by up to 128 there, which put local-clip-laplace's float value 10x below its
+    40-digit value), and the bound is then certified."""
+    import boundcalc as bc
+    from boundcalc.core import symbolic as S
+    from boundcalc.problems import point as P
+
+    t, r = P._t_and_r()
+    f = S.numpy_lambdify([S.n, P.BLOCKS], r)
+    for n, k in ((10**18, 17), (10**18, 3), (999_999_999_999_999_872, 7), (12345, 10)):
+        assert float(f(float(n), float(k))) == n % k
+    res = bc.rate("point", "pure", n=1e18, eps=20)
+    up = next(b for b in res.uppers if b.name == "local-clip-laplace")
+    assert up.certified, up.note

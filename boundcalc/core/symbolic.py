@@ -673,7 +673,36 @@ def _mp_binom_sf_uncached(m, nn, pp):
         # when (a+b)x < a+1; otherwise the same series for the complement I_{1-x}(b, a).
         if (a + b) * pp < a + 1:
             return _positive_beta_series(a, b, pp)
-        return 1 - _positive_beta_series(b, a, 1 - pp)
+        try:
+            return 1 - _positive_beta_series(b, a, 1 - pp)
+        except mpmath.libmp.NoConvergence:
+            # the complement's terms fall off too slowly (a short lower tail at huge n: m = 0, n = 1e18, p = 1e-10
+            # has ratios 1 - 1e-10); the mean is above m, so P(X <= m) is a short sum of positive terms
+            if m > _DIRECT_LOWER_MAX:
+                raise
+            return _direct_upper_tail(int(m), nn, pp)
+
+
+#: the longest lower tail :func:`_direct_upper_tail` sums term by term
+_DIRECT_LOWER_MAX = 100_000
+
+
+def _direct_upper_tail(m: int, nn, pp):
+    """P(Bin(nn, pp) > m) = 1 - Σ_{i<=m} P(X = i) with the pmf by its recurrence from (1-p)^n, 64 bits above the
+    working precision (each step adds a relative error of a few units, so m + 2 steps lose at most about
+    log2(3(m + 2)) < 20 bits); used where the mean is above m, so the upper tail is at least about 1/2 and the
+    subtraction from 1 does not cancel."""
+    import mpmath
+
+    with mpmath.extraprec(64):
+        n, p = mpmath.mpf(nn), mpmath.mpf(pp)
+        term = mpmath.exp(n * mpmath.log1p(-p))
+        total, ratio = term, p / (1 - p)
+        for i in range(m):
+            term *= (n - i) / (i + 1) * ratio
+            total += term
+        out = 1 - total
+    return +out
 
 
 def _positive_beta_series(a, b, x):

@@ -203,8 +203,11 @@ def variance_max_expr(model_name: str, t) -> sp.Expr:
 
 # ---------------------------------------------------------------------- bounds
 def _t_and_r():
+    """(t, r): the block size ⌊n/k⌋ and the remainder n mod k (r blocks have t + 1 records, k - r have t). The
+    remainder is Mod(n, k), not n - k⌊n/k⌋: in float64 that difference cancels once n exceeds about 2⁵³ (at
+    n = 1e18 its error is about 128 against a remainder below k), while fmod of two floats is exact."""
     t = sp.floor(S.n / BLOCKS)
-    return t, S.n - BLOCKS * t
+    return t, sp.Mod(S.n, BLOCKS)
 
 
 def _blocks_free():
