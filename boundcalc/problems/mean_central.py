@@ -522,7 +522,10 @@ def _packings(d: int):
             "points -1, -1+s, ..., on a diameter: N = floor(2/s)+1 at distance s")]
     if d >= 2:
         out.append(("coords", sp.log(2 * S.d - 1), sp.sqrt(2), None, "{±e_j}: N = 2d at distance √2"))
-        out.append(("volume", sp.log(S.expm1(S.d * sp.log(1 / S.s))), S.s,
+        # log(N - 1) = log((1/s)^d - 1) = L + log(1 - e^{-L}), L = d log(1/s): the same number without (1/s)^d,
+        # which overflows a float from L ~ 709 (d = 1e5, s = 0.993; it put the float value 1.4e-3 above its exact)
+        big_l = S.d * sp.log(1 / S.s)
+        out.append(("volume", big_l + S.log1p(-sp.exp(-big_l)), S.s,
                     FreeParameter(S.s, lambda v: S_LOW, lambda v: S_HIGH_VOLUME, doc="packing distance"),
                     "maximal s-packing: N >= (1/s)^d (its s-balls cover the unit ball)"))
     if d >= 8:
