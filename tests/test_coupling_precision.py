@@ -102,3 +102,24 @@ def test_sphere_cap_tilted_at_reported_point_not_above_its_formula():
         exact = sum(fails) / sc.LAYERS
     assert got <= exact  # never above: a lower bound
     assert got >= exact * (1 - 1e-9)
+
+
+def test_mpmath_coupling_min_keeps_its_digits_at_large_n():
+    """The window's first pmf comes from log-gammas of size n log n that cancel; without the bits they lose, at
+    n = 1e15 the 40-digit value was good to 24 digits only and disagreed with the 60-digit one beyond 1e-25 (the
+    certification then refused sphere-cap-tilted at n = 1e15, ε = 5, d = 1e5). Now they agree to 1e-36."""
+    import mpmath
+
+    import boundcalc.methods.sphere_cap  # noqa: F401  (registers LogSphereCap)
+    from boundcalc.core import symbolic as S
+
+    cm, lsc = S.MPMATH_IMPL["CouplingMin"], S.MPMATH_IMPL["LogSphereCap"]
+    for n, p, eps, d, tau in ((1e15, 6.008728980957292e-13, 5.0, 1e5, 0.9677188045887076),
+                              (1e12, 3e-10, 1.0, 1e3, 0.9), (1e18, 5e-16, 2.0, 10.0, 0.7)):
+        vals = []
+        for dps in (40, 60):
+            with mpmath.workdps(dps):
+                la = lsc(mpmath.mpf(d), mpmath.mpf(tau))
+                vals.append(cm(mpmath.mpf(n), mpmath.mpf(p), mpmath.mpf(eps), la, mpmath.mpf(0)))
+        with mpmath.workdps(60):
+            assert abs(vals[0] - vals[1]) <= mpmath.mpf("1e-36") * abs(vals[1]), (n, vals)

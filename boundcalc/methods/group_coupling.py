@@ -531,8 +531,12 @@ def _coupling_min_mp(n, p, eps, loga, delta):
         return mpmath.mpf(1)
     if hi - lo + 1 > MP_DIRECT_TERMS:
         return mpmath_float(_coupling_min_numpy(float(n), float(p), float(eps), float(loga), float(delta)))
-    pmf = mpmath.exp(mpmath.loggamma(n + 1) - mpmath.loggamma(lo + 1) - mpmath.loggamma(n - lo + 1)
-                     + lo * mpmath.log(p) + (n - lo) * mpmath.log1p(-p))
+    # the log-gammas are of size n log n and cancel to the log of one probability: carry the bits they lose
+    # (about log2(n log n)), or at n = 1e15 the pmf is good to 24 of 40 digits and the 40- and 60-digit values differ
+    with mpmath.extraprec(int(mpmath.log(n * mpmath.log(n + 2) + 2, 2)) + 16):
+        pmf = mpmath.exp(mpmath.loggamma(n + 1) - mpmath.loggamma(lo + 1) - mpmath.loggamma(n - lo + 1)
+                         + lo * mpmath.log(p) + (n - lo) * mpmath.log1p(-p))
+    pmf = +pmf
     odds = p / (1 - p)
     gap = mpmath.mpf(0)
     h = lo
