@@ -184,3 +184,20 @@ def test_no_demoted_bound_at_n_1e18():
     res = bc.rate("mean", "pure", n=1e18, d=2, r=1e-6)
     demoted = [b.name for b in res.lowers + res.uppers if not b.certified and "disagree" in (b.note or "")]
     assert demoted == [], demoted
+
+
+def test_coupling_min_tilted_overflow_falls_back_to_the_direct_sum():
+    """n = 1e9, p = 2.25e-6, ε = 20 and a tiny cap (log a = -1e5): G = E e^{εH} overflows, so the tilted form knew
+    only f <= 1, while f is below 1e-22 in fact (the mpmath sum over the window). The window (about 1,400 counts) is
+    now summed directly: the float value is within 1e-21 of the 40-digit one and never below it."""
+    import mpmath
+
+    from boundcalc.methods.group_coupling import _coupling_min_mp, _coupling_min_numpy
+
+    n, p, eps = 1e9, 2.2548523520179924e-06, 20.0
+    for loga in (-135215.31207345796, -54744.052111457706, -45628.012431806856):
+        f = float(_coupling_min_numpy(np.array(n), np.array(p), np.array(eps), np.array(loga), np.array(0.0)))
+        with mpmath.workdps(40):
+            ref = _coupling_min_mp(mpmath.mpf(n), mpmath.mpf(p), mpmath.mpf(eps), mpmath.mpf(loga), mpmath.mpf(0))
+        assert f >= float(ref) and f - float(ref) < 1e-21 + 1e-9 * float(ref), (loga, f, ref)
+        assert float(ref) >= 0.0

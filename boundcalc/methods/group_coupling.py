@@ -422,21 +422,7 @@ def _coupling_rows(n, p, eps, loga, delta):
         out = np.ones(n.shape)
         if direct.any():
             d = direct
-            g, hit = _gap_direct(n[d], p[d], eps[d], loga[d], delta[d], lo[d], hi[d])
-            nd, pd, lod, hid = n[d], p[d], lo[d], hi[d]
-            below = np.zeros(nd.shape)  # P(H < lo), computed only where lo >= 1
-            b = lod >= 1
-            if b.any():
-                below[b] = special.betaincc(lod[b], nd[b] - lod[b] + 1, pd[b])
-            above = np.zeros(nd.shape)  # P(H > max(hi, lo - 1)), computed only where hi < n
-            b = hid < nd
-            if b.any():
-                above[b] = _binom_sf(np.maximum(hid[b], lod[b] - 1), nd[b], pd[b])
-            out[d] = np.minimum(np.nextafter(1.0 - g, 2.0), (hit + (below + above) * (1 + TAIL_REL_ERR)) * (1 + 1e-15))
-            # An empty window (no count h <= j near np): nothing is gained, f <= 1, and below + above is the whole
-            # mass. Said directly, as the value the sum gives (1 rounded up), because from n ~ 2^53 on the float
-            # counts lo - 1 and lo coincide and the sum would lose the mass at H = lo (f = 0 at n = 1e18, p = 1).
-            out[d] = np.where(hid < lod, np.nextafter(1.0, 2.0), out[d])
+            out[d] = _direct_rows(n[d], p[d], eps[d], loga[d], delta[d], lo[d], hi[d])
         # P(H > j) and P(H <= j), needed by the series and tilted forms only (computed only there)
         sf = np.where(j < 0, 1.0, 0.0)
         cdf = np.where(j < 0, 0.0, 1.0)
@@ -481,7 +467,40 @@ def _coupling_rows(n, p, eps, loga, delta):
             margin = TAIL_REL_ERR * (sf[t] + up + dcdf)
             mid = np.where(bad, cdf[t], np.clip(mid + margin, 0.0, cdf[t] * (1 + TAIL_REL_ERR)))
             out[t] = (sf[t] + mid) * (1 + 1e-15)
+            # where G = E e^{εH} or P(H' <= j) leaves the float range the tilted form knows only f <= P(H > j) + P(H <= j);
+            # a window of moderate width is then summed directly instead (n = 1e9, p = 2.3e-6, ε = 20, log a = -1e5:
+            # f = 1 in the tilted form, 0 + 4e-23 in fact)
+            redo = np.flatnonzero(t)[bad & (hi[t] - lo[t] + 1.0 <= FALLBACK_DIRECT_TERMS)]
+            if redo.size:
+                out[redo] = _direct_rows(n[redo], p[redo], eps[redo], loga[redo], delta[redo], lo[redo], hi[redo])
     return out
+
+
+#: the widest window summed directly where the tilted form overflows (:func:`_coupling_rows`)
+FALLBACK_DIRECT_TERMS = 20_000
+
+
+def _direct_rows(n, p, eps, loga, delta, lo, hi):
+    """The direct form of :func:`_coupling_min_numpy` on 1-D arrays: min{1 - gap, hit + mass outside the window},
+    each rounded outward (f <= 1 said directly where the window is empty)."""
+    from scipy import special
+
+    from ..core.symbolic import _binom_sf
+
+    g, hit = _gap_direct(n, p, eps, loga, delta, lo, hi)
+    below = np.zeros(n.shape)  # P(H < lo), computed only where lo >= 1
+    b = lo >= 1
+    if b.any():
+        below[b] = special.betaincc(lo[b], n[b] - lo[b] + 1, p[b])
+    above = np.zeros(n.shape)  # P(H > max(hi, lo - 1)), computed only where hi < n
+    b = hi < n
+    if b.any():
+        above[b] = _binom_sf(np.maximum(hi[b], lo[b] - 1), n[b], p[b])
+    out = np.minimum(np.nextafter(1.0 - g, 2.0), (hit + (below + above) * (1 + TAIL_REL_ERR)) * (1 + 1e-15))
+    # An empty window (no count h <= j near np): nothing is gained, f <= 1, and below + above is the whole mass.
+    # Said directly, as the value the sum gives (1 rounded up), because from n ~ 2^53 on the float counts lo - 1 and
+    # lo coincide and the sum would lose the mass at H = lo (f = 0 at n = 1e18, p = 1).
+    return np.where(hi < lo, np.nextafter(1.0, 2.0), out)
 
 
 #: window half-width (standard deviations and counts) and longest window of the mpmath evaluation
@@ -555,7 +574,9 @@ def _coupling_min_mp(n, p, eps, loga, delta):
         pmf *= (n - h) / (h + 1) * odds
         em = em * growth + em1
         h += 1
-    return 1 - gap
+    # f >= min{1, a} (every v_h >= a); the sum of the window's pmf can round above 1 by a few units, which would
+    # give a tiny negative f where a is far below the working precision
+    return max(1 - gap, min(mpmath.mpf(1), a))
 
 
 class CouplingMin(sp.Function):
