@@ -92,6 +92,10 @@ REFINE_TOL, REFINE_SPLIT, REFINE_ROUNDS = 0.01, 4, 12
 #: d² ≳ nε²/100, where the projection matters); elsewhere they are reported unusable (the exact unprojected
 #: risk is the better bound there, and certifying the supremum would need about sqrt(n) cells)
 USEFUL_BELOW = 0.05
+#: nor beyond this n: there a binomial tail costs 30 µs to 0.5 ms (boost's incomplete beta near the mean, against
+#: 0.4 µs at n = 1e6), so one search took minutes (n = 1e15, ε = 1e-3, d = 1000: over 60 s of CPU), and the tails'
+#: own allowance 2(n + 2)u exceeds 4e-4 of every moment, so the routes could not be sharp there anyway
+SEARCH_MAX_N = 10**12
 #: above this ε, e^ε overflows a float (exp(709.78...) is the largest finite value)
 EXP_OVERFLOW_EPS = 700.0
 SMALL_EPS = 1e-3  # below it subset_constants takes D from its closed form (no cancellation)
@@ -1278,7 +1282,7 @@ def prefetch(route: str, loss: str, n, eps, d) -> None:
 
 def _search(route: str, n: int, eps: float, d: int, loss: str = "l2sq"):
     """The search of :func:`best` (not kept)."""
-    if n < 2 or d < 2:
+    if n < 2 or d < 2 or n > SEARCH_MAX_N:
         return math.nan, 0, math.nan
     s0 = _default_s(d, eps)
     ps, qs, D = subset_constants(eps, d, s0)
