@@ -164,6 +164,9 @@ def thunk_value(fn):
 #: memoised sympy operations: use these (``S.Min(...)``) when building bounds
 Min = _disk_memo(sp.Min, "Min")
 Max = _disk_memo(sp.Max, "Max")
+#: a bound's LaTeX (``--json``, ``to_latex``), memoised the same way: sympy's printer tests every negative exponent
+#: for constancy by evaluating it, which costs seconds on the staircase bound's e^{-min(ε, 700)} terms
+latex = _disk_memo(sp.latex, "latex")
 simplify = _disk_memo(sp.simplify, "simplify")
 integrate = _disk_memo(sp.integrate, "integrate")
 diff = _disk_memo(sp.diff, "diff")

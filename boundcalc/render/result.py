@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 import sympy as sp
+from ..core import symbolic as S
 
 from .notebook import rate_html, rate_latex
 from .numbers import finite_or_none, format_number, format_param  # noqa: F401  (re-exported: callers import them from here)
@@ -100,7 +101,7 @@ class BoundValue:
             "certified": self.status == "certified",
             "status": self.status,
             "expr": str(self.expr),
-            "latex": sp.latex(self.expr),
+            "latex": S.latex(self.expr),
             key: self.label,
             "source": self.source,
             "free_parameters": {k: (v if isinstance(v, int) else finite_or_none(v))
@@ -176,10 +177,10 @@ class RateResult:
     # ------------------------------------------------------------------ output
     def to_dict(self) -> dict:
         lo, up = self.lower, self.upper
-        rate = {"expr": str(self.rate_expr), "latex": sp.latex(self.rate_expr)}
+        rate = {"expr": str(self.rate_expr), "latex": S.latex(self.rate_expr)}
         if self.rate_lower_expr is not None:
             rate["lower_expr"] = str(self.rate_lower_expr)
-            rate["lower_latex"] = sp.latex(self.rate_lower_expr)
+            rate["lower_latex"] = S.latex(self.rate_lower_expr)
         return {
             "problem": self.problem,
             "privacy": self.privacy,
